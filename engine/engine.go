@@ -1,0 +1,217 @@
+// Package engine defines what jarvis needs from a model server: streaming
+// chat with tools and thinking, a one-shot generate for sub-queries, the list
+// of models and what each can do. engine/ollama implements it on Ollama's
+// official Go client; agents and the llm tool depend only on this package.
+//
+// The errors a person meets are typed (ErrUnreachable, ModelNotFoundError,
+// ToolsUnsupportedError, ThinkingUnsupportedError, StreamError) so that every
+// interface can say what went wrong and how to fix it.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+)
+
+// DefaultHost is where Ollama listens unless told otherwise.
+const DefaultHost = "http://127.0.0.1:11434"
+
+// Roles of chat messages.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one chat message. Tool results are RoleTool messages that carry
+// the ToolName and ToolCallID of the call they answer.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	Thinking   string     `json:"thinking,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is a call the model asked for. Arguments is the JSON object text,
+// keys in the order the model wrote them.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Index     int    `json:"index"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolDef is a tool as offered to the model.
+type ToolDef struct {
+	Name        string
+	Description string
+	Parameters  *jsonschema.Schema
+}
+
+// Options are the generation options jarvis exposes. Zero values mean "the
+// server's default" and are not sent.
+type Options struct {
+	NumCtx      int      `toml:"num_ctx" json:"num_ctx,omitempty"`
+	NumPredict  int      `toml:"num_predict" json:"num_predict,omitempty"`
+	Temperature *float64 `toml:"temperature" json:"temperature,omitempty"`
+	Seed        *int     `toml:"seed" json:"seed,omitempty"`
+	// KeepAlive is how long the server keeps the model loaded; 0 = default.
+	KeepAlive time.Duration `toml:"-" json:"keep_alive,omitempty"`
+	// Think asks a thinking model to think ("" = server default; "true",
+	// "false", or a level "low" | "medium" | "high").
+	Think string `toml:"think" json:"think,omitempty"`
+}
+
+// ChatRequest is one streamed chat turn.
+type ChatRequest struct {
+	Model    string
+	Messages []Message
+	Tools    []ToolDef
+	Options  Options
+}
+
+// Chunk is one streamed piece of a reply. Content and Thinking are deltas;
+// ToolCalls arrive whole.
+type Chunk struct {
+	Content   string
+	Thinking  string
+	ToolCalls []ToolCall
+}
+
+// ChatResponse is a finished reply: the whole assistant message and what it
+// cost.
+type ChatResponse struct {
+	Model      string
+	Message    Message
+	DoneReason string
+	Usage      events.Usage
+}
+
+// GenerateRequest is a one-shot completion (the llm tool's sub-query).
+type GenerateRequest struct {
+	Model   string
+	Prompt  string
+	System  string
+	Options Options
+}
+
+// GenerateResponse is the answer to a GenerateRequest.
+type GenerateResponse struct {
+	Model   string
+	Content string
+	Usage   events.Usage
+}
+
+// ModelInfo describes one model the server has.
+type ModelInfo struct {
+	Name          string    `json:"name"`
+	SizeBytes     int64     `json:"size_bytes"`
+	ModifiedAt    time.Time `json:"modified_at"`
+	Family        string    `json:"family,omitempty"`
+	ParameterSize string    `json:"parameter_size,omitempty"`
+	Quantization  string    `json:"quantization,omitempty"`
+	// Capabilities is filled by Capabilities, not by ListModels.
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// Capability names reported by the server.
+const (
+	CapCompletion = "completion"
+	CapTools      = "tools"
+	CapThinking   = "thinking"
+	CapVision     = "vision"
+	CapEmbedding  = "embedding"
+)
+
+// InferenceEngine is a model server.
+type InferenceEngine interface {
+	// Chat streams one reply. onChunk is called on the caller's goroutine
+	// for every delta, in order; the returned response holds the whole
+	// message. On error the response still holds what was received.
+	Chat(ctx context.Context, req ChatRequest, onChunk func(Chunk)) (ChatResponse, error)
+	// Generate answers one prompt without streaming.
+	Generate(ctx context.Context, req GenerateRequest) (GenerateResponse, error)
+	// ListModels lists the models the server has.
+	ListModels(ctx context.Context) ([]ModelInfo, error)
+	// Capabilities returns what a model can do (completion, tools, thinking...).
+	Capabilities(ctx context.Context, model string) ([]string, error)
+	// Version returns the server's version (a cheap reachability check).
+	Version(ctx context.Context) (string, error)
+	// Host is the server's base URL, for messages.
+	Host() string
+}
+
+// Embedder is implemented by engines that can embed text (memory's optional
+// semantic ranking).
+type Embedder interface {
+	Embed(ctx context.Context, model string, inputs []string) ([][]float32, error)
+}
+
+// ErrUnreachable means nothing answered at the host.
+var ErrUnreachable = errors.New("model server not reachable")
+
+// UnreachableError wraps ErrUnreachable with the host and the fix.
+type UnreachableError struct {
+	Host string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach Ollama at %s (%v). Start it with 'ollama serve' (or open the Ollama app), or point jarvis elsewhere with --host or OLLAMA_HOST", e.Host, e.Err)
+}
+
+// Unwrap lets errors.Is(err, ErrUnreachable) work.
+func (e *UnreachableError) Unwrap() []error { return []error{ErrUnreachable, e.Err} }
+
+// ModelNotFoundError means the server does not have the model.
+type ModelNotFoundError struct{ Model string }
+
+func (e *ModelNotFoundError) Error() string {
+	return fmt.Sprintf("model %q is not available on the server. Download it with 'ollama pull %s', or pick another with --model (see 'jarvis models')", e.Model, e.Model)
+}
+
+// ToolsUnsupportedError means the model cannot do native tool calls.
+type ToolsUnsupportedError struct{ Model string }
+
+func (e *ToolsUnsupportedError) Error() string {
+	return fmt.Sprintf("model %q does not support tools. Use a model with tool support (for example qwen3 or llama3.1), or the react agent (--agent react), which works with any model", e.Model)
+}
+
+// ThinkingUnsupportedError means think was requested from a model without it.
+type ThinkingUnsupportedError struct{ Model string }
+
+func (e *ThinkingUnsupportedError) Error() string {
+	return fmt.Sprintf("model %q does not support thinking. Turn thinking off (think = \"false\" in the config) or use a thinking model", e.Model)
+}
+
+// StreamError means the connection was lost mid-reply; what arrived before
+// is kept in the ChatResponse returned with it.
+type StreamError struct {
+	Received int // bytes of content received before the loss
+	Err      error
+}
+
+func (e *StreamError) Error() string {
+	return fmt.Sprintf("the connection to the model server was lost mid-reply after %d characters (%v); the partial reply is kept", e.Received, e.Err)
+}
+
+func (e *StreamError) Unwrap() error { return e.Err }
+
+// ServerError is any other error the server answered with.
+type ServerError struct {
+	Status  int
+	Message string
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("model server error (HTTP %d): %s", e.Status, e.Message)
+}

@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"context"
+	"sync"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+)
+
+// Decision is a person's answer to a confirmation request.
+type Decision int
+
+// Decisions. The zero value denies, so a confirmer that forgets to answer
+// never lets a harmful call through.
+const (
+	Deny Decision = iota
+	AllowOnce
+	AllowSession
+)
+
+func (d Decision) String() string {
+	switch d {
+	case AllowOnce:
+		return "allow once"
+	case AllowSession:
+		return "allow for session"
+	}
+	return "deny"
+}
+
+// ConfirmRequest is what a Confirmer is asked: the call, the tool's spec (its
+// description belongs in the dialog) and the parsed arguments to show in full.
+type ConfirmRequest struct {
+	Call      Call
+	Spec      Spec
+	Arguments Args
+	Run       events.RunInfo
+}
+
+// Confirmer asks someone (a dialog, a terminal prompt, a policy) whether a
+// call that needs confirmation may run. It blocks until answered or until
+// ctx ends; an error counts as no answer and the call does not run.
+type Confirmer interface {
+	Confirm(ctx context.Context, req ConfirmRequest) (Decision, error)
+}
+
+// ConfirmFunc adapts a function to Confirmer.
+type ConfirmFunc func(ctx context.Context, req ConfirmRequest) (Decision, error)
+
+// Confirm calls f.
+func (f ConfirmFunc) Confirm(ctx context.Context, req ConfirmRequest) (Decision, error) {
+	return f(ctx, req)
+}
+
+// AllowAll approves every call: what `--yes` means, and only that.
+var AllowAll Confirmer = ConfirmFunc(func(context.Context, ConfirmRequest) (Decision, error) {
+	return AllowOnce, nil
+})
+
+// DenyAll refuses every call, for runs where nobody can answer and nothing
+// was approved beforehand.
+var DenyAll Confirmer = ConfirmFunc(func(context.Context, ConfirmRequest) (Decision, error) {
+	return Deny, nil
+})
+
+// AllowOnly approves the named tools and denies the rest: a scheduled task's
+// tools approved when the task was created.
+func AllowOnly(names ...string) Confirmer {
+	allowed := make(map[string]bool, len(names))
+	for _, n := range names {
+		allowed[n] = true
+	}
+	return ConfirmFunc(func(_ context.Context, req ConfirmRequest) (Decision, error) {
+		if allowed[req.Spec.Name] {
+			return AllowOnce, nil
+		}
+		return Deny, nil
+	})
+}
+
+// Approvals remembers the tools a person allowed for the rest of a session.
+// It is separate from the Executor so that a session keeps its approvals
+// when its tool set changes and a new executor is built.
+type Approvals struct {
+	mu      sync.RWMutex
+	allowed map[string]bool
+}
+
+// NewApprovals returns an empty set.
+func NewApprovals() *Approvals { return &Approvals{allowed: map[string]bool{}} }
+
+// Allow records name as allowed for the session.
+func (a *Approvals) Allow(name string) {
+	a.mu.Lock()
+	a.allowed[name] = true
+	a.mu.Unlock()
+}
+
+// Revoke forgets a session approval.
+func (a *Approvals) Revoke(name string) {
+	a.mu.Lock()
+	delete(a.allowed, name)
+	a.mu.Unlock()
+}
+
+// Allowed reports whether name was allowed for the session.
+func (a *Approvals) Allowed(name string) bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.allowed[name]
+}

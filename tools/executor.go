@@ -1,0 +1,401 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+)
+
+// Executor runs tool calls: it is the spec's ToolExecutor. The steps, in
+// order, each early exit being a failed Result and never a panic:
+//
+//  1. look the tool up (unknown -> "Unknown tool: NAME");
+//  2. parse the arguments and check them against the tool's schema;
+//  3. ask for confirmation when the spec requires it (no Confirmer means
+//     the call fails; a denial publishes tool_call_denied);
+//  4. publish tool_call_start;
+//  5. run the tool with its timeout, recovering panics;
+//  6. measure the latency;
+//  7. publish tool_call_end (and tool_timeout first when it timed out).
+//
+// Calls are safe to run concurrently; ExecuteAll runs a turn's calls in
+// parallel and returns their results in the calls' order. An Executor runs
+// calls on the caller's goroutine plus one goroutine per call (so a tool
+// that ignores its context still cannot hold the caller past its timeout).
+type Executor struct {
+	mu    sync.RWMutex
+	tools map[string]*entry
+	order []string
+
+	bus       events.Publisher
+	confirmer Confirmer
+	approvals *Approvals
+	log       *slog.Logger
+}
+
+type entry struct {
+	tool      Tool
+	spec      Spec
+	validator *validator
+	timeout   time.Duration
+}
+
+// ExecutorOptions configure NewExecutor. Every field is optional.
+type ExecutorOptions struct {
+	// Bus receives the tool events; nil discards them.
+	Bus events.Publisher
+	// Confirmer answers confirmation requests; nil makes every call that
+	// needs confirmation fail (never run silently).
+	Confirmer Confirmer
+	// Approvals holds session approvals; nil starts an empty set.
+	Approvals *Approvals
+	// Logger records recovered panics with their stack; nil discards.
+	Logger *slog.Logger
+}
+
+// NewExecutor returns an executor for list. Two tools with one name, or a
+// schema that cannot be compiled, are errors.
+func NewExecutor(list []Tool, opts ExecutorOptions) (*Executor, error) {
+	e := &Executor{
+		tools:     make(map[string]*entry, len(list)),
+		bus:       opts.Bus,
+		confirmer: opts.Confirmer,
+		approvals: opts.Approvals,
+		log:       opts.Logger,
+	}
+	if e.bus == nil {
+		e.bus = events.Discard
+	}
+	if e.approvals == nil {
+		e.approvals = NewApprovals()
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	for _, t := range list {
+		if err := e.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// Add adds a tool (MCP tools arrive after start). A name already present is
+// an error.
+func (e *Executor) Add(t Tool) error {
+	spec := t.Spec()
+	if spec.Name == "" {
+		return fmt.Errorf("tool %T has an empty name", t)
+	}
+	v, err := newValidator(spec.Parameters)
+	if err != nil {
+		return fmt.Errorf("tool %s: %w", spec.Name, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, dup := e.tools[spec.Name]; dup {
+		return fmt.Errorf("tool %s is listed twice", spec.Name)
+	}
+	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: time.Duration(spec.Timeout() * float64(time.Second))}
+	e.order = append(e.order, spec.Name)
+	return nil
+}
+
+// Remove removes a tool by name; unknown names are ignored.
+func (e *Executor) Remove(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.tools, name)
+	e.order = slices.DeleteFunc(e.order, func(n string) bool { return n == name })
+}
+
+// SetConfirmer replaces the confirmer (the TUI installs its dialog once the
+// program runs).
+func (e *Executor) SetConfirmer(c Confirmer) {
+	e.mu.Lock()
+	e.confirmer = c
+	e.mu.Unlock()
+}
+
+// Approvals returns the session approvals this executor consults.
+func (e *Executor) Approvals() *Approvals { return e.approvals }
+
+// Tools returns the tools in the order they were added.
+func (e *Executor) Tools() []Tool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]Tool, len(e.order))
+	for i, n := range e.order {
+		out[i] = e.tools[n].tool
+	}
+	return out
+}
+
+// AvailableTools returns the specs of all tools, in order.
+func (e *Executor) AvailableTools() []Spec {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]Spec, len(e.order))
+	for i, n := range e.order {
+		out[i] = e.tools[n].spec
+	}
+	return out
+}
+
+// Spec returns one tool's spec.
+func (e *Executor) Spec(name string) (Spec, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	en, ok := e.tools[name]
+	if !ok {
+		return Spec{}, false
+	}
+	return en.spec, true
+}
+
+// OpenAITools returns all tools in the OpenAI function format.
+func (e *Executor) OpenAITools() []OpenAITool { return OpenAITools(e.AvailableTools()) }
+
+// Describe returns BuildToolDescriptions for the executor's tools.
+func (e *Executor) Describe(includeCategory, includeCost bool) string {
+	return DescribeSpecs(e.AvailableTools(), includeCategory, includeCost)
+}
+
+// Execute runs one call through every step in the type's comment.
+func (e *Executor) Execute(ctx context.Context, call Call) Result {
+	return e.execute(ctx, call, 1)
+}
+
+// ExecuteAll runs calls concurrently and returns their results in the order
+// of calls.
+func (e *Executor) ExecuteAll(ctx context.Context, calls []Call) []Result {
+	results := make([]Result, len(calls))
+	if len(calls) == 1 {
+		results[0] = e.execute(ctx, calls[0], 1)
+		return results
+	}
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = e.execute(ctx, c, len(calls))
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result {
+	run := events.RunFrom(ctx)
+
+	e.mu.RLock()
+	en, ok := e.tools[call.Name]
+	confirmer := e.confirmer
+	e.mu.RUnlock()
+	if !ok {
+		return e.reject(run, call, nil, fmt.Sprintf("Unknown tool: %s (available: %s)", call.Name, e.availableNames()))
+	}
+
+	args, msg := parseArguments(call.Arguments)
+	if msg != "" {
+		return e.reject(run, call, nil, msg)
+	}
+	if err := en.validator.validate(args); err != nil {
+		return e.reject(run, call, args, "Invalid arguments: "+strings.TrimSuffix(err.Error(), ".")+".")
+	}
+
+	if en.spec.RequiresConfirmation && !e.approvals.Allowed(call.Name) {
+		if r, allowed := e.confirm(ctx, confirmer, en, call, args, run); !allowed {
+			return r
+		}
+	}
+
+	e.bus.Publish(events.Event{Type: events.ToolCallStart, Run: run, Tool: &events.ToolPayload{
+		Tool: call.Name, CallID: call.ID, Arguments: args, Parallel: parallel,
+	}})
+
+	start := time.Now()
+	r := e.run(ctx, en, args)
+	r.LatencySeconds = time.Since(start).Seconds()
+	r.ToolName = call.Name
+	if r.Status == "" {
+		r.Status = StatusOK
+		if !r.Success {
+			r.Status = StatusError
+		}
+	}
+	r = r.WithMeta("arguments", map[string]any(args))
+
+	if r.Status == StatusTimeout {
+		e.bus.Publish(events.Event{Type: events.ToolTimeout, Run: run, Tool: &events.ToolPayload{
+			Tool: call.Name, CallID: call.ID, Status: string(r.Status), LatencySeconds: r.LatencySeconds, Parallel: parallel,
+		}})
+	}
+	e.bus.Publish(events.Event{Type: events.ToolCallEnd, Run: run, Tool: &events.ToolPayload{
+		Tool: call.Name, CallID: call.ID, Arguments: args, Success: r.Success, Status: string(r.Status),
+		LatencySeconds: r.LatencySeconds, CostUSD: r.CostUSD, Result: Truncate(r.Content, events.ResultLimit),
+		Parallel: parallel,
+	}})
+	return r
+}
+
+// run executes the tool on its own goroutine under the spec's timeout, so a
+// tool that ignores its context cannot hold the caller, and a panic becomes
+// a failed result.
+func (e *Executor) run(ctx context.Context, en *entry, args Args) Result {
+	if err := ctx.Err(); err != nil {
+		return cancelled(en.spec.Name)
+	}
+	tctx, cancel := context.WithTimeout(ctx, en.timeout)
+	defer cancel()
+	done := make(chan Result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				e.log.Error("tool panicked", "tool", en.spec.Name, "panic", p, "stack", string(debug.Stack()))
+				done <- Fail("Tool execution error: %v", p)
+			}
+		}()
+		done <- en.tool.Execute(tctx, args)
+	}()
+	select {
+	case r := <-done:
+		if ctx.Err() != nil && !r.Success {
+			// The tool gave up because the run was cancelled: say so rather
+			// than passing on whatever error the interrupted work produced.
+			return cancelled(en.spec.Name)
+		}
+		return r
+	case <-tctx.Done():
+		select {
+		case r := <-done: // finished at the same instant: keep the real result
+			return r
+		default:
+		}
+		if ctx.Err() != nil {
+			return cancelled(en.spec.Name)
+		}
+		r := Fail("Tool '%s' timed out after %ss.", en.spec.Name, formatSeconds(en.spec.Timeout()))
+		r.Status = StatusTimeout
+		return r
+	}
+}
+
+func cancelled(name string) Result {
+	r := Fail("Tool '%s' was cancelled before it finished.", name)
+	r.Status = StatusCancelled
+	return r
+}
+
+// confirm runs step 3. It returns allowed=false with the failed result when
+// the call must not run.
+func (e *Executor) confirm(ctx context.Context, c Confirmer, en *entry, call Call, args Args, run events.RunInfo) (Result, bool) {
+	deny := func(msg string, status Status) (Result, bool) {
+		r := Fail("%s", msg)
+		r.Status = status
+		r.ToolName = call.Name
+		r = r.WithMeta("arguments", map[string]any(args))
+		e.bus.Publish(events.Event{Type: events.ToolCallDenied, Run: run, Tool: &events.ToolPayload{
+			Tool: call.Name, CallID: call.ID, Arguments: args, Status: string(status), Result: msg,
+		}})
+		return r, false
+	}
+	if c == nil {
+		return deny(fmt.Sprintf("Tool '%s' requires confirmation but no confirmation callback is available.", call.Name), StatusDenied)
+	}
+	e.bus.Publish(events.Event{Type: events.ConfirmAsk, Run: run, Tool: &events.ToolPayload{Tool: call.Name, CallID: call.ID, Arguments: args}})
+	d, err := c.Confirm(ctx, ConfirmRequest{Call: call, Spec: en.spec, Arguments: args, Run: run})
+	if err != nil || ctx.Err() != nil {
+		return deny(fmt.Sprintf("Tool '%s' was not run: the confirmation was cancelled.", call.Name), StatusCancelled)
+	}
+	e.bus.Publish(events.Event{Type: events.ConfirmAnswer, Run: run, Text: d.String(), Tool: &events.ToolPayload{Tool: call.Name, CallID: call.ID}})
+	switch d {
+	case AllowSession:
+		e.approvals.Allow(call.Name)
+		return Result{}, true
+	case AllowOnce:
+		return Result{}, true
+	}
+	return deny(fmt.Sprintf("Tool '%s' execution denied by user.", call.Name), StatusDenied)
+}
+
+// reject ends a call that could not start (unknown tool, bad arguments). It
+// publishes tool_call_error so a UI can show the failed call; there is no
+// start/end pair because nothing ran.
+func (e *Executor) reject(run events.RunInfo, call Call, args Args, msg string) Result {
+	r := Fail("%s", msg)
+	r.ToolName = call.Name
+	if args != nil {
+		r = r.WithMeta("arguments", map[string]any(args))
+	}
+	e.bus.Publish(events.Event{Type: events.ToolCallError, Run: run, Tool: &events.ToolPayload{
+		Tool: call.Name, CallID: call.ID, Arguments: args, Status: string(StatusError), Result: msg,
+	}})
+	return r
+}
+
+func (e *Executor) availableNames() string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if len(e.order) == 0 {
+		return "none"
+	}
+	return strings.Join(e.order, ", ")
+}
+
+// parseArguments decodes a call's argument string. It returns the failure
+// message when the string is not a JSON object.
+func parseArguments(raw string) (Args, string) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return Args{}, ""
+	}
+	if s[0] != '{' {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return nil, "Invalid arguments JSON: " + err.Error()
+		}
+		return nil, fmt.Sprintf("Invalid arguments: expected a JSON object, got %s.", jsonType(v))
+	}
+	var args Args
+	if err := json.Unmarshal([]byte(s), &args); err != nil {
+		return nil, "Invalid arguments JSON: " + err.Error()
+	}
+	if args == nil { // "null" cannot start with '{', but keep the invariant
+		args = Args{}
+	}
+	return args, ""
+}
+
+// Truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "… [truncated]"
+	cut := n - len(mark)
+	if cut < 0 {
+		cut = 0
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
+
+func formatSeconds(s float64) string {
+	if s == float64(int64(s)) {
+		return fmt.Sprintf("%d", int64(s))
+	}
+	return fmt.Sprintf("%.1f", s)
+}

@@ -1,0 +1,214 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Factory builds a tool from its dependencies. A factory must succeed when a
+// dependency is missing (a tool without its engine or scheduler still has a
+// spec to list and describe) and fail at Execute with a clear message instead.
+type Factory func(Deps) (Tool, error)
+
+// Settings are the user's per-tool overrides from the config file.
+type Settings struct {
+	// RequiresConfirmation, when set, replaces the spec's value.
+	RequiresConfirmation *bool `toml:"confirm" json:"confirm,omitempty"`
+	// TimeoutSeconds, when set and positive, replaces the spec's timeout.
+	TimeoutSeconds *float64 `toml:"timeout" json:"timeout,omitempty"`
+	// AllowedDirs restricts file tools to these directories.
+	AllowedDirs []string `toml:"allowed_dirs" json:"allowed_dirs,omitempty"`
+	// Options are tool-specific settings, read by the tool's factory.
+	Options map[string]any `toml:"options" json:"options,omitempty"`
+}
+
+// Deps are what factories may need. ui/cli fills them once from the
+// configuration. A nil dependency is allowed: the tools that need it fail at
+// Execute with a message saying what is missing.
+type Deps struct {
+	// Settings holds per-tool overrides, keyed by tool name.
+	Settings map[string]Settings
+}
+
+// For returns the settings for one tool (zero when none).
+func (d Deps) For(name string) Settings { return d.Settings[name] }
+
+// Registry maps tool names to factories, so `--tools calculator,think` can
+// build tools anywhere with the same dependencies.
+type Registry struct {
+	mu        sync.RWMutex
+	factories map[string]Factory
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{factories: make(map[string]Factory)} }
+
+// Register adds a factory under name. Registering a name twice is a
+// programming error and is reported as one.
+func (r *Registry) Register(name string, f Factory) error {
+	if name == "" || f == nil {
+		return fmt.Errorf("register tool: empty name or nil factory")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.factories[name]; dup {
+		return fmt.Errorf("register tool %q: already registered", name)
+	}
+	r.factories[name] = f
+	return nil
+}
+
+// Unregister removes name (MCP tools come and go with their servers).
+func (r *Registry) Unregister(name string) {
+	r.mu.Lock()
+	delete(r.factories, name)
+	r.mu.Unlock()
+}
+
+// Names returns every registered name, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.factories))
+	for n := range r.factories {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Has reports whether name is registered.
+func (r *Registry) Has(name string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.factories[name]
+	return ok
+}
+
+// UnknownToolError names a tool that is not registered and lists those that
+// are, so the person (or model) can correct the name.
+type UnknownToolError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownToolError) Error() string {
+	msg := fmt.Sprintf("unknown tool %q", e.Name)
+	if s := suggest(e.Name, e.Known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg + "; known tools: " + strings.Join(e.Known, ", ")
+}
+
+// Build builds one tool by name and applies the user's overrides for it.
+func (r *Registry) Build(name string, deps Deps) (Tool, error) {
+	r.mu.RLock()
+	f, ok := r.factories[name]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, &UnknownToolError{Name: name, Known: r.Names()}
+	}
+	t, err := f(deps)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
+	return ApplySettings(t, deps.For(name)), nil
+}
+
+// BuildList builds the named tools in order. An unknown name fails the whole
+// list: a tool silently missing from a run is worse than an error.
+func (r *Registry) BuildList(names []string, deps Deps) ([]Tool, error) {
+	out := make([]Tool, 0, len(names))
+	for _, n := range names {
+		t, err := r.Build(n, deps)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// BuildAll builds every registered tool, sorted by name.
+func (r *Registry) BuildAll(deps Deps) ([]Tool, error) { return r.BuildList(r.Names(), deps) }
+
+// ParseList splits a comma-separated tool list ("calculator, think"),
+// dropping blanks and repeats. "none" and "" mean no tools.
+func ParseList(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		n := strings.TrimSpace(part)
+		if n == "" || n == "none" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out
+}
+
+// ApplySettings returns t with the user's confirmation and timeout overrides
+// applied to its spec (t itself when there are none).
+func ApplySettings(t Tool, s Settings) Tool {
+	if s.RequiresConfirmation == nil && (s.TimeoutSeconds == nil || *s.TimeoutSeconds <= 0) {
+		return t
+	}
+	spec := t.Spec()
+	if s.RequiresConfirmation != nil {
+		spec.RequiresConfirmation = *s.RequiresConfirmation
+	}
+	if s.TimeoutSeconds != nil && *s.TimeoutSeconds > 0 {
+		spec.TimeoutSeconds = *s.TimeoutSeconds
+	}
+	return &overridden{Tool: t, spec: spec}
+}
+
+type overridden struct {
+	Tool
+	spec Spec
+}
+
+func (o *overridden) Spec() Spec { return o.spec }
+
+func (o *overridden) Execute(ctx context.Context, args Args) Result { return o.Tool.Execute(ctx, args) }
+
+// Unwrap returns the tool under the overrides, for callers that need its
+// concrete type (a session closing its REPL, say).
+func (o *overridden) Unwrap() Tool { return o.Tool }
+
+// suggest returns the known name closest to name when it is close enough to
+// be a likely typo.
+func suggest(name string, known []string) string {
+	best, bestDist := "", 3
+	for _, k := range known {
+		if d := levenshtein(name, k); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

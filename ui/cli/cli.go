@@ -1,0 +1,143 @@
+// Package cli is the jarvis command line: it parses flags and configuration
+// once, wires the tool registry, the engine, the agents and the store
+// together, and hands over to the TUI or to a headless command.
+//
+// Exit codes are part of the interface: 0 success, 1 the work failed (a
+// failed tool result, an engine error), 2 the command was used wrongly.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1
+	ExitUsage   = 2
+	exitSignal  = 130
+	helpSuffix  = "Run 'jarvis --help' for usage."
+	defaultName = "jarvis"
+)
+
+// IO is where a command reads and writes; tests replace it.
+type IO struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr reports a wrong use of a command (exit 2).
+func usageErr(format string, a ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// failErr reports work that failed (exit 1).
+func failErr(format string, a ...any) error {
+	return &exitError{code: ExitFailed, err: fmt.Errorf(format, a...)}
+}
+
+// silentFail exits 1 without printing: the command already said why.
+var silentFail = &exitError{code: ExitFailed, err: errors.New("")}
+
+// globals are the flags every command accepts, before or after its name.
+type globals struct {
+	host, model, configPath, dbPath string
+}
+
+// Main runs jarvis with args and returns the exit code.
+func Main(args []string, stdio IO) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, stdio)
+}
+
+func run(ctx context.Context, args []string, stdio IO) int {
+	app := &app{io: stdio}
+	root := app.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if msg := ee.Error(); msg != "" {
+			fmt.Fprintf(stdio.Err, "jarvis: %s\n", msg)
+		}
+		return ee.code
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stdio.Err, "jarvis: interrupted")
+		return exitSignal
+	}
+	// Anything else cobra returns is a flag or argument problem.
+	fmt.Fprintf(stdio.Err, "jarvis: %s\n%s\n", err, helpSuffix)
+	return ExitUsage
+}
+
+// app holds what commands share: the IO, the global flags, and (once
+// loaded) the configuration.
+type app struct {
+	io IO
+	g  globals
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   defaultName,
+		Short: "A terminal workbench for local models and their tools",
+		Long: `jarvis chats with a local Ollama model that can call tools. Every tool call
+is shown with its arguments, latency and cost; tools that can do harm wait for
+your approval.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cmd.Help()
+		},
+	}
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageErr("%s\nRun '%s --help' for usage.", err, cmd.CommandPath())
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.g.host, "host", "", "Ollama server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	pf.StringVar(&a.g.model, "model", "", "model to use (default from config)")
+	pf.StringVar(&a.g.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/jarvis/config.toml)")
+	pf.StringVar(&a.g.dbPath, "db", "", "database file (default $JARVIS_DB or $XDG_DATA_HOME/jarvis/jarvis.db)")
+
+	root.AddCommand(a.toolsCommand(), a.versionCommand())
+	return root
+}
+
+// argsUsage wraps a cobra positional-argument check so that a wrong count
+// exits 2 with the command's usage line.
+func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageErr("%s\nUsage: %s", err, cmd.UseLine())
+		}
+		return nil
+	}
+}

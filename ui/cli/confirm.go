@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/term"
+
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+)
+
+// terminalConfirmer returns how a headless command answers confirmation
+// requests: --yes approves; a terminal on stdin is asked; otherwise nobody
+// can answer, so no confirmer is installed and the executor refuses the call
+// (never a silent run).
+func (a *app) terminalConfirmer(yes bool) tools.Confirmer {
+	if yes {
+		return tools.AllowAll
+	}
+	f, ok := a.io.In.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &promptConfirmer{in: bufio.NewReader(a.io.In), out: a.io.Err}
+}
+
+// promptConfirmer asks on the terminal, one question at a time even when a
+// turn's calls run in parallel.
+type promptConfirmer struct {
+	mu  sync.Mutex
+	in  *bufio.Reader
+	out io.Writer
+}
+
+func (p *promptConfirmer) Confirm(ctx context.Context, req tools.ConfirmRequest) (tools.Decision, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.out, "\nTool '%s' needs your approval.\n  %s\n  arguments:\n%s\n",
+		req.Spec.Name, format.OneLine(req.Spec.Description, 100), indent(format.PrettyArgs(req.Arguments), "    "))
+	fmt.Fprint(p.out, "Allow this call? [y/N] (a: allow this tool for the rest of the session) ")
+	answer := make(chan string, 1)
+	go func() {
+		line, err := p.in.ReadString('\n')
+		if err != nil && line == "" {
+			line = ""
+		}
+		answer <- strings.ToLower(strings.TrimSpace(line))
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(p.out)
+		return tools.Deny, ctx.Err()
+	case s := <-answer:
+		switch s {
+		case "y", "yes":
+			return tools.AllowOnce, nil
+		case "a", "always":
+			return tools.AllowSession, nil
+		}
+		return tools.Deny, nil
+	}
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}

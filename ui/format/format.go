@@ -1,0 +1,93 @@
+// Package format turns the numbers and values jarvis shows (latency, cost,
+// tool arguments, result previews) into the short strings both the CLI and
+// the TUI print, so the two always agree.
+package format
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Latency formats seconds for people: 85µs, 12.3ms, 1.24s, 2m05s.
+func Latency(seconds float64) string {
+	d := time.Duration(seconds * float64(time.Second))
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	case d < time.Minute:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	}
+	m := int(d.Minutes())
+	return fmt.Sprintf("%dm%02ds", m, int(d.Seconds())-60*m)
+}
+
+// Cost formats US dollars with four decimals ($0.0012); estimate marks a
+// figure taken from a spec rather than measured (~$0.0012).
+func Cost(usd float64, estimate bool) string {
+	if estimate {
+		return fmt.Sprintf("~$%.4f", usd)
+	}
+	return fmt.Sprintf("$%.4f", usd)
+}
+
+// Args renders arguments as compact JSON on one line, cut to max runes.
+func Args(args map[string]any, max int) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Sprint(args)
+	}
+	return OneLine(string(b), max)
+}
+
+// PrettyArgs renders arguments as indented JSON for a panel or dialog.
+func PrettyArgs(args map[string]any) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return fmt.Sprint(args)
+	}
+	return strings.TrimRight(sb.String(), "\n")
+}
+
+// OneLine collapses whitespace runs (newlines included) to single spaces and
+// cuts the result to max runes with an ellipsis; max <= 0 means no cut.
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return Cut(s, max)
+}
+
+// Cut shortens s to max runes, ending with "…" when it was cut.
+func Cut(s string, max int) string {
+	if max <= 0 || utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	if max == 1 {
+		return "…"
+	}
+	return string(r[:max-1]) + "…"
+}
+
+// Tokens formats a token count compactly: 950, 12.3k, 1.2M.
+func Tokens(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d", n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+}
