@@ -1,6 +1,6 @@
 // Package builtin assembles the registry of jarvis's built-in tools. It is
 // the one place that lists them, so `--tools a,b` means the same thing in
-// every command.
+// every command, and the one place their dependencies are injected.
 package builtin
 
 import (
@@ -9,17 +9,31 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/files"
 )
 
-// Registry returns a registry holding every built-in tool.
-func Registry() *tools.Registry {
+// Deps are the dependencies of the built-in tools, filled once by ui/cli
+// from the configuration. A missing dependency never prevents a tool from
+// being listed or described; calling it fails with a message saying what is
+// not configured.
+type Deps struct {
+	// Settings are the per-tool overrides (confirmation, timeout, allowed
+	// directories), keyed by tool name.
+	Settings map[string]tools.Settings
+}
+
+// Registry returns a registry holding every built-in tool, their factories
+// closing over d.
+func Registry(d Deps) *tools.Registry {
 	r := tools.NewRegistry()
 	must(r.Register("calculator", compute.NewCalculator))
 	must(r.Register("think", compute.NewThink))
-	must(r.Register("file_read", func(d tools.Deps) (tools.Tool, error) { return files.NewFileRead(d) }))
+	must(r.Register("file_read", func(td tools.Deps) (tools.Tool, error) { return files.NewFileRead(td) }))
 	return r
 }
 
+// ToolDeps returns the tools.Deps that Registry's Build calls take.
+func (d Deps) ToolDeps() tools.Deps { return tools.Deps{Settings: d.Settings} }
+
 // must panics on a registration error, which can only be a duplicate name
-// in the list above: a bug caught by the package's tests, never by a user.
+// in the lists above: a bug caught by the package's tests, never by a user.
 func must(err error) {
 	if err != nil {
 		panic(err)
