@@ -144,16 +144,21 @@ when stdin is not a terminal, unless --yes is given.`,
 				return err
 			}
 			name := args[0]
+			// An unknown name still goes through the executor, which
+			// answers the way a model would be answered: with the list
+			// of tools that do exist.
 			var list []tools.Tool
 			if env.registry.Has(name) {
-				t, err := env.registry.Build(name, env.deps)
-				if err != nil {
-					return failErr("%v", err)
+				var t tools.Tool
+				if t, err = env.registry.Build(name, env.deps); err == nil {
+					list = append(list, t)
 				}
-				list = append(list, t)
+			} else {
+				list, err = env.registry.BuildAll(env.deps)
 			}
-			// An unknown name still goes through the executor, which
-			// answers the way a model would be answered.
+			if err != nil {
+				return failErr("%v", err)
+			}
 			exec, err := tools.NewExecutor(list, tools.ExecutorOptions{
 				Bus:       newEventPrinter(a.io.Err, isTerminal(a.io.Err)),
 				Confirmer: a.terminalConfirmer(yes),

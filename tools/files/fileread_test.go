@@ -1,0 +1,191 @@
+package files
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+func read(t *testing.T, f *FileRead, args tools.Args) tools.Result {
+	t.Helper()
+	return f.Execute(context.Background(), args)
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFileReadReadsWithMetadata(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "notes.md")
+	write(t, p, "line 1\nline 2\nline 3\n")
+	f, _ := NewFileReadIn(nil)
+	r := read(t, f, tools.Args{"path": p})
+	if !r.Success || r.Content != "line 1\nline 2\nline 3\n" {
+		t.Fatalf("got %+v", r)
+	}
+	real, _ := filepath.EvalSymlinks(p)
+	if r.Metadata["path"] != real || r.Metadata["size_bytes"] != 21 {
+		t.Fatalf("metadata = %v", r.Metadata)
+	}
+	r = read(t, f, tools.Args{"path": p, "max_lines": 2.0})
+	if r.Content != "line 1\nline 2" || r.Metadata["truncated"] != true || r.Metadata["total_lines"] != 3 {
+		t.Fatalf("max_lines: %q %v", r.Content, r.Metadata)
+	}
+	if r = read(t, f, tools.Args{"path": p, "max_lines": 0.0}); r.Content != "line 1\nline 2\nline 3\n" {
+		t.Fatalf("max_lines 0 must return everything: %q", r.Content)
+	}
+	if r = read(t, f, tools.Args{"path": p, "max_lines": 10.0}); r.Metadata["truncated"] != nil {
+		t.Fatalf("not truncated when shorter: %v", r.Metadata)
+	}
+}
+
+func TestFileReadRelativeAndHomePaths(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.txt"), "hello")
+	t.Chdir(dir)
+	f, _ := NewFileReadIn(nil)
+	if r := read(t, f, tools.Args{"path": "a.txt"}); r.Content != "hello" {
+		t.Fatalf("relative: %+v", r)
+	}
+	t.Setenv("HOME", dir)
+	if r := read(t, f, tools.Args{"path": "~/a.txt"}); r.Content != "hello" {
+		t.Fatalf("home: %+v", r)
+	}
+}
+
+func TestFileReadChecksInOrder(t *testing.T) {
+	dir := t.TempDir()
+	allowed := filepath.Join(dir, "allowed")
+	outside := filepath.Join(dir, "outside")
+	write(t, filepath.Join(allowed, "ok.txt"), "fine")
+	write(t, filepath.Join(outside, "secret.txt"), "private")
+	write(t, filepath.Join(allowed, "big.txt"), strings.Repeat("x", MaxFileSize+1))
+	write(t, filepath.Join(allowed, "bin.dat"), "abc\x00def")
+	write(t, filepath.Join(allowed, "latin1.txt"), "caf\xe9")
+	write(t, filepath.Join(outside, ".env"), "TOKEN=1")
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(allowed, "escape.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, ".env"), filepath.Join(allowed, "innocent.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(allowed, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFileReadIn([]string{allowed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(name string) string { return filepath.Join(allowed, name) }
+	cases := []struct {
+		path, want string
+	}{
+		{"", "No path provided."},
+		{"  ", "No path provided."},
+		{in(".env"), "Access denied: " + in(".env") + " is a sensitive file."},
+		{filepath.Join(outside, ".env"), "Access denied: " + filepath.Join(outside, ".env") + " is a sensitive file."},
+		{in("missing.txt"), "File not found: " + in("missing.txt")},
+		{in("sub"), "Not a file: " + in("sub")},
+		{filepath.Join(outside, "secret.txt"), "Access denied: " + filepath.Join(outside, "secret.txt") + " is outside allowed directories."},
+		{in("escape.txt"), "Access denied: " + in("escape.txt") + " is outside allowed directories."},
+		{in("innocent.txt"), "Access denied: " + in("innocent.txt") + " is a sensitive file."},
+		{in("../outside/secret.txt"), "Access denied: " + in("../outside/secret.txt") + " is outside allowed directories."},
+		{in("big.txt"), fmt.Sprintf("File too large: %d bytes (max 1048576).", MaxFileSize+1)},
+		{in("bin.dat"), "Cannot read " + in("bin.dat") + ": it is not a UTF-8 text file (binary content)."},
+		{in("latin1.txt"), "Cannot read " + in("latin1.txt") + ": it is not a UTF-8 text file (binary content)."},
+	}
+	for _, c := range cases {
+		r := read(t, f, tools.Args{"path": c.path})
+		if r.Success || r.Content != c.want {
+			t.Errorf("path %q:\n got %q\nwant %q", c.path, r.Content, c.want)
+		}
+	}
+	if r := read(t, f, tools.Args{"path": in("ok.txt")}); !r.Success || r.Content != "fine" {
+		t.Errorf("allowed file: %+v", r)
+	}
+}
+
+func TestFileReadSensitiveNames(t *testing.T) {
+	for _, name := range []string{".env", ".env.local", "prod.env", ".secret", "app.secrets", "credentials.json", "credentials",
+		"cert.pem", "server.key", "store.p12", "store.pfx", "keystore.jks", "id_rsa", "id_ed25519", ".htpasswd", ".pgpass", ".netrc",
+		"/home/u/.ssh/config", "/home/u/.aws/config", "ID_RSA"} {
+		if !isSensitive(name) {
+			t.Errorf("%q should be sensitive", name)
+		}
+	}
+	for _, name := range []string{"README.md", "env.go", "environment.txt", "keys.md", "id_rsa.pub.txt.md", "monkey.go"} {
+		if isSensitive(name) {
+			t.Errorf("%q should not be sensitive", name)
+		}
+	}
+}
+
+func TestFileReadNeverOpensFIFOOrDevice(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	f, _ := NewFileReadIn(nil)
+	done := make(chan tools.Result, 1)
+	go func() { done <- read(t, f, tools.Args{"path": fifo}) }()
+	select {
+	case r := <-done:
+		if r.Content != "Not a file: "+fifo {
+			t.Fatalf("fifo: %q", r.Content)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading a FIFO blocked")
+	}
+	if r := read(t, f, tools.Args{"path": "/dev/zero"}); r.Content != "Not a file: /dev/zero" {
+		t.Fatalf("device: %q", r.Content)
+	}
+}
+
+func TestFileReadRejectsMissingAllowedDir(t *testing.T) {
+	if _, err := NewFileReadIn([]string{"/definitely/not/here"}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestFileReadAllowedDirThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	realDir := filepath.Join(dir, "real")
+	write(t, filepath.Join(realDir, "a.txt"), "via link")
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(realDir, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFileReadIn([]string{link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := read(t, f, tools.Args{"path": filepath.Join(link, "a.txt")}); r.Content != "via link" {
+		t.Fatalf("got %+v", r)
+	}
+	if r := read(t, f, tools.Args{"path": filepath.Join(realDir, "a.txt")}); r.Content != "via link" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestFileReadBadMaxLines(t *testing.T) {
+	f, _ := NewFileReadIn(nil)
+	r := read(t, f, tools.Args{"path": "x", "max_lines": 2.5})
+	if r.Success || !strings.Contains(r.Content, "whole number") {
+		t.Fatalf("got %q", r.Content)
+	}
+}

@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// runCLI runs jarvis with args and returns stdout, stderr and the exit code.
+func runCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	code := run(context.Background(), args, IO{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	return out.String(), errb.String(), code
+}
+
+func TestToolsRunSpecExamples(t *testing.T) {
+	cases := []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"tools", "run", "calculator", `{"expression":"sqrt(144) + 3**2"}`}, "21.0\n"},
+		{[]string{"tools", "run", "calculator", `{"expression":"2+2"}`}, "4\n"},
+		{[]string{"tools", "run", "think", `{"thought":"Let me break this problem into steps..."}`}, "Let me break this problem into steps...\n"},
+	}
+	for _, c := range cases {
+		out, errOut, code := runCLI(t, "", c.args...)
+		if code != ExitOK || out != c.out {
+			t.Errorf("%v: code %d out %q err %q", c.args, code, out, errOut)
+		}
+		if !strings.Contains(errOut, "→ "+c.args[2]) || !strings.Contains(errOut, "✓ "+c.args[2]) {
+			t.Errorf("%v: tool events missing from stderr: %q", c.args, errOut)
+		}
+	}
+}
+
+func TestToolsRunFailuresExitOne(t *testing.T) {
+	cases := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"tools", "run", "nope", `{}`}, "Unknown tool: nope (available: calculator"},
+		{[]string{"tools", "run", "calculator", `{"expression":`}, "Invalid arguments JSON:"},
+		{[]string{"tools", "run", "calculator", `{}`}, "Invalid arguments: missing required parameter 'expression'."},
+		{[]string{"tools", "run", "calculator", `{"expression":"1/0"}`}, "Error: division by zero"},
+		{[]string{"tools", "run", "calculator", `{"expression":"__import__('os')"}`}, "Error: Unknown function: __import__"},
+	}
+	for _, c := range cases {
+		out, errOut, code := runCLI(t, "", c.args...)
+		if code != ExitFailed || out != "" || !strings.Contains(errOut, c.msg) {
+			t.Errorf("%v: code %d out %q err %q, want exit 1 and %q", c.args, code, out, errOut, c.msg)
+		}
+	}
+}
+
+func TestToolsRunUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"tools", "run"},
+		{"tools", "run", "calculator", "{}", "extra"},
+		{"tools", "run", "calculator", "--bogus"},
+		{"tools", "list", "extra"},
+		{"nosuchcommand"},
+	} {
+		_, errOut, code := runCLI(t, "", args...)
+		if code != ExitUsage || errOut == "" {
+			t.Errorf("%v: code %d err %q, want exit 2 with a message", args, code, errOut)
+		}
+	}
+}
+
+func TestToolsRunJSONPrintsWholeResult(t *testing.T) {
+	out, _, code := runCLI(t, "", "tools", "run", "calculator", `{"expression":"2+2"}`, "--json")
+	if code != ExitOK {
+		t.Fatalf("code %d", code)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	for _, key := range []string{"tool_name", "content", "success", "usage", "cost_usd", "latency_seconds", "metadata"} {
+		if _, ok := r[key]; !ok {
+			t.Errorf("result JSON lacks %q: %s", key, out)
+		}
+	}
+	if r["content"] != "4" || r["success"] != true {
+		t.Errorf("result = %v", r)
+	}
+	// A failed result is still printed whole, and still exits 1.
+	out, _, code = runCLI(t, "", "tools", "run", "calculator", `{"expression":"1/0"}`, "--json")
+	if code != ExitFailed || !strings.Contains(out, `"success": false`) {
+		t.Errorf("failed --json: code %d out %s", code, out)
+	}
+}
+
+func TestToolsDescribePrintsExactFormat(t *testing.T) {
+	out, _, code := runCLI(t, "", "tools", "describe", "calculator,think")
+	if code != ExitOK {
+		t.Fatalf("code %d", code)
+	}
+	if !strings.HasPrefix(out, "### calculator\nEvaluate a mathematical expression safely.\nCategory: math\nParameters:\n  - expression (string, required): ") {
+		t.Errorf("calculator block:\n%s", out)
+	}
+	if !strings.Contains(out, "\n\n### think\n") || !strings.Contains(out, "Category: reasoning\nParameters:\n  - thought (string, required): The reasoning or thought process\n") {
+		t.Errorf("think block:\n%s", out)
+	}
+	// Separate arguments mean the same as a comma list; --no-category drops the lines.
+	out2, _, _ := runCLI(t, "", "tools", "describe", "calculator", "think", "--no-category")
+	if strings.Contains(out2, "Category:") || !strings.Contains(out2, "### think") {
+		t.Errorf("--no-category:\n%s", out2)
+	}
+	_, errOut, code := runCLI(t, "", "tools", "describe", "calculater")
+	if code != ExitFailed || !strings.Contains(errOut, `did you mean "calculator"`) {
+		t.Errorf("unknown name: code %d err %q", code, errOut)
+	}
+}
+
+func TestToolsListAndOpenAI(t *testing.T) {
+	out, _, code := runCLI(t, "", "tools", "list")
+	if code != ExitOK || !strings.HasPrefix(out, "NAME") || !strings.Contains(out, "calculator") || !strings.Contains(out, "file_read") {
+		t.Fatalf("list: code %d\n%s", code, out)
+	}
+	out, _, _ = runCLI(t, "", "tools", "list", "--json")
+	var specs []map[string]any
+	if err := json.Unmarshal([]byte(out), &specs); err != nil || len(specs) < 3 {
+		t.Fatalf("list --json: %v\n%s", err, out)
+	}
+	if _, ok := specs[0]["requires_confirmation"]; !ok {
+		t.Errorf("spec JSON lacks requires_confirmation: %v", specs[0])
+	}
+	out, _, _ = runCLI(t, "", "tools", "openai", "calculator")
+	var defs []map[string]any
+	if err := json.Unmarshal([]byte(out), &defs); err != nil || len(defs) != 1 || defs[0]["type"] != "function" {
+		t.Fatalf("openai: %v\n%s", err, out)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	out, _, code := runCLI(t, "", "version")
+	if code != ExitOK || !strings.HasPrefix(out, "jarvis ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+	for _, args := range [][]string{{"--help"}, {"tools", "--help"}, {"tools", "run", "--help"}, {"tools", "describe", "-h"}} {
+		out, _, code := runCLI(t, "", args...)
+		if code != ExitOK || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v: %d %q", args, code, out)
+		}
+	}
+}
+
+func TestGlobalFlagsBeforeOrAfterCommand(t *testing.T) {
+	for _, args := range [][]string{
+		{"--host", "http://127.0.0.1:1", "tools", "list"},
+		{"tools", "list", "--host", "http://127.0.0.1:1", "--model", "m", "--db", "x.db", "--config", "none.toml"},
+	} {
+		if _, errOut, code := runCLI(t, "", args...); code != ExitOK && !strings.Contains(errOut, "config") {
+			t.Errorf("%v: code %d err %q", args, code, errOut)
+		}
+	}
+}
