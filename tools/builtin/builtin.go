@@ -4,9 +4,11 @@
 package builtin
 
 import (
+	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/compute"
 	"github.com/jarvis-workbench/jarvis/tools/files"
+	"github.com/jarvis-workbench/jarvis/tools/llm"
 )
 
 // Deps are the dependencies of the built-in tools, filled once by ui/cli
@@ -17,6 +19,11 @@ type Deps struct {
 	// Settings are the per-tool overrides (confirmation, timeout, allowed
 	// directories), keyed by tool name.
 	Settings map[string]tools.Settings
+	// Engine, Model, Options and Price serve the llm tool's sub-queries.
+	Engine  engine.InferenceEngine
+	Model   string
+	Options engine.Options
+	Price   llm.Price
 }
 
 // Registry returns a registry holding every built-in tool, their factories
@@ -26,6 +33,7 @@ func Registry(d Deps) *tools.Registry {
 	must(r.Register("calculator", compute.NewCalculator))
 	must(r.Register("think", compute.NewThink))
 	must(r.Register("file_read", func(td tools.Deps) (tools.Tool, error) { return files.NewFileRead(td) }))
+	must(r.Register("llm", func(tools.Deps) (tools.Tool, error) { return llm.New(d.Engine, d.Model, d.Options, d.Price), nil }))
 	return r
 }
 

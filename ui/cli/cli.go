@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 // Exit codes.
@@ -99,8 +101,10 @@ func run(ctx context.Context, args []string, stdio IO) int {
 // app holds what commands share: the IO, the global flags, and (once
 // loaded) the configuration.
 type app struct {
-	io IO
-	g  globals
+	io  IO
+	g   globals
+	cfg *config.Config
+	env *environment
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -127,7 +131,7 @@ your approval.`,
 	pf.StringVar(&a.g.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/jarvis/config.toml)")
 	pf.StringVar(&a.g.dbPath, "db", "", "database file (default $JARVIS_DB or $XDG_DATA_HOME/jarvis/jarvis.db)")
 
-	root.AddCommand(a.toolsCommand(), a.versionCommand())
+	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand())
 	return root
 }
 

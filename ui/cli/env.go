@@ -1,29 +1,122 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
+	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
-// environment is what commands build on: the tool registry and the
-// dependencies its factories receive.
+// environment is what commands build on: the configuration, the engine,
+// the tool registry and the dependencies its factories receive. It is built
+// once per process.
 type environment struct {
+	cfg      *config.Config
+	engine   *ollama.Engine
 	registry *tools.Registry
 	deps     tools.Deps
 }
 
-func (a *app) environment() (*environment, error) {
-	bd := builtin.Deps{}
-	return &environment{registry: builtin.Registry(bd), deps: bd.ToolDeps()}, nil
+// loadConfig reads the configuration with the global flags and the
+// command's own (agent, tools, system, theme). Commands that take none call
+// environment directly.
+func (a *app) loadConfig(f config.Flags) (*config.Config, error) {
+	if a.cfg != nil {
+		return a.cfg, nil
+	}
+	f.ConfigPath, f.Host, f.Model, f.DB = a.g.configPath, a.g.host, a.g.model, a.g.dbPath
+	cfg, err := config.Load(f)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	a.cfg = cfg
+	return cfg, nil
 }
 
-// openDB opens the database named by --db (or the default), telling other
-// processes that wait for it what this one is doing.
+func (a *app) environment() (*environment, error) {
+	if a.env != nil {
+		return a.env, nil
+	}
+	cfg, err := a.loadConfig(config.Flags{})
+	if err != nil {
+		return nil, err
+	}
+	eng, err := ollama.New(cfg.Host)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	opts, _ := cfg.EngineOptions() // validated by config.Load
+	bd := builtin.Deps{
+		Settings: cfg.Tool,
+		Engine:   eng,
+		Model:    cfg.Model,
+		Options:  opts,
+		Price:    price(cfg),
+	}
+	a.env = &environment{cfg: cfg, engine: eng, registry: builtin.Registry(bd), deps: bd.ToolDeps()}
+	return a.env, nil
+}
+
+// price adapts the configured prices to the agents' and tools' signature.
+func price(cfg *config.Config) func(model string, in, out int) float64 {
+	return func(model string, in, out int) float64 { return cfg.PriceFor(model).Cost(in, out) }
+}
+
+// resolveModel returns the configured model, or asks the server for one when
+// none is configured: the first model that can call tools, else the first.
+func (env *environment) resolveModel(ctx context.Context) (string, string, error) {
+	if env.cfg.Model != "" {
+		return env.cfg.Model, "", nil
+	}
+	models, err := env.engine.ListModels(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if len(models) == 0 {
+		return "", "", fmt.Errorf("no model is set and the server at %s has none. Download one with 'ollama pull qwen3', then run again", env.engine.Host())
+	}
+	for _, m := range models {
+		if caps, err := env.engine.Capabilities(ctx, m.Name); err == nil && slices.Contains(caps, engine.CapTools) {
+			return m.Name, fmt.Sprintf("no model set; using %s (set one with --model or 'model' in the config)", m.Name), nil
+		}
+	}
+	return models[0].Name, fmt.Sprintf("no model set; using %s (set one with --model or 'model' in the config)", models[0].Name), nil
+}
+
+// buildTools builds the named tools; an unknown name is a usage error.
+func (env *environment) buildTools(names []string) ([]tools.Tool, error) {
+	list, err := env.registry.BuildList(names, env.deps)
+	if err != nil {
+		if _, unknown := err.(*tools.UnknownToolError); unknown {
+			return nil, usageErr("%v", err)
+		}
+		return nil, failErr("%v", err)
+	}
+	return list, nil
+}
+
+// openDB opens the database named by --db, JARVIS_DB or the config (or the
+// default path), telling other processes that wait for it what this one is
+// doing.
 func (a *app) openDB(what string) (*store.DB, error) {
-	db, err := store.Open(a.g.dbPath, what)
+	path := a.g.dbPath
+	if path == "" {
+		if cfg, err := a.loadConfig(config.Flags{}); err == nil {
+			path = cfg.DB
+		}
+	}
+	db, err := store.Open(path, what)
 	if err != nil {
 		return nil, failErr("%v", err)
 	}
 	return db, nil
 }
+
+func joinArgs(args []string) string { return strings.TrimSpace(strings.Join(args, " ")) }

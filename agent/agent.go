@@ -1,0 +1,132 @@
+// Package agent runs conversations between a person, a model and tools.
+//
+// Three agents share one turn loop: simple (one model call, no tools),
+// orchestrator (native function calling: each turn streams a reply, runs
+// the tool calls it asks for in parallel, feeds the results back, until the
+// model answers or max turns) and react (a text protocol for models without
+// native tools: Thought / Action / Action Input / Observation / Final
+// Answer, with BuildToolDescriptions in the system prompt). When a model
+// cannot do native tool calls, orchestrator says so and continues as react.
+//
+// Everything an agent does is published as events (run and turn
+// boundaries with usage, token and thinking deltas, tool events from the
+// executor, notices, errors), so interfaces never reach into an agent.
+//
+// The conversation is a value the caller owns (*Conversation): the TUI keeps
+// one per session, the scheduler makes a fresh one per task run. A run only
+// appends to it, and leaves it consistent even when cancelled: an assistant
+// message that asked for tool calls is always followed by one tool message
+// per call.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// Names of the agents.
+const (
+	Simple       = "simple"
+	Orchestrator = "orchestrator"
+	ReAct        = "react"
+)
+
+// Names lists the agents in the order help texts show them.
+var Names = []string{Simple, Orchestrator, ReAct}
+
+// DefaultMaxTurns bounds a run when Config.MaxTurns is 0.
+const DefaultMaxTurns = 10
+
+// MaxTurnsText is the answer of a run that used every turn on tool calls.
+const MaxTurnsText = "Maximum turns reached without a final answer."
+
+// Conversation is the history of a chat: user, assistant and tool messages.
+// The system prompt is not stored; each agent adds its own on every request,
+// so a conversation can move between agents.
+type Conversation struct {
+	Messages []engine.Message
+}
+
+// Clone returns an independent copy.
+func (c *Conversation) Clone() *Conversation {
+	return &Conversation{Messages: append([]engine.Message(nil), c.Messages...)}
+}
+
+// Price converts token counts into dollars; nil means free.
+type Price func(model string, promptTokens, outputTokens int) float64
+
+// Config is what an agent is built from. Engine is required; Executor may be
+// nil (no tools).
+type Config struct {
+	Engine   engine.InferenceEngine
+	Model    string
+	Executor *tools.Executor
+	Bus      events.Publisher
+	// System replaces the agent's default system prompt (react keeps its
+	// protocol and tool section and puts System before them).
+	System   string
+	Options  engine.Options
+	MaxTurns int
+	Price    Price
+}
+
+// Result is what a run produced.
+type Result struct {
+	Content     string         `json:"content"`
+	Thinking    string         `json:"thinking,omitempty"`
+	ToolResults []tools.Result `json:"tool_results"`
+	Usage       events.Usage   `json:"usage"`
+	Model       string         `json:"model"`
+	Turns       int            `json:"turns"`
+	// Agent is the agent that produced the answer (react after a fallback).
+	Agent string `json:"agent"`
+	// Notices are things the person should know (a fallback, a loop guard).
+	Notices []string `json:"notices,omitempty"`
+	// Stopped says why a run ended without a model answer: "max_turns",
+	// "loop_guard", "cancelled", or "" for a normal answer.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// Agent runs one user input to an answer.
+type Agent interface {
+	Name() string
+	// Run appends input and everything that follows to conv. It returns the
+	// result and, when the run could not finish (engine error, cancel),
+	// an error alongside the partial result.
+	Run(ctx context.Context, conv *Conversation, input string) (*Result, error)
+}
+
+// New returns the named agent.
+func New(name string, cfg Config) (Agent, error) {
+	if cfg.Engine == nil {
+		return nil, fmt.Errorf("agent %s: no engine", name)
+	}
+	if cfg.Bus == nil {
+		cfg.Bus = events.Discard
+	}
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = DefaultMaxTurns
+	}
+	switch name {
+	case Simple:
+		return &simpleAgent{loop{cfg: cfg, name: Simple}}, nil
+	case Orchestrator:
+		return &orchestratorAgent{loop{cfg: cfg, name: Orchestrator}}, nil
+	case ReAct:
+		return &reactAgent{loop{cfg: cfg, name: ReAct}}, nil
+	}
+	return nil, fmt.Errorf("unknown agent %q; choose one of: %s", name, strings.Join(Names, ", "))
+}
+
+func newRunID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,169 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// reactAgent drives tools through a text protocol, for models without native
+// function calling.
+type reactAgent struct{ loop }
+
+func (a *reactAgent) Name() string { return ReAct }
+
+// reactProtocol is the part of the system prompt that teaches the format;
+// the tool section (BuildToolDescriptions) goes before it.
+const reactProtocol = `To use a tool, answer in exactly this format:
+
+Thought: what you need to do next and why
+Action: the tool name, one of [%s]
+Action Input: the tool's arguments as one JSON object
+
+Then stop: the result comes back to you as "Observation: ...". Never write an Observation yourself. Repeat Thought / Action / Action Input as needed. When you know the answer, write:
+
+Thought: I know the final answer
+Final Answer: the answer for the user
+
+If no tool is needed, go straight to Final Answer.`
+
+// ReActSystemPrompt builds react's system prompt for the given tools; it is
+// exported so the TUI can show exactly what the model is told.
+func ReActSystemPrompt(system string, executor *tools.Executor) string {
+	var b strings.Builder
+	if system == "" {
+		system = DefaultSystemPrompt
+	}
+	b.WriteString(system)
+	b.WriteString("\n\n## Available Tools\n\n")
+	var names []string
+	if executor != nil {
+		b.WriteString(executor.Describe(true, false))
+		for _, s := range executor.AvailableTools() {
+			names = append(names, s.Name)
+		}
+	} else {
+		b.WriteString(tools.NoToolsText)
+	}
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, reactProtocol, strings.Join(names, ", "))
+	return b.String()
+}
+
+var (
+	finalRe  = regexp.MustCompile(`(?is)Final Answer\s*:\s*(.*)$`)
+	actionRe = regexp.MustCompile(`(?im)^\s*Action\s*:\s*(.+?)\s*$`)
+	inputRe  = regexp.MustCompile(`(?is)Action Input\s*:\s*(.*)$`)
+	obsRe    = regexp.MustCompile(`(?im)^\s*Observation\s*:`)
+)
+
+func (a *reactAgent) Run(ctx context.Context, conv *Conversation, input string) (*Result, error) {
+	r := a.begin(ctx, conv, input)
+	system := ReActSystemPrompt(a.cfg.System, a.cfg.Executor)
+	var guard loopGuard
+	calls := 0
+	for r.result.Turns < a.cfg.MaxTurns {
+		resp, err := r.turn(system, nil)
+		if err != nil {
+			r.keepPartial(resp)
+			if cerr := r.cancelled(); cerr != nil {
+				return r.finish(cerr)
+			}
+			return r.finish(err)
+		}
+		text := resp.Message.Content
+		// A model that writes its own Observation is inventing a result:
+		// keep only what comes before it.
+		if loc := obsRe.FindStringIndex(text); loc != nil {
+			text = strings.TrimRight(text[:loc[0]], " \n")
+		}
+		step := parseReAct(text)
+		conv.Messages = append(conv.Messages, engine.Message{Role: engine.RoleAssistant, Content: text, Thinking: resp.Message.Thinking})
+		if step.final != "" || step.action == "" {
+			r.result.Content = step.final
+			if step.final == "" {
+				r.result.Content = strings.TrimSpace(text)
+			}
+			return r.finish(nil)
+		}
+		calls++
+		call := engine.ToolCall{ID: fmt.Sprintf("react_%d", calls), Name: step.action, Arguments: a.arguments(step)}
+		if looping, hit := guard.repeated([]engine.ToolCall{call}); hit {
+			r.result.Stopped = "loop_guard"
+			r.result.Content = fmt.Sprintf("Stopped: the model called %s with the same arguments %d times without reaching an answer.", looping.Name, LoopGuardLimit)
+			r.notice(r.result.Content)
+			return r.finish(nil)
+		}
+		res := r.runTools([]engine.ToolCall{call})[0]
+		// runTools appended a tool message; the text protocol wants the
+		// result as an observation in a user message instead.
+		conv.Messages[len(conv.Messages)-1] = engine.Message{Role: engine.RoleUser, Content: "Observation: " + res.Content}
+		if err := r.cancelled(); err != nil {
+			return r.finish(err)
+		}
+	}
+	r.result.Stopped = "max_turns"
+	r.result.Content = MaxTurnsText
+	r.notice(fmt.Sprintf("Stopped after %d turns (max_turns).", a.cfg.MaxTurns))
+	return r.finish(nil)
+}
+
+type reactStep struct {
+	action, input, final string
+}
+
+// parseReAct reads one reply of the protocol. A Final Answer wins over an
+// action written after it; an Action without input gets "{}".
+func parseReAct(text string) reactStep {
+	var s reactStep
+	if m := finalRe.FindStringSubmatch(text); m != nil {
+		if a := actionRe.FindStringIndex(text); a == nil || a[0] > strings.Index(strings.ToLower(text), "final answer") {
+			s.final = strings.TrimSpace(m[1])
+			return s
+		}
+	}
+	if m := actionRe.FindStringSubmatch(text); m != nil {
+		s.action = strings.Trim(strings.TrimSpace(m[1]), "`\"'[]")
+		if in := inputRe.FindStringSubmatch(text); in != nil {
+			s.input = strings.TrimSpace(in[1])
+		}
+	}
+	return s
+}
+
+// arguments turns an Action Input into a JSON object: it strips code
+// fences, keeps the first JSON object, and wraps a bare value for a tool
+// whose only required parameter is a string (models often write
+// `Action Input: 2+2` for the calculator).
+func (a *reactAgent) arguments(s reactStep) string {
+	in := strings.TrimSpace(s.input)
+	in = strings.TrimPrefix(in, "```json")
+	in = strings.TrimPrefix(in, "```")
+	in = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(in), "```"))
+	if in == "" {
+		return "{}"
+	}
+	if start := strings.IndexByte(in, '{'); start >= 0 {
+		dec := json.NewDecoder(strings.NewReader(in[start:]))
+		var obj map[string]any
+		if dec.Decode(&obj) == nil {
+			b, _ := json.Marshal(obj)
+			return string(b)
+		}
+	}
+	if a.cfg.Executor != nil {
+		if spec, ok := a.cfg.Executor.Spec(s.action); ok && spec.Parameters != nil && len(spec.Parameters.Required) == 1 {
+			name := spec.Parameters.Required[0]
+			if p := spec.Parameters.Properties[name]; p != nil && p.Type == "string" {
+				b, _ := json.Marshal(map[string]string{name: strings.Trim(in, "\"'")})
+				return string(b)
+			}
+		}
+	}
+	return in // not JSON: the executor explains that to the model
+}

@@ -1,0 +1,385 @@
+// Package config reads jarvis's configuration once, at the edge: defaults,
+// then the TOML file, then environment variables, then flags, each level
+// overriding the one before. It remembers where every value came from so
+// `jarvis config show` can say why a value is what it is, and it reports a
+// bad file with the file, line and key.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// Config is the effective configuration.
+type Config struct {
+	Model    string   `toml:"model"`
+	Host     string   `toml:"host"`
+	Agent    string   `toml:"agent"`
+	Tools    []string `toml:"tools"`
+	System   string   `toml:"system"`
+	Theme    string   `toml:"theme"`
+	MaxTurns int      `toml:"max_turns"`
+	DB       string   `toml:"db"`
+
+	Options Options `toml:"options"`
+	// Prices are US dollars per million tokens, keyed by model name; local
+	// models cost nothing unless the user says otherwise.
+	Prices map[string]Price `toml:"prices"`
+	// Tool holds per-tool overrides: [tool.file_read] allowed_dirs = [...].
+	Tool map[string]tools.Settings `toml:"tool"`
+
+	sources map[string]string
+	path    string
+}
+
+// Options are the generation options ([options] in the file).
+type Options struct {
+	NumCtx      int      `toml:"num_ctx"`
+	NumPredict  int      `toml:"num_predict"`
+	Temperature *float64 `toml:"temperature"`
+	Seed        *int     `toml:"seed"`
+	KeepAlive   string   `toml:"keep_alive"`
+	Think       string   `toml:"think"`
+}
+
+// Price is a model's price per million tokens.
+type Price struct {
+	Input  float64 `toml:"input"`
+	Output float64 `toml:"output"`
+}
+
+// Cost returns what a reply with these token counts cost.
+func (p Price) Cost(promptTokens, outputTokens int) float64 {
+	return (float64(promptTokens)*p.Input + float64(outputTokens)*p.Output) / 1e6
+}
+
+// Defaults.
+const (
+	DefaultAgent    = "orchestrator"
+	DefaultMaxTurns = 10
+	DefaultTheme    = "auto"
+)
+
+// DefaultTools are enabled when the config names none: they cost nothing,
+// touch nothing outside the process, and make a model exact at arithmetic.
+var DefaultTools = []string{"calculator", "think"}
+
+// Agents are the agent names jarvis knows.
+var Agents = []string{"simple", "orchestrator", "react"}
+
+// Flags are the command-line values; empty means "not given".
+type Flags struct {
+	ConfigPath string
+	Host       string
+	Model      string
+	DB         string
+	Agent      string
+	Tools      *string // nil: not given; "" or "none": no tools
+	System     string
+	Theme      string
+}
+
+// DefaultPath is $XDG_CONFIG_HOME/jarvis/config.toml (~/.config/... when unset).
+func DefaultPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "jarvis", "config.toml")
+}
+
+// Load builds the effective configuration. A missing file at the default
+// path is fine (defaults apply); a missing file named with --config or
+// JARVIS_CONFIG is an error, as is any problem inside a file.
+func Load(f Flags) (*Config, error) {
+	c := &Config{
+		Tools:    append([]string(nil), DefaultTools...),
+		Agent:    DefaultAgent,
+		MaxTurns: DefaultMaxTurns,
+		Theme:    DefaultTheme,
+		sources:  map[string]string{},
+	}
+	for _, k := range []string{"model", "host", "agent", "tools", "system", "theme", "max_turns", "db"} {
+		c.sources[k] = "default"
+	}
+	path, explicit := f.ConfigPath, f.ConfigPath != ""
+	if !explicit {
+		if env := os.Getenv("JARVIS_CONFIG"); env != "" {
+			path, explicit = env, true
+		} else {
+			path = DefaultPath()
+		}
+	}
+	if err := c.loadFile(path, explicit); err != nil {
+		return nil, err
+	}
+	c.applyEnv()
+	c.applyFlags(f)
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Path is the config file that was read ("" when none was).
+func (c *Config) Path() string { return c.path }
+
+// Source says where a top-level value came from.
+func (c *Config) Source(key string) string {
+	if s, ok := c.sources[key]; ok {
+		return s
+	}
+	return "default"
+}
+
+// FileError is a problem in the config file, located for the person to fix.
+type FileError struct {
+	Path string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (e *FileError) Error() string {
+	loc := e.Path
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Key != "" {
+		return fmt.Sprintf("config %s: key %q: %s", loc, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("config %s: %s", loc, e.Msg)
+}
+
+var lineInMsg = regexp.MustCompile(`line (\d+)`)
+
+func (c *Config) loadFile(path string, explicit bool) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !explicit {
+			return nil
+		}
+		return fmt.Errorf("cannot read config file %s: %w", path, err)
+	}
+	md, err := toml.Decode(string(data), c)
+	if err != nil {
+		fe := &FileError{Path: path, Msg: err.Error()}
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			fe.Line, fe.Key, fe.Msg = pe.Position.Line, pe.LastKey, pe.Message
+		} else if m := lineInMsg.FindStringSubmatch(err.Error()); m != nil {
+			fe.Line, _ = strconv.Atoi(m[1])
+		}
+		return fe
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		key := undecoded[0].String()
+		return &FileError{Path: path, Line: findKeyLine(string(data), undecoded[0]), Key: key,
+			Msg: "unknown setting; see the README's configuration section for the keys jarvis reads"}
+	}
+	c.path = path
+	for _, k := range md.Keys() {
+		if len(k) == 1 {
+			c.sources[k[0]] = "config " + path
+		}
+	}
+	return nil
+}
+
+// findKeyLine finds the line where the last part of key is set, for
+// messages about keys the decoder cannot point at.
+func findKeyLine(text string, key toml.Key) int {
+	last := key[len(key)-1]
+	re := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(last) + `"?\s*=`)
+	for i, line := range strings.Split(text, "\n") {
+		if re.MatchString(line) || strings.TrimSpace(line) == "["+key.String()+"]" {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func (c *Config) set(key, value, source string, dst *string) {
+	if value == "" {
+		return
+	}
+	*dst = value
+	c.sources[key] = source
+}
+
+func (c *Config) applyEnv() {
+	c.set("model", os.Getenv("JARVIS_MODEL"), "env JARVIS_MODEL", &c.Model)
+	c.set("host", os.Getenv("OLLAMA_HOST"), "env OLLAMA_HOST", &c.Host)
+	c.set("agent", os.Getenv("JARVIS_AGENT"), "env JARVIS_AGENT", &c.Agent)
+	c.set("theme", os.Getenv("JARVIS_THEME"), "env JARVIS_THEME", &c.Theme)
+	c.set("db", os.Getenv("JARVIS_DB"), "env JARVIS_DB", &c.DB)
+	if v, ok := os.LookupEnv("JARVIS_TOOLS"); ok {
+		c.Tools = tools.ParseList(v)
+		c.sources["tools"] = "env JARVIS_TOOLS"
+	}
+}
+
+func (c *Config) applyFlags(f Flags) {
+	c.set("model", f.Model, "flag --model", &c.Model)
+	c.set("host", f.Host, "flag --host", &c.Host)
+	c.set("agent", f.Agent, "flag --agent", &c.Agent)
+	c.set("system", f.System, "flag --system", &c.System)
+	c.set("theme", f.Theme, "flag --theme", &c.Theme)
+	c.set("db", f.DB, "flag --db", &c.DB)
+	if f.Tools != nil {
+		c.Tools = tools.ParseList(*f.Tools)
+		c.sources["tools"] = "flag --tools"
+	}
+}
+
+func (c *Config) validate() error {
+	known := false
+	for _, a := range Agents {
+		known = known || a == c.Agent
+	}
+	if !known {
+		return fmt.Errorf("unknown agent %q (from %s); choose one of: %s", c.Agent, c.Source("agent"), strings.Join(Agents, ", "))
+	}
+	if c.MaxTurns < 1 {
+		return fmt.Errorf("max_turns must be at least 1 (got %d from %s)", c.MaxTurns, c.Source("max_turns"))
+	}
+	if _, err := c.EngineOptions(); err != nil {
+		return err
+	}
+	switch c.Options.Think {
+	case "", "true", "false", "low", "medium", "high":
+	default:
+		return fmt.Errorf("options.think must be true, false, low, medium or high (got %q)", c.Options.Think)
+	}
+	return nil
+}
+
+// EngineOptions converts [options] for the engine.
+func (c *Config) EngineOptions() (engine.Options, error) {
+	o := engine.Options{
+		NumCtx: c.Options.NumCtx, NumPredict: c.Options.NumPredict,
+		Temperature: c.Options.Temperature, Seed: c.Options.Seed, Think: c.Options.Think,
+	}
+	if c.Options.KeepAlive != "" {
+		d, err := time.ParseDuration(c.Options.KeepAlive)
+		if err != nil {
+			return o, fmt.Errorf("options.keep_alive %q is not a duration (use e.g. \"5m\" or \"1h\")", c.Options.KeepAlive)
+		}
+		o.KeepAlive = d
+	}
+	return o, nil
+}
+
+// PriceFor returns the price of a model (zero when not configured). A price
+// set for "qwen3" also applies to "qwen3:8b".
+func (c *Config) PriceFor(model string) Price {
+	if p, ok := c.Prices[model]; ok {
+		return p
+	}
+	if base, _, found := strings.Cut(model, ":"); found {
+		return c.Prices[base]
+	}
+	return Price{}
+}
+
+// HostOrDefault returns the configured host or Ollama's default.
+func (c *Config) HostOrDefault() string {
+	if c.Host == "" {
+		return engine.DefaultHost
+	}
+	return c.Host
+}
+
+// Setting is one line of `jarvis config show`.
+type Setting struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// Settings lists the effective values with their sources, sorted by key.
+func (c *Config) Settings() []Setting {
+	tl := strings.Join(c.Tools, ",")
+	if tl == "" {
+		tl = "(none)"
+	}
+	out := []Setting{
+		{"model", orNone(c.Model, "(ask the server: first model with tool support)"), c.Source("model")},
+		{"host", c.HostOrDefault(), c.Source("host")},
+		{"agent", c.Agent, c.Source("agent")},
+		{"tools", tl, c.Source("tools")},
+		{"system", orNone(c.System, "(agent default)"), c.Source("system")},
+		{"theme", c.Theme, c.Source("theme")},
+		{"max_turns", strconv.Itoa(c.MaxTurns), c.Source("max_turns")},
+		{"db", orNone(c.DB, "(default path)"), c.Source("db")},
+	}
+	fileSrc := "config " + c.path
+	if c.Options.NumCtx != 0 {
+		out = append(out, Setting{"options.num_ctx", strconv.Itoa(c.Options.NumCtx), fileSrc})
+	}
+	if c.Options.NumPredict != 0 {
+		out = append(out, Setting{"options.num_predict", strconv.Itoa(c.Options.NumPredict), fileSrc})
+	}
+	if c.Options.Temperature != nil {
+		out = append(out, Setting{"options.temperature", strconv.FormatFloat(*c.Options.Temperature, 'g', -1, 64), fileSrc})
+	}
+	if c.Options.Seed != nil {
+		out = append(out, Setting{"options.seed", strconv.Itoa(*c.Options.Seed), fileSrc})
+	}
+	if c.Options.KeepAlive != "" {
+		out = append(out, Setting{"options.keep_alive", c.Options.KeepAlive, fileSrc})
+	}
+	if c.Options.Think != "" {
+		out = append(out, Setting{"options.think", c.Options.Think, fileSrc})
+	}
+	models := make([]string, 0, len(c.Prices))
+	for m := range c.Prices {
+		models = append(models, m)
+	}
+	sort.Strings(models)
+	for _, m := range models {
+		p := c.Prices[m]
+		out = append(out, Setting{"prices." + m, fmt.Sprintf("$%g in / $%g out per million tokens", p.Input, p.Output), fileSrc})
+	}
+	names := make([]string, 0, len(c.Tool))
+	for n := range c.Tool {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := c.Tool[n]
+		if s.RequiresConfirmation != nil {
+			out = append(out, Setting{"tool." + n + ".confirm", strconv.FormatBool(*s.RequiresConfirmation), fileSrc})
+		}
+		if s.TimeoutSeconds != nil {
+			out = append(out, Setting{"tool." + n + ".timeout", strconv.FormatFloat(*s.TimeoutSeconds, 'g', -1, 64) + "s", fileSrc})
+		}
+		if len(s.AllowedDirs) > 0 {
+			out = append(out, Setting{"tool." + n + ".allowed_dirs", strings.Join(s.AllowedDirs, ", "), fileSrc})
+		}
+	}
+	return out
+}
+
+func orNone(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
