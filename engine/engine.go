@@ -206,12 +206,16 @@ func (e *StreamError) Error() string {
 
 func (e *StreamError) Unwrap() error { return e.Err }
 
-// ServerError is any other error the server answered with.
+// ServerError is any other error the server answered with. Status is 0 when
+// the error arrived inside a reply that had already started streaming.
 type ServerError struct {
 	Status  int
 	Message string
 }
 
 func (e *ServerError) Error() string {
+	if e.Status == 0 {
+		return "model server error: " + e.Message
+	}
 	return fmt.Sprintf("model server error (HTTP %d): %s", e.Status, e.Message)
 }

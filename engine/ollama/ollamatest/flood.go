@@ -1,0 +1,87 @@
+package ollamatest
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+)
+
+// floodText is what Flood streams, token by token, over and over: prose
+// with paragraph breaks, so a UI renders something like a real answer.
+const floodText = `The quick brown fox jumps over the lazy dog, and the dog, being lazy, does not mind at all. ` +
+	`Streaming a long answer exercises every layer between the socket and the screen: decoding, ` +
+	`accumulating, publishing deltas and redrawing.
+
+Each token here is one chunk on the wire, exactly as a model would send it, with the space ` +
+	`before a word carried by the word. Numbers like 3.14159 and 2,718 appear too, as do ` +
+	`punctuation marks; quotes "like these"; and a list:
+
+- first item
+- second item
+- third item
+
+`
+
+// floodWords are the flood's tokens; floodQuoted the same already
+// JSON-quoted, so writing a chunk costs a few appends.
+var (
+	floodWords  = splitTokens(floodText)
+	floodQuoted = sync.OnceValue(func() [][]byte {
+		out := make([][]byte, len(floodWords))
+		for i, w := range floodWords {
+			out[i], _ = json.Marshal(w)
+		}
+		return out
+	})
+)
+
+// flood streams n content chunks built by hand in the exact bytes
+// json.Marshal would produce, flushing only when the writer's buffer fills,
+// so the server side costs well under a microsecond per chunk.
+func (p *player) flood(n int) {
+	if !p.stream {
+		p.content.WriteString(FloodText(n))
+		p.sent += n
+		return
+	}
+	tokens := floodQuoted()
+	model, _ := json.Marshal(p.model)
+	var head, mid, tail string
+	if p.generate {
+		head, mid, tail = `{"model":`+string(model)+`,"created_at":"`, `","response":`, `,"done":false}`+"\n"
+	} else {
+		head, mid, tail = `{"model":`+string(model)+`,"created_at":"`, `","message":{"role":"assistant","content":`, `},"done":false}`+"\n"
+	}
+	buf := make([]byte, 0, 32<<10)
+	for i := range n {
+		buf = append(buf, head...)
+		buf = time.Now().UTC().AppendFormat(buf, time.RFC3339Nano)
+		buf = append(buf, mid...)
+		buf = append(buf, tokens[i%len(tokens)]...)
+		buf = append(buf, tail...)
+		p.sent++
+		last := p.plan.disconnectAfter > 0 && p.sent >= p.plan.disconnectAfter
+		if len(buf) >= 28<<10 || last || i == n-1 {
+			if !p.write(buf, last) {
+				p.ended = true
+				return
+			}
+			buf = buf[:0]
+		}
+		if last {
+			p.disconnect()
+			return
+		}
+	}
+}
+
+// FloodText returns the content n flood chunks add up to, for tests that
+// check a flooded reply arrived whole.
+func FloodText(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(floodWords[i%len(floodWords)])
+	}
+	return b.String()
+}

@@ -1,0 +1,423 @@
+package ollamatest
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/ollama/ollama/api"
+)
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, rec *Request) {
+	start := time.Now()
+	var req api.ChatRequest
+	if err := decode(rec.Body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.record(func() { rec.Chat = &req })
+	m, ok := s.admit(w, req.Model, req.Think, "chat")
+	if !ok {
+		return
+	}
+	// The order of the checks is the real handler's: thinking is checked
+	// before the runner is scheduled, which is where tools are refused.
+	if len(req.Tools) > 0 && !slices.Contains(m.Capabilities, "tools") {
+		writeError(w, http.StatusBadRequest, fullName(m.Name)+" does not support tools")
+		return
+	}
+	if len(req.Messages) == 0 {
+		writeJSON(w, http.StatusOK, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "load"})
+		return
+	}
+	p := &player{
+		srv: s, w: w, rc: http.NewResponseController(w), r: r,
+		model: req.Model, stream: req.Stream == nil || *req.Stream,
+		thinking: thinks(m, req.Think), start: start,
+		promptTokens: promptTokens(req.Messages),
+	}
+	s.play(p, rec)
+}
+
+func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, rec *Request) {
+	start := time.Now()
+	var req api.GenerateRequest
+	if err := decode(rec.Body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.record(func() { rec.Generate = &req })
+	m, ok := s.admit(w, req.Model, req.Think, "generate")
+	if !ok {
+		return
+	}
+	if req.Prompt == "" {
+		writeJSON(w, http.StatusOK, api.GenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Done: true, DoneReason: "load"})
+		return
+	}
+	p := &player{
+		srv: s, w: w, rc: http.NewResponseController(w), r: r,
+		model: req.Model, stream: req.Stream == nil || *req.Stream,
+		thinking: thinks(m, req.Think), start: start, generate: true,
+		promptTokens: estimateTokens(req.System) + estimateTokens(req.Prompt),
+	}
+	s.play(p, rec)
+}
+
+// admit runs the checks the real server makes before generating: a model
+// name, a model that exists, thinking only where the model has it, and the
+// completion capability. It answers the error itself.
+func (s *Server) admit(w http.ResponseWriter, name string, think *api.ThinkValue, what string) (ModelSpec, bool) {
+	if strings.TrimSpace(name) == "" {
+		writeError(w, http.StatusBadRequest, "model is required")
+		return ModelSpec{}, false
+	}
+	m, ok := s.lookup(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", name))
+		return ModelSpec{}, false
+	}
+	if think != nil && think.Bool() && !slices.Contains(m.Capabilities, "thinking") {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%q does not support thinking", name))
+		return ModelSpec{}, false
+	}
+	if !slices.Contains(m.Capabilities, "completion") {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%q does not support %s", name, what))
+		return ModelSpec{}, false
+	}
+	return m, true
+}
+
+// thinks reports whether the reply carries thinking: the model must have
+// it, and a thinking model thinks unless asked not to.
+func thinks(m ModelSpec, think *api.ThinkValue) bool {
+	return slices.Contains(m.Capabilities, "thinking") && (think == nil || think.Bool())
+}
+
+// play picks the scripted reply for the request and plays it.
+func (s *Server) play(p *player, rec *Request) {
+	s.mu.Lock()
+	rules := slices.Clone(s.rules)
+	fallback := s.fallback
+	s.mu.Unlock()
+	var pl plan
+	found := false
+	for _, rule := range rules {
+		if pl, found = rule.take(rec); found {
+			break
+		}
+	}
+	if !found && fallback != nil {
+		pl, found = fallback.take(rec)
+	}
+	if !found {
+		writeError(p.w, http.StatusInternalServerError, "ollamatest: no scripted reply matches this request ("+describeLast(rec)+"); add a rule with On or a reply with Default")
+		return
+	}
+	s.record(func() { rec.Reply = pl.label })
+	if pl.replyFn != nil {
+		pl.steps = pl.replyFn(rec)
+	}
+	p.plan = pl
+	p.run()
+}
+
+func describeLast(rec *Request) string {
+	m := rec.last()
+	if m == nil {
+		return "no messages"
+	}
+	text := m.Content
+	if len(text) > 80 {
+		text = text[:80] + "..."
+	}
+	if m.Role == "tool" {
+		return fmt.Sprintf("last message: tool result from %s: %q", m.ToolName, text)
+	}
+	return fmt.Sprintf("last message: %s: %q", m.Role, text)
+}
+
+// player writes one reply, streamed as NDJSON or whole.
+type player struct {
+	srv      *Server
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	r        *http.Request
+	plan     plan
+	model    string
+	stream   bool
+	thinking bool
+	generate bool
+	start    time.Time
+
+	promptTokens int
+	firstStep    time.Time
+	sent         int  // chunks written (or gathered, when not streaming)
+	started      bool // the 200 header is out
+	ended        bool // the reply stopped early (error, drop, cancel)
+
+	// The whole reply, for stream=false.
+	content, thought strings.Builder
+	calls            []api.ToolCall
+}
+
+func (p *player) run() {
+	p.firstStep = time.Now()
+	for _, st := range p.plan.steps {
+		p.step(st)
+		if p.ended {
+			return
+		}
+	}
+	p.finish()
+}
+
+func (p *player) step(st Step) {
+	switch st.kind {
+	case stepText:
+		for _, c := range st.chunks {
+			if p.emit(c, "", nil); p.ended {
+				return
+			}
+		}
+	case stepThink:
+		if !p.thinking {
+			return
+		}
+		for _, c := range st.chunks {
+			if p.emit("", c, nil); p.ended {
+				return
+			}
+		}
+	case stepToolCalls:
+		if p.generate {
+			return
+		}
+		calls := make([]api.ToolCall, len(st.calls))
+		for i, c := range st.calls {
+			calls[i] = api.ToolCall{ID: c.id, Function: api.ToolCallFunction{Index: len(p.calls) + i, Name: c.name, Arguments: c.args}}
+			if !c.idSet {
+				calls[i].ID = p.srv.nextCallID()
+			}
+		}
+		p.emit("", "", calls)
+	case stepError:
+		p.fail(st)
+	case stepDelay:
+		p.wait(st.delay)
+	case stepDisconnect:
+		p.disconnect()
+	case stepHang:
+		p.wait(-1)
+		p.ended = true
+	case stepFlood:
+		p.flood(st.n)
+	}
+}
+
+func (s *Server) nextCallID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	return fmt.Sprintf("call_%08d", s.calls)
+}
+
+// emit sends (or, not streaming, gathers) one chunk.
+func (p *player) emit(content, thinking string, calls []api.ToolCall) {
+	if p.plan.chunkDelay > 0 {
+		if p.wait(p.plan.chunkDelay); p.ended {
+			return
+		}
+	}
+	p.calls = append(p.calls, calls...)
+	if !p.stream {
+		p.content.WriteString(content)
+		p.thought.WriteString(thinking)
+	} else {
+		var b []byte
+		var err error
+		if p.generate {
+			b, err = json.Marshal(api.GenerateResponse{Model: p.model, CreatedAt: time.Now().UTC(), Response: content, Thinking: thinking})
+		} else {
+			b, err = json.Marshal(api.ChatResponse{Model: p.model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant", Content: content, Thinking: thinking, ToolCalls: calls}})
+		}
+		if err != nil || !p.write(append(b, '\n'), true) {
+			p.ended = true
+			return
+		}
+	}
+	p.sent++
+	if p.plan.disconnectAfter > 0 && p.sent >= p.plan.disconnectAfter {
+		p.disconnect()
+	}
+}
+
+// write sends bytes as part of the 200 NDJSON stream; false when the
+// client has gone.
+func (p *player) write(b []byte, flush bool) bool {
+	if !p.started {
+		p.w.Header().Set("Content-Type", "application/x-ndjson")
+		p.w.WriteHeader(http.StatusOK)
+		p.started = true
+	}
+	if _, err := p.w.Write(b); err != nil {
+		return false
+	}
+	return !flush || p.rc.Flush() == nil
+}
+
+// fail ends the reply with an error step, the way the real server does
+// at that point of a reply.
+func (p *player) fail(st Step) {
+	p.ended = true
+	switch {
+	case p.started && st.raw:
+		p.write([]byte(st.msg+"\n"), true)
+	case p.started:
+		b, _ := json.Marshal(map[string]string{"error": st.msg})
+		p.write(append(b, '\n'), true)
+	case st.raw:
+		p.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		p.w.WriteHeader(st.status)
+		_, _ = p.w.Write([]byte(st.msg))
+	default:
+		writeError(p.w, st.status, st.msg)
+	}
+}
+
+// wait sleeps d (d < 0: until the end), cut short when the client cancels
+// or the server closes; either ends the reply.
+func (p *player) wait(d time.Duration) {
+	var timer <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-timer:
+	case <-p.r.Context().Done():
+		p.ended = true
+	case <-p.srv.closing:
+		p.ended = true
+	}
+}
+
+// disconnect drops the connection as a crash would: what was flushed
+// stays delivered, the chunked body is never terminated.
+func (p *player) disconnect() {
+	p.ended = true
+	if p.started {
+		_ = p.rc.Flush()
+	}
+	conn, _, err := p.rc.Hijack()
+	if err != nil {
+		// Not an HTTP/1 connection: abort the response instead, which
+		// the server also turns into a reset stream.
+		panic(http.ErrAbortHandler)
+	}
+	_ = conn.Close()
+}
+
+// finish sends the final chunk, or the whole reply when not streaming.
+func (p *player) finish() {
+	metrics := p.metrics()
+	reason := p.plan.doneReason
+	if reason == "" {
+		reason = "stop"
+	}
+	now := time.Now().UTC()
+	if p.generate {
+		resp := api.GenerateResponse{Model: p.model, CreatedAt: now, Done: true, DoneReason: reason, Metrics: metrics}
+		if !p.stream {
+			resp.Response, resp.Thinking = p.content.String(), p.thought.String()
+			writeJSON(p.w, http.StatusOK, resp)
+			return
+		}
+		b, _ := json.Marshal(resp)
+		p.write(append(b, '\n'), true)
+		return
+	}
+	resp := api.ChatResponse{Model: p.model, CreatedAt: now, Message: api.Message{Role: "assistant"}, Done: true, DoneReason: reason, Metrics: metrics}
+	if !p.stream {
+		resp.Message.Content, resp.Message.Thinking = p.content.String(), p.thought.String()
+		resp.Message.ToolCalls = p.calls
+		writeJSON(p.w, http.StatusOK, resp)
+		return
+	}
+	b, _ := json.Marshal(resp)
+	p.write(append(b, '\n'), true)
+}
+
+// metrics are the rule's exact figures, or measured ones. Durations are at
+// least 1µs so every key the real server sends is present.
+func (p *player) metrics() api.Metrics {
+	if p.plan.metrics != nil {
+		return *p.plan.metrics
+	}
+	now := time.Now()
+	load := max(p.firstStep.Sub(p.start)/2, time.Microsecond)
+	return api.Metrics{
+		TotalDuration:      max(now.Sub(p.start), 3*time.Microsecond),
+		LoadDuration:       load,
+		PromptEvalCount:    p.promptTokens,
+		PromptEvalDuration: load,
+		EvalCount:          max(p.sent, 1),
+		EvalDuration:       max(now.Sub(p.firstStep), time.Microsecond),
+	}
+}
+
+// promptTokens estimates the prompt's tokens from the conversation.
+func promptTokens(msgs []api.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += 4 + estimateTokens(m.Content) // role markers and separators
+	}
+	return n
+}
+
+// estimateTokens is about one token per four characters, as for English.
+func estimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+// Embedding is the fake's deterministic embedding of text: a unit vector of
+// dims hashed word counts, so texts sharing words are close in cosine
+// similarity and identical texts embed identically. Tests can compute the
+// vector the server will return.
+func Embedding(text string, dims int) []float32 {
+	if dims <= 0 {
+		dims = 64
+	}
+	v := make([]float64, dims)
+	for _, word := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(word))
+		sum := h.Sum64()
+		sign := 1.0
+		if sum>>63 == 1 {
+			sign = -1
+		}
+		v[sum%uint64(dims)] += sign
+	}
+	norm := 0.0
+	for _, x := range v {
+		norm += x * x
+	}
+	out := make([]float32, dims)
+	if norm == 0 {
+		out[0] = 1
+		return out
+	}
+	norm = math.Sqrt(norm)
+	for i, x := range v {
+		out[i] = float32(x / norm)
+	}
+	return out
+}
