@@ -75,6 +75,19 @@ type Config struct {
 	Options  engine.Options
 	MaxTurns int
 	Price    Price
+	// OnMessage, when set, is called on the run's goroutine each time a
+	// message is appended to the conversation, so a caller can persist the
+	// conversation as it grows (a crash then loses at most the reply being
+	// streamed).
+	OnMessage func(Appended)
+}
+
+// Appended is a message just added to a conversation, with what it cost
+// (assistant messages) or the tool result it carries (tool messages).
+type Appended struct {
+	Message engine.Message
+	Usage   *events.Usage
+	Result  *tools.Result
 }
 
 // Result is what a run produced.

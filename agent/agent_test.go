@@ -163,7 +163,10 @@ type harmTool struct{ ran atomic.Int32 }
 func (h *harmTool) Spec() tools.Spec {
 	return tools.Spec{Name: "harm", Description: "does harm", RequiresConfirmation: true, Parameters: tools.Params()}
 }
-func (h *harmTool) Execute(context.Context, tools.Args) tools.Result { h.ran.Add(1); return tools.OK("harm done") }
+func (h *harmTool) Execute(context.Context, tools.Args) tools.Result {
+	h.ran.Add(1)
+	return tools.OK("harm done")
+}
 
 func TestDeniedConfirmationReachesModelAsFailedResult(t *testing.T) {
 	harm := &harmTool{}
@@ -405,16 +408,49 @@ func TestParseReAct(t *testing.T) {
 func TestReactArgumentRepair(t *testing.T) {
 	a := &reactAgent{loop{cfg: Config{Executor: executor(t, nil, nil)}}}
 	cases := map[string]string{
-		`{"expression":"2+2"}`:                 `{"expression":"2+2"}`,
+		`{"expression":"2+2"}`:                   `{"expression":"2+2"}`,
 		"```json\n{\"expression\":\"2+2\"}\n```": `{"expression":"2+2"}`,
-		`2+2`:                                  `{"expression":"2+2"}`,
-		`"2+2"`:                                `{"expression":"2+2"}`,
-		`{"expression":"2+2"} trailing words`:  `{"expression":"2+2"}`,
-		``:                                     `{}`,
+		`2+2`:                                    `{"expression":"2+2"}`,
+		`"2+2"`:                                  `{"expression":"2+2"}`,
+		`{"expression":"2+2"} trailing words`:    `{"expression":"2+2"}`,
+		``:                                       `{}`,
 	}
 	for in, want := range cases {
 		if got := a.arguments(reactStep{action: "calculator", input: in}); got != want {
 			t.Errorf("arguments(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestOnMessageReportsEveryAppendedMessage(t *testing.T) {
+	for _, name := range []string{Orchestrator, ReAct} {
+		t.Run(name, func(t *testing.T) {
+			eng := &fakeEngine{reply: func(req engine.ChatRequest, n int) (engine.ChatResponse, []string, error) {
+				if n == 1 && name == Orchestrator {
+					return calls(call("c1", "calculator", `{"expression":"1+1"}`)), nil, nil
+				}
+				if n == 1 {
+					return text("Action: calculator\nAction Input: {\"expression\":\"1+1\"}"), nil, nil
+				}
+				return text("Final Answer: 2"), nil, nil
+			}}
+			var seen []Appended
+			a, _ := New(name, Config{Engine: eng, Model: "m", Executor: executor(t, nil, nil), OnMessage: func(m Appended) { seen = append(seen, m) }})
+			conv := &Conversation{}
+			if _, err := a.Run(context.Background(), conv, "1+1?"); err != nil {
+				t.Fatal(err)
+			}
+			if len(seen) != len(conv.Messages) {
+				t.Fatalf("reported %d messages, conversation has %d", len(seen), len(conv.Messages))
+			}
+			for i := range seen {
+				if seen[i].Message.Role != conv.Messages[i].Role || seen[i].Message.Content != conv.Messages[i].Content {
+					t.Fatalf("message %d: reported %+v, stored %+v", i, seen[i].Message, conv.Messages[i])
+				}
+			}
+			if seen[1].Usage == nil || seen[2].Result == nil || seen[2].Result.Content != "2" {
+				t.Fatalf("usage/result not attached: %+v", seen)
+			}
+		})
 	}
 }

@@ -27,7 +27,9 @@ type run struct {
 	started time.Time
 }
 
-func (l *loop) begin(ctx context.Context, conv *Conversation, input string) *run {
+// begin starts a run. appendInput is false when a run continues one whose
+// user message is already in the conversation (a fallback to react).
+func (l *loop) begin(ctx context.Context, conv *Conversation, input string, appendInput bool) *run {
 	info := events.RunFrom(ctx)
 	if info.ID == "" {
 		info.ID = newRunID()
@@ -37,9 +39,19 @@ func (l *loop) begin(ctx context.Context, conv *Conversation, input string) *run
 		loop: l, ctx: events.WithRun(ctx, info), info: info, conv: conv,
 		result: &Result{Model: l.cfg.Model, Agent: l.name, ToolResults: []tools.Result{}}, started: time.Now(),
 	}
-	conv.Messages = append(conv.Messages, engine.Message{Role: engine.RoleUser, Content: input})
+	if appendInput {
+		r.append(engine.Message{Role: engine.RoleUser, Content: input}, nil, nil)
+	}
 	r.publish(events.Event{Type: events.RunStart, Text: input, Turn: &events.TurnPayload{Model: l.cfg.Model}})
 	return r
+}
+
+// append adds a message to the conversation and reports it.
+func (r *run) append(m engine.Message, usage *events.Usage, res *tools.Result) {
+	r.conv.Messages = append(r.conv.Messages, m)
+	if r.cfg.OnMessage != nil {
+		r.cfg.OnMessage(Appended{Message: m, Usage: usage, Result: res})
+	}
 }
 
 func (r *run) publish(e events.Event) {
@@ -122,16 +134,16 @@ func (r *run) keepPartial(resp engine.ChatResponse) {
 	if resp.Message.Content == "" && resp.Message.Thinking == "" {
 		return
 	}
-	r.conv.Messages = append(r.conv.Messages, engine.Message{
-		Role: engine.RoleAssistant, Content: resp.Message.Content, Thinking: resp.Message.Thinking,
-	})
+	usage := resp.Usage
+	r.append(engine.Message{Role: engine.RoleAssistant, Content: resp.Message.Content, Thinking: resp.Message.Thinking}, &usage, nil)
 	r.result.Content = resp.Message.Content
 }
 
 // runTools executes calls through the executor and appends one tool message
-// per call, in the calls' order. Cancellation still yields a result per call
-// (the executor reports them cancelled), so the conversation stays valid.
-func (r *run) runTools(calls []engine.ToolCall) []tools.Result {
+// per call, in the calls' order (as "Observation: ..." user messages for the
+// text protocol). Cancellation still yields a result per call (the executor
+// reports them cancelled), so the conversation stays valid.
+func (r *run) runTools(calls []engine.ToolCall, asObservation bool) []tools.Result {
 	tcalls := make([]tools.Call, len(calls))
 	for i, c := range calls {
 		tcalls[i] = tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
@@ -147,9 +159,11 @@ func (r *run) runTools(calls []engine.ToolCall) []tools.Result {
 		}
 	}
 	for i, res := range results {
-		r.conv.Messages = append(r.conv.Messages, engine.Message{
-			Role: engine.RoleTool, Content: res.Content, ToolName: calls[i].Name, ToolCallID: calls[i].ID,
-		})
+		m := engine.Message{Role: engine.RoleTool, Content: res.Content, ToolName: calls[i].Name, ToolCallID: calls[i].ID}
+		if asObservation {
+			m = engine.Message{Role: engine.RoleUser, Content: "Observation: " + res.Content}
+		}
+		r.append(m, nil, &results[i])
 		r.result.ToolResults = append(r.result.ToolResults, res)
 		r.result.Usage.ToolCostUSD += res.CostUSD
 	}

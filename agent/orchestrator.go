@@ -25,16 +25,15 @@ func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input s
 		// When capabilities cannot be read, try: the chat answers 400 if
 		// the model has no tools, and the fallback below handles it.
 	}
-	r := a.begin(ctx, conv, input)
+	r := a.begin(ctx, conv, input, true)
 	var guard loopGuard
 	for r.result.Turns < a.cfg.MaxTurns {
 		resp, err := r.turn(a.systemPrompt(), defs)
 		if err != nil {
 			var unsupported *engine.ToolsUnsupportedError
 			if errors.As(err, &unsupported) && r.result.Turns == 1 {
-				// Nothing happened yet: undo this run's user message and
-				// start again as react.
-				conv.Messages = conv.Messages[:len(conv.Messages)-1]
+				// Nothing happened yet beyond the user's message: go on
+				// from it as react.
 				return a.fallback(ctx, conv, input, r)
 			}
 			r.keepPartial(resp)
@@ -44,9 +43,7 @@ func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input s
 			return r.finish(err)
 		}
 		msg := resp.Message
-		conv.Messages = append(conv.Messages, engine.Message{
-			Role: engine.RoleAssistant, Content: msg.Content, Thinking: msg.Thinking, ToolCalls: msg.ToolCalls,
-		})
+		r.append(engine.Message{Role: engine.RoleAssistant, Content: msg.Content, Thinking: msg.Thinking, ToolCalls: msg.ToolCalls}, &resp.Usage, nil)
 		r.result.Content = msg.Content
 		if len(msg.ToolCalls) == 0 {
 			if msg.Content == "" {
@@ -61,7 +58,7 @@ func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input s
 			r.notice(r.result.Content)
 			return r.finish(nil)
 		}
-		r.runTools(msg.ToolCalls)
+		r.runTools(msg.ToolCalls, false)
 		if err := r.cancelled(); err != nil {
 			return r.finish(err)
 		}
@@ -80,7 +77,8 @@ func (a *orchestratorAgent) refuseCalls(r *run, calls []engine.ToolCall, looping
 	for _, c := range calls {
 		res := tools.Fail("Not run: %s was called with the same arguments %d times; the run was stopped to break the loop.", looping.Name, LoopGuardLimit)
 		res.ToolName = c.Name
-		r.conv.Messages = append(r.conv.Messages, engine.Message{Role: engine.RoleTool, Content: res.Content, ToolName: c.Name, ToolCallID: c.ID})
+		res.Status = tools.StatusDenied
+		r.append(engine.Message{Role: engine.RoleTool, Content: res.Content, ToolName: c.Name, ToolCallID: c.ID}, nil, &res)
 		r.result.ToolResults = append(r.result.ToolResults, res)
 	}
 }
@@ -103,7 +101,7 @@ func (a *orchestratorAgent) fallback(ctx context.Context, conv *Conversation, in
 		ctx = events.WithRun(ctx, info)
 		a.cfg.Bus.Publish(events.Event{Type: events.Notice, Run: info, Text: msg})
 	}
-	res, err := react.Run(ctx, conv, input)
+	res, err := react.run(ctx, conv, input, started == nil)
 	if res != nil {
 		res.Notices = append([]string{msg}, res.Notices...)
 		if prior != nil {

@@ -63,7 +63,11 @@ var (
 )
 
 func (a *reactAgent) Run(ctx context.Context, conv *Conversation, input string) (*Result, error) {
-	r := a.begin(ctx, conv, input)
+	return a.run(ctx, conv, input, true)
+}
+
+func (a *reactAgent) run(ctx context.Context, conv *Conversation, input string, appendInput bool) (*Result, error) {
+	r := a.begin(ctx, conv, input, appendInput)
 	system := ReActSystemPrompt(a.cfg.System, a.cfg.Executor)
 	var guard loopGuard
 	calls := 0
@@ -83,7 +87,8 @@ func (a *reactAgent) Run(ctx context.Context, conv *Conversation, input string) 
 			text = strings.TrimRight(text[:loc[0]], " \n")
 		}
 		step := parseReAct(text)
-		conv.Messages = append(conv.Messages, engine.Message{Role: engine.RoleAssistant, Content: text, Thinking: resp.Message.Thinking})
+		usage := resp.Usage
+		r.append(engine.Message{Role: engine.RoleAssistant, Content: text, Thinking: resp.Message.Thinking}, &usage, nil)
 		if step.final != "" || step.action == "" {
 			r.result.Content = step.final
 			if step.final == "" {
@@ -99,10 +104,7 @@ func (a *reactAgent) Run(ctx context.Context, conv *Conversation, input string) 
 			r.notice(r.result.Content)
 			return r.finish(nil)
 		}
-		res := r.runTools([]engine.ToolCall{call})[0]
-		// runTools appended a tool message; the text protocol wants the
-		// result as an observation in a user message instead.
-		conv.Messages[len(conv.Messages)-1] = engine.Message{Role: engine.RoleUser, Content: "Observation: " + res.Content}
+		r.runTools([]engine.ToolCall{call}, true)
 		if err := r.cancelled(); err != nil {
 			return r.finish(err)
 		}

@@ -16,15 +16,13 @@ type simpleAgent struct{ loop }
 func (a *simpleAgent) Name() string { return Simple }
 
 func (a *simpleAgent) Run(ctx context.Context, conv *Conversation, input string) (*Result, error) {
-	r := a.begin(ctx, conv, input)
+	r := a.begin(ctx, conv, input, true)
 	resp, err := r.turn(a.systemPrompt(), nil)
 	if err != nil {
 		r.keepPartial(resp)
 		return r.finish(err)
 	}
-	r.conv.Messages = append(r.conv.Messages, engine.Message{
-		Role: engine.RoleAssistant, Content: resp.Message.Content, Thinking: resp.Message.Thinking,
-	})
+	r.append(engine.Message{Role: engine.RoleAssistant, Content: resp.Message.Content, Thinking: resp.Message.Thinking}, &resp.Usage, nil)
 	r.result.Content = resp.Message.Content
 	return r.finish(nil)
 }

@@ -207,7 +207,7 @@ func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result 
 		return e.reject(run, call, nil, fmt.Sprintf("Unknown tool: %s (available: %s)", call.Name, e.availableNames()))
 	}
 
-	args, msg := parseArguments(call.Arguments)
+	args, msg := ParseArguments(call.Arguments)
 	if msg != "" {
 		return e.reject(run, call, nil, msg)
 	}
@@ -356,11 +356,11 @@ func (e *Executor) availableNames() string {
 	return strings.Join(e.order, ", ")
 }
 
-// parseArguments decodes a call's argument string. It returns the failure
+// ParseArguments decodes a call's argument string. It returns the failure
 // message when the string is not a JSON object. Decoding into an interface
 // takes encoding/json's reflection-free path, which is most of the
 // executor's own cost.
-func parseArguments(raw string) (Args, string) {
+func ParseArguments(raw string) (Args, string) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return Args{}, ""
