@@ -6,9 +6,11 @@ package builtin
 import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/channels"
 	"github.com/jarvis-workbench/jarvis/tools/compute"
 	"github.com/jarvis-workbench/jarvis/tools/files"
 	"github.com/jarvis-workbench/jarvis/tools/llm"
+	"github.com/jarvis-workbench/jarvis/tools/web"
 )
 
 // Deps are the dependencies of the built-in tools, filled once by ui/cli
@@ -24,6 +26,10 @@ type Deps struct {
 	Model   string
 	Options engine.Options
 	Price   llm.Price
+	// Web configures http_request and web_search ([web] in the config).
+	Web web.Config
+	// Channels are the messaging channels ([channels.NAME] in the config).
+	Channels channels.Config
 }
 
 // Registry returns a registry holding every built-in tool, their factories
@@ -34,6 +40,11 @@ func Registry(d Deps) *tools.Registry {
 	must(r.Register("think", compute.NewThink))
 	must(r.Register("file_read", func(td tools.Deps) (tools.Tool, error) { return files.NewFileRead(td) }))
 	must(r.Register("llm", func(tools.Deps) (tools.Tool, error) { return llm.New(d.Engine, d.Model, d.Options, d.Price), nil }))
+	must(r.Register("http_request", web.HTTPRequestFactory(d.Web)))
+	must(r.Register("web_search", web.WebSearchFactory(d.Web)))
+	must(r.Register("channel_send", channels.SendFactory(d.Channels)))
+	must(r.Register("channel_list", channels.ListFactory(d.Channels)))
+	must(r.Register("channel_status", channels.StatusFactory(d.Channels)))
 	return r
 }
 

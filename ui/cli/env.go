@@ -59,6 +59,8 @@ func (a *app) environment() (*environment, error) {
 		Model:    cfg.Model,
 		Options:  opts,
 		Price:    price(cfg),
+		Web:      cfg.Web,
+		Channels: cfg.Channels,
 	}
 	a.env = &environment{cfg: cfg, engine: eng, registry: builtin.Registry(bd), deps: bd.ToolDeps()}
 	return a.env, nil

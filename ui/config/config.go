@@ -20,6 +20,8 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/channels"
+	"github.com/jarvis-workbench/jarvis/tools/web"
 )
 
 // Config is the effective configuration.
@@ -39,6 +41,10 @@ type Config struct {
 	Prices map[string]Price `toml:"prices"`
 	// Tool holds per-tool overrides: [tool.file_read] allowed_dirs = [...].
 	Tool map[string]tools.Settings `toml:"tool"`
+	// Web configures http_request ([web.http]) and web_search ([web.search]).
+	Web web.Config `toml:"web"`
+	// Channels are the messaging channels: [channels.NAME] type = "slack" ...
+	Channels channels.Config `toml:"channels"`
 
 	sources map[string]string
 	path    string

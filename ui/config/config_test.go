@@ -166,3 +166,35 @@ func TestSettingsListsSources(t *testing.T) {
 		t.Fatalf("tool override missing: %+v", got)
 	}
 }
+
+func TestWebAndChannelSectionsDecode(t *testing.T) {
+	clearEnv(t)
+	p := writeConfig(t, `
+[web.http]
+allow_hosts = ["localhost"]
+max_bytes = 2048
+
+[web.search]
+backend = "searxng"
+searxng_url = "http://localhost:8888"
+
+[channels.team]
+type = "slack"
+url = "https://hooks.slack.com/services/T/B/X"
+
+[channels.ops]
+type = "telegram"
+token = "123:abc"
+chat_id = -100123
+`)
+	c, err := Load(Flags{ConfigPath: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Web.HTTP.MaxBytes != 2048 || c.Web.Search.Backend != "searxng" || len(c.Web.HTTP.AllowHosts) != 1 {
+		t.Fatalf("web = %+v", c.Web)
+	}
+	if c.Channels["team"].Type != "slack" || c.Channels["ops"].Token != "123:abc" {
+		t.Fatalf("channels = %+v", c.Channels)
+	}
+}

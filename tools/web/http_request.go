@@ -1,0 +1,336 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// HTTPRequest is the http_request tool: one HTTP request to a public URL,
+// with every address it connects to checked by a Policy (see the package
+// comment), at most MaxRedirects redirects, a capped response body and a
+// per-call timeout.
+type HTTPRequest struct {
+	cfg       HTTPConfig
+	policy    *Policy
+	transport *http.Transport
+}
+
+// Option adjusts NewHTTPRequest.
+type Option func(*options)
+
+type options struct{ resolver Resolver }
+
+// WithResolver makes http_request look names up with r instead of the
+// system resolver. Tests use it to make a name resolve to loopback.
+func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }
+
+// NewHTTPRequest builds http_request from cfg. An invalid allow_hosts entry
+// is an error: a typo there would silently leave a host blocked.
+func NewHTTPRequest(cfg HTTPConfig, opts ...Option) (*HTTPRequest, error) {
+	o := options{resolver: net.DefaultResolver}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	policy, err := NewPolicy(c.AllowHosts)
+	if err != nil {
+		return nil, err
+	}
+	return &HTTPRequest{cfg: c, policy: policy, transport: newGuardedTransport(policy, o.resolver)}, nil
+}
+
+// HTTPRequestFactory adapts NewHTTPRequest to the registry.
+func HTTPRequestFactory(cfg Config) tools.Factory {
+	return func(tools.Deps) (tools.Tool, error) {
+		h, err := NewHTTPRequest(cfg.HTTP)
+		if err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
+}
+
+// Close releases idle connections.
+func (h *HTTPRequest) Close() error {
+	h.transport.CloseIdleConnections()
+	return nil
+}
+
+var methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
+
+// Spec returns http_request's spec. The tool's own timeout leaves room for
+// the longest request a call may ask for.
+func (h *HTTPRequest) Spec() tools.Spec {
+	headers := &jsonschema.Schema{
+		Type:                 "object",
+		Description:          "Request headers as name: value pairs (optional)",
+		AdditionalProperties: &jsonschema.Schema{Type: "string"},
+	}
+	return tools.Spec{
+		Name: "http_request",
+		Description: "Send an HTTP request to a public http(s) URL and return the status, key headers and body " +
+			fmt.Sprintf("(at most %d bytes). Requests to loopback, private and other internal addresses are refused.", h.cfg.MaxBytes),
+		Parameters: tools.Params(
+			tools.StringParam("url", "The http:// or https:// URL to request", true),
+			tools.EnumParam("method", "HTTP method (default GET)", false, methods...),
+			tools.Param{Name: "headers", Schema: headers},
+			tools.StringParam("body", "Request body (optional; JSON bodies get Content-Type application/json unless set)", false),
+			tools.NumberParam("timeout", fmt.Sprintf("Timeout in seconds (default %g, at most %g)", h.cfg.Timeout, h.cfg.MaxTimeout), false),
+		),
+		Category:             "network",
+		RequiresConfirmation: true,
+		TimeoutSeconds:       h.cfg.MaxTimeout + 5,
+		Metadata:             h.specMetadata(),
+	}
+}
+
+func (h *HTTPRequest) specMetadata() map[string]any {
+	m := map[string]any{"max_bytes": h.cfg.MaxBytes}
+	if len(h.cfg.AllowHosts) > 0 {
+		m["allow_hosts"] = h.cfg.AllowHosts
+	}
+	return m
+}
+
+// headers Go manages itself, or that would let a call misdirect the request.
+var refusedHeaders = map[string]string{
+	"Host":              "put the host in the URL",
+	"Content-Length":    "it is computed from the body",
+	"Transfer-Encoding": "it is chosen by the client",
+	"Connection":        "connections are managed by the client",
+	"Upgrade":           "protocol upgrades are not supported",
+	"Te":                "it is chosen by the client",
+	"Trailer":           "trailers are not supported",
+	"Proxy-Connection":  "no proxy is used",
+}
+
+// Execute sends the request described by args.
+func (h *HTTPRequest) Execute(ctx context.Context, args tools.Args) tools.Result {
+	req, timeout, fail := h.buildRequest(args)
+	if fail != nil {
+		return *fail
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req = req.WithContext(rctx)
+
+	var redirects int
+	current, previous := req.URL.Redacted(), ""
+	client := &http.Client{
+		Transport: h.transport,
+		CheckRedirect: func(next *http.Request, via []*http.Request) error {
+			from := via[len(via)-1].URL.Redacted()
+			if len(via) > MaxRedirects {
+				return fmt.Errorf("stopped after %d redirects (the last one from %s to %s); the URL redirects too often or in a loop", MaxRedirects, from, next.URL.Redacted())
+			}
+			if err := h.policy.CheckURL(next.URL); err != nil {
+				var be *BlockedError
+				if errors.As(err, &be) {
+					be.From, be.URL = from, next.URL.Redacted()
+				}
+				return err
+			}
+			redirects = len(via)
+			current, previous = next.URL.Redacted(), from
+			return nil
+		},
+	}
+
+	start := time.Now()
+	resp, err := client.Do(req)
+	headersAt := time.Since(start)
+	if err != nil {
+		return h.failure(ctx, err, req.URL.Redacted(), current, previous, timeout)
+	}
+	defer resp.Body.Close()
+
+	body, truncated, readErr := readCapped(resp.Body, h.cfg.MaxBytes)
+	elapsed := time.Since(start)
+	if readErr != nil && len(body) == 0 {
+		if rctx.Err() != nil && ctx.Err() == nil {
+			return tools.Fail("The response from %s started (HTTP %d) but its body did not arrive within %gs.", current, resp.StatusCode, timeout.Seconds())
+		}
+		return tools.Fail("Reading the response from %s failed: %v", current, unwrapURLError(readErr))
+	}
+
+	r := formatResponse(resp, body, truncated, h.cfg.MaxBytes, redirects > 0)
+	if readErr != nil {
+		r.note = fmt.Sprintf("[response incomplete: the connection failed after %d bytes: %v]", len(body), unwrapURLError(readErr))
+	}
+	res := tools.OK(r.content())
+	res.Success = resp.StatusCode < 400
+	if !res.Success {
+		res.Status = tools.StatusError
+	}
+	return res.
+		WithMeta("method", req.Method).
+		WithMeta("url", req.URL.Redacted()).
+		WithMeta("final_url", resp.Request.URL.Redacted()).
+		WithMeta("redirects", redirects).
+		WithMeta("status", resp.StatusCode).
+		WithMeta("status_text", http.StatusText(resp.StatusCode)).
+		WithMeta("headers", r.headers).
+		WithMeta("content_type", r.contentType).
+		WithMeta("bytes", len(body)).
+		WithMeta("truncated", truncated).
+		WithMeta("binary", r.binary).
+		WithMeta("timeout_seconds", timeout.Seconds()).
+		WithMeta("time_to_headers_ms", headersAt.Milliseconds()).
+		WithMeta("elapsed_ms", elapsed.Milliseconds())
+}
+
+// buildRequest turns args into a request and its timeout, or a failed
+// result saying which argument is wrong.
+func (h *HTTPRequest) buildRequest(args tools.Args) (*http.Request, time.Duration, *tools.Result) {
+	failf := func(format string, a ...any) (*http.Request, time.Duration, *tools.Result) {
+		r := tools.Fail(format, a...)
+		return nil, 0, &r
+	}
+	raw := strings.TrimSpace(args.String("url"))
+	if raw == "" {
+		return failf("No URL provided.")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return failf("Invalid URL %q: %v. Give a full http:// or https:// URL.", raw, unwrapURLError(err))
+	}
+	if err := h.policy.CheckURL(u); err != nil {
+		r := tools.Fail("%v", err).WithMeta("blocked", true)
+		return nil, 0, &r
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+
+	method := strings.ToUpper(strings.TrimSpace(args.String("method")))
+	if method == "" {
+		method = http.MethodGet
+	}
+	body := args.String("body")
+	if body != "" && method == http.MethodHead {
+		return failf("A HEAD request cannot carry a body; use POST, PUT or PATCH to send one.")
+	}
+
+	timeout := seconds(h.cfg.Timeout)
+	if t, ok, err := args.Float("timeout"); err != nil {
+		return failf("%v.", err)
+	} else if ok {
+		if t <= 0 {
+			return failf("Parameter 'timeout' must be a positive number of seconds, got %g.", t)
+		}
+		timeout = seconds(min(t, h.cfg.MaxTimeout))
+	}
+
+	var reader io.Reader
+	if body != "" {
+		reader = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, u.String(), reader)
+	if err != nil {
+		return failf("Invalid request: %v", unwrapURLError(err))
+	}
+	if hv, ok := args["headers"]; ok && hv != nil {
+		m, ok := hv.(map[string]any)
+		if !ok {
+			return failf("Parameter 'headers' must be an object of name: value strings.")
+		}
+		names := make([]string, 0, len(m))
+		for k := range m {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			value, ok := m[name].(string)
+			if !ok {
+				return failf("Header %q must have a string value.", name)
+			}
+			canon := http.CanonicalHeaderKey(strings.TrimSpace(name))
+			if why, refused := refusedHeaders[canon]; refused {
+				return failf("Header %q cannot be set: %s.", name, why)
+			}
+			if !validHeaderName(canon) || strings.ContainsAny(value, "\r\n\x00") {
+				return failf("Header %q is not a valid HTTP header (names are letters, digits and -; values are one line).", name)
+			}
+			req.Header.Add(canon, value)
+		}
+	}
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", h.cfg.UserAgent)
+	}
+	if body != "" && req.Header.Get("Content-Type") == "" {
+		if json.Valid([]byte(body)) {
+			req.Header.Set("Content-Type", "application/json")
+		} else {
+			req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		}
+	}
+	return req, timeout, nil
+}
+
+// failure turns a client error into a failed result that says what
+// happened in words a model (and a person) can act on.
+// current is the URL being fetched when err happened and previous the one
+// that redirected to it, if any.
+func (h *HTTPRequest) failure(parent context.Context, err error, requested, current, previous string, timeout time.Duration) tools.Result {
+	var blocked *BlockedError
+	if errors.As(err, &blocked) {
+		if blocked.URL == "" && blocked.From == "" {
+			blocked.URL, blocked.From = current, previous
+		}
+		return tools.Fail("%v", blocked).WithMeta("blocked", true).WithMeta("url", requested)
+	}
+	if parent.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
+		return tools.Fail("The request to %s timed out after %gs without an answer. Try again later or pass a larger 'timeout' (at most %g).", current, timeout.Seconds(), h.cfg.MaxTimeout).
+			WithMeta("url", requested)
+	}
+	return tools.Fail("The request to %s failed: %v", current, unwrapURLError(err)).WithMeta("url", requested)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// unwrapURLError drops the "Get \"URL\": " prefix of a *url.Error (the
+// message names the URL already) and the "dial tcp" noise of an *OpError.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}
+
+// validHeaderName reports whether s is an HTTP token (RFC 9110).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
