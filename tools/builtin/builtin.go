@@ -7,9 +7,11 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/channels"
+	"github.com/jarvis-workbench/jarvis/tools/code"
 	"github.com/jarvis-workbench/jarvis/tools/compute"
 	"github.com/jarvis-workbench/jarvis/tools/files"
 	"github.com/jarvis-workbench/jarvis/tools/llm"
+	schedtools "github.com/jarvis-workbench/jarvis/tools/scheduler"
 	"github.com/jarvis-workbench/jarvis/tools/web"
 )
 
@@ -30,12 +32,19 @@ type Deps struct {
 	Web web.Config
 	// Channels are the messaging channels ([channels.NAME] in the config).
 	Channels channels.Config
+	// Code configures code_interpreter, repl and code_interpreter_docker
+	// ([code] in the config).
+	Code code.Config
+	// Scheduler is the running task scheduler (agent/scheduler); nil makes
+	// the scheduler tools answer "Scheduler not available.".
+	Scheduler schedtools.Service
 }
 
 // Registry returns a registry holding every built-in tool, their factories
 // closing over d.
 func Registry(d Deps) *tools.Registry {
 	r := tools.NewRegistry()
+	must(schedtools.Register(r, d.Scheduler))
 	must(r.Register("calculator", compute.NewCalculator))
 	must(r.Register("think", compute.NewThink))
 	must(r.Register("file_read", func(td tools.Deps) (tools.Tool, error) { return files.NewFileRead(td) }))
@@ -45,6 +54,9 @@ func Registry(d Deps) *tools.Registry {
 	must(r.Register("channel_send", channels.SendFactory(d.Channels)))
 	must(r.Register("channel_list", channels.ListFactory(d.Channels)))
 	must(r.Register("channel_status", channels.StatusFactory(d.Channels)))
+	must(r.Register("code_interpreter", code.InterpreterFactory(d.Code)))
+	must(r.Register("repl", code.REPLFactory(d.Code)))
+	must(r.Register("code_interpreter_docker", code.DockerFactory(d.Code)))
 	return r
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
@@ -105,6 +106,7 @@ type app struct {
 	g   globals
 	cfg *config.Config
 	env *environment
+	db  *store.DB
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -116,11 +118,11 @@ is shown with its arguments, latency and cost; tools that can do harm wait for
 your approval.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cmd.Help()
-		},
+		Args:          argsUsage(cobra.NoArgs),
 	}
+	var chat chatFlags
+	chat.register(root)
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return a.chat(cmd, &chat) }
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErr("%s\nRun '%s --help' for usage.", err, cmd.CommandPath())
@@ -131,7 +133,7 @@ your approval.`,
 	pf.StringVar(&a.g.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/jarvis/config.toml)")
 	pf.StringVar(&a.g.dbPath, "db", "", "database file (default $JARVIS_DB or $XDG_DATA_HOME/jarvis/jarvis.db)")
 
-	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand(), a.devCommand())
+	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand(), a.devCommand(), a.schedulerCommand())
 	return root
 }
 

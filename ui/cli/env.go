@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/store"
@@ -22,6 +23,9 @@ type environment struct {
 	engine   *ollama.Engine
 	registry *tools.Registry
 	deps     tools.Deps
+	// sched is what the scheduler tools call; the TUI points it at the
+	// scheduler it runs.
+	sched *lazyScheduler
 }
 
 // loadConfig reads the configuration with the global flags and the
@@ -62,7 +66,20 @@ func (a *app) environment() (*environment, error) {
 		Web:      cfg.Web,
 		Channels: cfg.Channels,
 	}
-	a.env = &environment{cfg: cfg, engine: eng, registry: builtin.Registry(bd), deps: bd.ToolDeps()}
+	// The scheduler tools reach the task store lazily; a chat that runs the
+	// scheduler (the TUI) replaces this with its running scheduler.
+	lazy := &lazyScheduler{}
+	bd.Scheduler = lazy
+	env := &environment{cfg: cfg, engine: eng, registry: builtin.Registry(bd), deps: bd.ToolDeps(), sched: lazy}
+	lazy.open = func() (*scheduler.Scheduler, error) {
+		validate, err := a.taskValidator()
+		if err != nil {
+			return nil, err
+		}
+		s, _, err := a.openScheduler(scheduler.Options{Validate: validate})
+		return s, err
+	}
+	a.env = env
 	return a.env, nil
 }
 
@@ -107,7 +124,13 @@ func (env *environment) buildTools(names []string) ([]tools.Tool, error) {
 // openDB opens the database named by --db, JARVIS_DB or the config (or the
 // default path), telling other processes that wait for it what this one is
 // doing.
+//
+// The database is opened once per process and shared: two handles on one
+// file in one process would queue behind each other's file lock.
 func (a *app) openDB(what string) (*store.DB, error) {
+	if a.db != nil {
+		return a.db, nil
+	}
 	path := a.g.dbPath
 	if path == "" {
 		if cfg, err := a.loadConfig(config.Flags{}); err == nil {
@@ -118,6 +141,7 @@ func (a *app) openDB(what string) (*store.DB, error) {
 	if err != nil {
 		return nil, failErr("%v", err)
 	}
+	a.db = db
 	return db, nil
 }
 

@@ -1,0 +1,275 @@
+// Package scheduler runs scheduled tasks: a TaskScheduler that sleeps until
+// the next task is due, claims it in the database so that no other
+// scheduler runs the same slot, hands it to a Runner (an agent run in an
+// isolated conversation) and records how the run ended.
+//
+// Tasks and their run logs are stored by store/tasks; this package adds the
+// clock, the concurrency and the confirmation policy:
+//
+//   - The loop computes the earliest next run from the due index and sleeps
+//     until then. Changes made through this Scheduler (create, pause, resume,
+//     cancel, a run ending) wake it at once; changes made by another process
+//     on the same database file are noticed by a cheap stat of the file
+//     (WatchInterval), which never opens the database.
+//   - Runs happen concurrently up to MaxConcurrent. A task never overlaps
+//     itself: while it runs it is out of the due index, and a slot that
+//     passes meanwhile runs once when it ends.
+//   - Nobody is there to answer a confirmation during a scheduled run, so
+//     tools that need confirmation are denied unless the person approved
+//     them for the task when creating it. Each denied tool is recorded in
+//     the run's log.
+//   - Stopping (cancelling Serve's context) waits for running tasks, up to
+//     StopGrace, then cancels them; every run's end is recorded either way,
+//     and a run whose process died is marked interrupted by the next
+//     scheduler that starts on the same machine.
+//
+// Every run publishes scheduler_task_start and scheduler_task_end on the
+// event bus; a UI shows tasks live from those events plus List and Watch.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/store"
+	"github.com/jarvis-workbench/jarvis/store/tasks"
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// The scheduler's types are those of store/tasks, named here so callers of
+// this package need not import both.
+type (
+	Task         = tasks.Task
+	NewTask      = tasks.NewTask
+	Run          = tasks.Run
+	Status       = tasks.Status
+	ScheduleType = tasks.ScheduleType
+)
+
+// Runner runs one task: task.Agent with task.Tools on task.Prompt, in a
+// conversation of its own, asking confirmer before any tool call that needs
+// confirmation. It returns the agent's final answer. It must honour ctx:
+// the scheduler cancels it when the task is cancelled or the scheduler
+// stops.
+type Runner interface {
+	Run(ctx context.Context, task Task, confirmer tools.Confirmer) (result string, err error)
+}
+
+// RunnerFunc adapts a function to Runner.
+type RunnerFunc func(ctx context.Context, task Task, confirmer tools.Confirmer) (string, error)
+
+// Run calls f.
+func (f RunnerFunc) Run(ctx context.Context, task Task, confirmer tools.Confirmer) (string, error) {
+	return f(ctx, task, confirmer)
+}
+
+// Defaults for Options.
+const (
+	DefaultMaxConcurrent = 2
+	DefaultStopGrace     = 5 * time.Second
+	DefaultWatchInterval = time.Second
+)
+
+// Options configure a Scheduler. Only Runner is needed to run tasks; a
+// Scheduler without one can still create, list and change them (what the
+// CLI's create, list, pause, resume and cancel do).
+type Options struct {
+	Runner Runner
+	// Events receives scheduler_task_start / scheduler_task_end and loop
+	// errors; nil discards them.
+	Events events.Publisher
+	// Validate checks a new task's agent and tool names against what
+	// exists; nil accepts any names.
+	Validate func(agent string, tools []string) error
+	// MaxConcurrent bounds the runs in progress at once (DefaultMaxConcurrent
+	// when <= 0).
+	MaxConcurrent int
+	// StopGrace is how long stopping lets running tasks finish before
+	// cancelling them (DefaultStopGrace when 0; negative cancels at once).
+	StopGrace time.Duration
+	// WatchInterval is how often the database file is checked for changes
+	// made by other processes (DefaultWatchInterval when <= 0).
+	WatchInterval time.Duration
+	// Logger records loop errors; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Scheduler is the TaskScheduler. It is safe for concurrent use; Serve runs
+// its loop.
+type Scheduler struct {
+	store *tasks.Store
+	opts  Options
+	owner string
+
+	wake    chan struct{}
+	serving atomic.Bool
+
+	mu       sync.Mutex
+	active   map[string]*activeRun // runs in progress here, by task id
+	watchers map[chan struct{}]struct{}
+}
+
+// New returns a Scheduler on db.
+func New(db *store.DB, opts Options) *Scheduler {
+	if opts.Events == nil {
+		opts.Events = events.Discard
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = DefaultStopGrace
+	}
+	if opts.WatchInterval <= 0 {
+		opts.WatchInterval = DefaultWatchInterval
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Scheduler{
+		store:    tasks.New(db),
+		opts:     opts,
+		owner:    newOwner(),
+		wake:     make(chan struct{}, 1),
+		active:   map[string]*activeRun{},
+		watchers: map[chan struct{}]struct{}{},
+	}
+}
+
+// Store returns the task store the scheduler uses.
+func (s *Scheduler) Store() *tasks.Store { return s.store }
+
+func (s *Scheduler) now() time.Time { return s.opts.Now() }
+
+// Create checks and stores a new task and wakes the loop. Nothing is stored
+// when the schedule, the time zone, the agent or a tool is invalid.
+func (s *Scheduler) Create(_ context.Context, nt NewTask) (Task, error) {
+	now := s.now()
+	if _, _, err := tasks.Validate(nt, now); err != nil {
+		return Task{}, err
+	}
+	if s.opts.Validate != nil {
+		agent := strings.TrimSpace(nt.Agent)
+		if agent == "" {
+			agent = tasks.DefaultAgent
+		}
+		if err := s.opts.Validate(agent, cleanNames(nt.Tools)); err != nil {
+			return Task{}, err
+		}
+	}
+	t, err := s.store.Create(nt, now)
+	if err != nil {
+		return Task{}, err
+	}
+	s.changed()
+	return t, nil
+}
+
+// Get returns the task whose id is ref or starts with ref.
+func (s *Scheduler) Get(_ context.Context, ref string) (Task, error) { return s.store.Get(ref) }
+
+// List returns the tasks with the given status ("" for all), soonest next
+// run first.
+func (s *Scheduler) List(_ context.Context, status Status) ([]Task, error) {
+	return s.store.List(status)
+}
+
+// Logs returns a task and its last n runs, oldest first.
+func (s *Scheduler) Logs(_ context.Context, ref string, n int) (Task, []Run, error) {
+	return s.store.Logs(ref, n)
+}
+
+// Pause stops a task from running until resumed. A run in progress
+// finishes.
+func (s *Scheduler) Pause(_ context.Context, ref string) (Task, error) {
+	t, err := s.store.Pause(ref)
+	if err == nil {
+		s.changed()
+	}
+	return t, err
+}
+
+// Resume makes a paused task active again, its next run computed from now.
+func (s *Scheduler) Resume(_ context.Context, ref string) (Task, error) {
+	t, err := s.store.Resume(ref, s.now())
+	if err == nil {
+		s.changed()
+	}
+	return t, err
+}
+
+// Cancel ends a task for good. A run of it in progress in this process is
+// cancelled, and its log says so.
+func (s *Scheduler) Cancel(_ context.Context, ref string) (Task, error) {
+	t, err := s.store.Cancel(ref)
+	if err != nil {
+		return t, err
+	}
+	s.mu.Lock()
+	if ar := s.active[t.ID]; ar != nil {
+		ar.stop(stopCancelled)
+	}
+	s.mu.Unlock()
+	s.changed()
+	return t, nil
+}
+
+// Watch returns a channel that receives a value whenever tasks may have
+// changed (created, paused, resumed, cancelled, a run started or ended), so
+// a UI can reload List. Notifications coalesce: a slow reader sees one for
+// many changes. Call the returned function to stop watching.
+func (s *Scheduler) Watch() (<-chan struct{}, func()) {
+	c := make(chan struct{}, 1)
+	s.mu.Lock()
+	s.watchers[c] = struct{}{}
+	s.mu.Unlock()
+	var once sync.Once
+	return c, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			delete(s.watchers, c)
+			s.mu.Unlock()
+		})
+	}
+}
+
+// changed wakes the loop and the watchers.
+func (s *Scheduler) changed() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	s.mu.Lock()
+	for c := range s.watchers {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+	s.mu.Unlock()
+}
+
+// ErrNoRunner is returned when running tasks on a Scheduler built without
+// a Runner.
+var ErrNoRunner = errors.New("this scheduler has no runner: it can store tasks but not run them")
+
+func cleanNames(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}

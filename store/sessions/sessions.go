@@ -1,0 +1,567 @@
+// Package sessions keeps chat sessions in the jarvis database: each
+// session's metadata and running totals, and its messages, one record per
+// message, saved as each message completes.
+//
+// Durability: Append writes the messages and the session's new totals in
+// one bbolt transaction, committed with fsync before it returns. A process
+// killed at any point leaves either the whole Append or none of it, so a
+// crash loses at most the reply that was still streaming, and a session's
+// totals always match its stored messages.
+//
+// Layering: store sits below engine, tools and agent, so this package does
+// not import them. Message, ToolCall and Usage mirror engine.Message,
+// engine.ToolCall and events.Usage field for field (ToolCall and Usage are
+// directly convertible: engine.ToolCall(tc), events.Usage(u)); the TUI turns
+// a loaded session back into an agent.Conversation (see ChatMessages for the
+// messages the model should see). The package's tests keep the mirrors in
+// step with the originals.
+//
+// Storage layout (storm/v3 on bbolt, under the root bucket "sessions"): one
+// sessionRow per session, indexed by id and by last activity; the messages
+// of a session in a bucket of their own keyed by their sequence number, so
+// loading a session reads one bucket in order and deleting it drops that
+// bucket.
+package sessions
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/asdine/storm/v3"
+	"github.com/asdine/storm/v3/index"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/jarvis-workbench/jarvis/store"
+)
+
+// Message roles. User, assistant, tool and system are the engine's roles;
+// notice and error are lines the interface showed (a fallback, an
+// unreachable server) kept so a reloaded session looks as it did. They are
+// never sent to a model.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+	RoleNotice    = "notice"
+	RoleError     = "error"
+)
+
+var roles = []string{RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleNotice, RoleError}
+
+// TitleMax is the length in characters of a title taken from the first user
+// message.
+const TitleMax = 60
+
+// root is the storm bucket holding everything this package stores.
+const root = "sessions"
+
+// ErrNotFound is wrapped by the errors of lookups that match no session.
+var ErrNotFound = errors.New("session not found")
+
+// Session is a conversation's metadata and running totals.
+type Session struct {
+	// ID is time-ordered (creation time first, then random characters):
+	// ids sort in creation order.
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// CreatedAt is when the session began; UpdatedAt when a message was
+	// last appended. Renaming or changing the model does not move it.
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// Model, Agent and Tools are what the session runs with now (the model
+	// of each reply is on its message).
+	Model string   `json:"model,omitempty"`
+	Agent string   `json:"agent,omitempty"`
+	Tools []string `json:"tools,omitempty"`
+	// Messages is how many messages are stored.
+	Messages int    `json:"messages"`
+	Totals   Totals `json:"totals"`
+}
+
+// Totals add up what a session used. They are updated in the transaction
+// that stores the messages they come from.
+type Totals struct {
+	PromptTokens int `json:"prompt_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// CostUSD is the models' cost: the sum of the assistant messages' Usage.
+	CostUSD float64 `json:"cost_usd"`
+	// ToolCostUSD is the sum of the tool messages' Result.CostUSD;
+	// ToolCostEstimated says some of it came from a spec's estimate.
+	ToolCostUSD       float64 `json:"tool_cost_usd"`
+	ToolCostEstimated bool    `json:"tool_cost_estimated,omitempty"`
+	// Turns counts model replies (assistant messages), as agent.Result does.
+	Turns     int `json:"turns"`
+	ToolCalls int `json:"tool_calls"`
+}
+
+// Add accumulates m's usage and tool cost.
+func (t *Totals) Add(m Message) {
+	switch m.Role {
+	case RoleAssistant:
+		t.Turns++
+	case RoleTool:
+		t.ToolCalls++
+	}
+	if u := m.Usage; u != nil {
+		t.PromptTokens += u.PromptTokens
+		t.OutputTokens += u.OutputTokens
+		t.CostUSD += u.CostUSD
+	}
+	if r := m.Result; r != nil {
+		t.ToolCostUSD += r.CostUSD
+		t.ToolCostEstimated = t.ToolCostEstimated || (r.CostEstimated && r.CostUSD != 0)
+	}
+}
+
+// Meta is what a session is created with and what SetMeta changes.
+type Meta struct {
+	// Title is optional: empty means "from the first user message".
+	Title string
+	Model string
+	Agent string
+	Tools []string
+}
+
+// Message is one stored message: engine.Message's fields, when it was
+// made, and what the interface needs to redraw it (usage of a reply, the
+// outcome of a tool call).
+type Message struct {
+	// Seq is the message's position in its session, from 1. Append sets it.
+	Seq        int        `json:"-"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	Thinking   string     `json:"thinking,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// CreatedAt is when the message was complete; zero means "now" to Append.
+	CreatedAt time.Time `json:"created_at"`
+	// Model produced an assistant message.
+	Model string `json:"model,omitempty"`
+	// Usage is an assistant message's reply usage (nil for other roles).
+	Usage *Usage `json:"usage,omitempty"`
+	// Result is a tool message's outcome (nil for other roles).
+	Result *ToolResult `json:"result,omitempty"`
+}
+
+// ToolCall mirrors engine.ToolCall (convertible: engine.ToolCall(tc)).
+type ToolCall struct {
+	ID        string `json:"id"`
+	Index     int    `json:"index"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Usage mirrors events.Usage (convertible: events.Usage(u)).
+type Usage struct {
+	PromptTokens   int     `json:"prompt_tokens"`
+	OutputTokens   int     `json:"output_tokens"`
+	EvalSeconds    float64 `json:"eval_seconds,omitempty"`
+	TokensPerSec   float64 `json:"tokens_per_second,omitempty"`
+	LoadSeconds    float64 `json:"load_seconds,omitempty"`
+	TotalSeconds   float64 `json:"total_seconds,omitempty"`
+	CostUSD        float64 `json:"cost_usd,omitempty"`
+	ToolCostUSD    float64 `json:"tool_cost_usd,omitempty"`
+	WallSeconds    float64 `json:"wall_seconds,omitempty"`
+	ThinkingTokens int     `json:"thinking_tokens,omitempty"`
+}
+
+// ToolResult is how a tool call ended: tools.Result without the content
+// (that is the message's Content) and the tool name (the message's
+// ToolName).
+type ToolResult struct {
+	Success bool `json:"success"`
+	// Status is a tools.Status: ok, error, denied, timeout, cancelled.
+	Status         string  `json:"status"`
+	LatencySeconds float64 `json:"latency_seconds"`
+	CostUSD        float64 `json:"cost_usd"`
+	// CostEstimated marks a cost taken from the tool's spec because the
+	// call reported none (shown as ~$0.0010).
+	CostEstimated bool           `json:"cost_estimated,omitempty"`
+	Metadata      map[string]any `json:"metadata,omitempty"`
+}
+
+// ChatMessages returns the messages a model should see again when the
+// session continues: every message but notices and errors, in order.
+func ChatMessages(msgs []Message) []Message {
+	out := make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role != RoleNotice && m.Role != RoleError {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// sessionRow is a session as stored; its type and field names are part of
+// the database format (storm names buckets and indexes after them).
+type sessionRow struct {
+	Session `storm:"inline"`
+	// Recent orders sessions by activity: UpdatedAt in Unix nanoseconds as
+	// 16 hex digits, then the id, so keys sort by time and are unique.
+	Recent string `storm:"index" json:"recent"`
+}
+
+// messageRow is a message as stored, keyed by its sequence number (storm
+// encodes integer ids big-endian, so the bucket's order is the session's).
+type messageRow struct {
+	Seq     int `storm:"id" json:"seq"`
+	Message `storm:"inline"`
+}
+
+// Store reads and writes sessions in a store.DB. It is safe for concurrent
+// use, also by several processes sharing the database file.
+type Store struct {
+	db  *store.DB
+	now func() time.Time
+}
+
+// New returns a Store on db.
+func New(db *store.DB) *Store { return &Store{db: db, now: time.Now} }
+
+func (s *Store) view(fn func(storm.Node) error) error {
+	return s.db.View(func(n storm.Node) error { return fn(n.From(root)) })
+}
+
+func (s *Store) update(fn func(storm.Node) error) error {
+	return s.db.Update(func(n storm.Node) error { return fn(n.From(root)) })
+}
+
+// messages is the node holding one session's messages.
+func messages(n storm.Node, id string) storm.Node { return n.From("messages", id) }
+
+// clock returns the current time without its monotonic reading, in UTC, so
+// what is stored and what is returned compare equal.
+func (s *Store) clock() time.Time { return s.now().UTC().Round(0) }
+
+// Create starts a session.
+func (s *Store) Create(m Meta) (Session, error) {
+	now := s.clock()
+	row := sessionRow{Session: Session{
+		ID:        newID(now),
+		Title:     strings.TrimSpace(m.Title),
+		CreatedAt: now,
+		UpdatedAt: now,
+		Model:     m.Model,
+		Agent:     m.Agent,
+		Tools:     slices.Clone(m.Tools),
+	}}
+	row.Recent = recentKey(row.Session)
+	err := s.update(func(n storm.Node) error { return n.Save(&row) })
+	if err != nil {
+		return Session{}, fmt.Errorf("cannot create a session: %w", err)
+	}
+	return row.Session, nil
+}
+
+// Append stores msgs at the end of the session and adds them to its totals,
+// in one transaction: after a crash either all of msgs are there or none.
+// The session's title is taken from its first user message unless it has
+// one. id may be a unique prefix.
+func (s *Store) Append(id string, msgs ...Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	for i, m := range msgs {
+		if !slices.Contains(roles, m.Role) {
+			return fmt.Errorf("message %d has role %q; use one of: %s", i+1, m.Role, strings.Join(roles, ", "))
+		}
+	}
+	return s.update(func(n storm.Node) error {
+		row, err := resolve(n, id)
+		if err != nil {
+			return err
+		}
+		now := s.clock()
+		mn := messages(n, row.ID)
+		for _, m := range msgs {
+			row.Messages++
+			mr := messageRow{Seq: row.Messages, Message: sanitize(m)}
+			if mr.CreatedAt.IsZero() {
+				mr.CreatedAt = now
+			}
+			if err := mn.Save(&mr); err != nil {
+				return fmt.Errorf("cannot save message %d of session %s: %w", mr.Seq, row.ID, err)
+			}
+			row.Totals.Add(mr.Message)
+			if row.Title == "" && m.Role == RoleUser {
+				row.Title = TitleFrom(m.Content)
+			}
+		}
+		row.UpdatedAt = now
+		row.Recent = recentKey(row.Session)
+		if err := n.Save(&row); err != nil {
+			return fmt.Errorf("cannot save session %s: %w", row.ID, err)
+		}
+		return nil
+	})
+}
+
+// Load returns a session and its messages in order. id may be a unique
+// prefix.
+func (s *Store) Load(id string) (Session, []Message, error) {
+	var (
+		sess Session
+		msgs []Message
+	)
+	err := s.view(func(n storm.Node) error {
+		row, err := resolve(n, id)
+		if err != nil {
+			return err
+		}
+		sess = row.Session
+		if row.Messages == 0 {
+			return nil
+		}
+		var rows []messageRow
+		if err := messages(n, row.ID).All(&rows); err != nil && !notFound(err) {
+			return fmt.Errorf("cannot read the messages of session %s: %w", row.ID, err)
+		}
+		msgs = make([]Message, len(rows))
+		for i, r := range rows {
+			msgs[i] = r.Message
+			msgs[i].Seq = r.Seq
+		}
+		return nil
+	})
+	if err != nil {
+		return Session{}, nil, err
+	}
+	return sess, msgs, nil
+}
+
+// Get returns a session without its messages. id may be a unique prefix.
+func (s *Store) Get(id string) (Session, error) {
+	var sess Session
+	err := s.view(func(n storm.Node) error {
+		row, err := resolve(n, id)
+		sess = row.Session
+		return err
+	})
+	return sess, err
+}
+
+// List returns up to limit sessions (all when limit <= 0), the most
+// recently active first.
+func (s *Store) List(limit int) ([]Session, error) {
+	var rows []sessionRow
+	err := s.view(func(n storm.Node) error {
+		opts := []func(*index.Options){storm.Reverse()}
+		if limit > 0 {
+			opts = append(opts, storm.Limit(limit))
+		}
+		err := n.AllByIndex("Recent", &rows, opts...)
+		if notFound(err) {
+			rows = nil
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list sessions: %w", err)
+	}
+	out := make([]Session, len(rows))
+	for i, r := range rows {
+		out[i] = r.Session
+	}
+	return out, nil
+}
+
+// Last returns the most recently active session; ok is false when there is
+// none.
+func (s *Store) Last() (sess Session, ok bool, err error) {
+	list, err := s.List(1)
+	if err != nil || len(list) == 0 {
+		return Session{}, false, err
+	}
+	return list[0], true, nil
+}
+
+// Rename sets a session's title. id may be a unique prefix.
+func (s *Store) Rename(id, title string) error {
+	title = strings.Join(strings.Fields(title), " ")
+	if title == "" {
+		return errors.New("a session title cannot be empty")
+	}
+	return s.change(id, func(row *sessionRow) { row.Title = title })
+}
+
+// SetMeta records the model, agent and tools the session now runs with,
+// and the title when m.Title is not empty. id may be a unique prefix.
+func (s *Store) SetMeta(id string, m Meta) error {
+	return s.change(id, func(row *sessionRow) {
+		row.Model, row.Agent, row.Tools = m.Model, m.Agent, slices.Clone(m.Tools)
+		if t := strings.TrimSpace(m.Title); t != "" {
+			row.Title = t
+		}
+	})
+}
+
+func (s *Store) change(id string, fn func(*sessionRow)) error {
+	return s.update(func(n storm.Node) error {
+		row, err := resolve(n, id)
+		if err != nil {
+			return err
+		}
+		fn(&row)
+		if err := n.Save(&row); err != nil {
+			return fmt.Errorf("cannot save session %s: %w", row.ID, err)
+		}
+		return nil
+	})
+}
+
+// Delete removes a session and its messages. id may be a unique prefix.
+func (s *Store) Delete(id string) error {
+	return s.update(func(n storm.Node) error {
+		row, err := resolve(n, id)
+		if err != nil {
+			return err
+		}
+		if err := n.DeleteStruct(&row); err != nil {
+			return fmt.Errorf("cannot delete session %s: %w", row.ID, err)
+		}
+		// The bucket exists once a message was stored; dropping a missing
+		// one through storm would fall back to a top-level bucket name.
+		if row.Messages > 0 {
+			err := n.From("messages").Drop(row.ID)
+			if err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+				return fmt.Errorf("cannot delete the messages of session %s: %w", row.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// resolve finds the session whose id is id or, failing that, the only one
+// whose id starts with id.
+func resolve(n storm.Node, id string) (sessionRow, error) {
+	var row sessionRow
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return row, errors.New("no session id given")
+	}
+	err := n.One("ID", id, &row)
+	if err == nil {
+		return row, nil
+	}
+	if !notFound(err) {
+		return row, fmt.Errorf("cannot read session %s: %w", id, err)
+	}
+	var rows []sessionRow
+	if err := n.Prefix("ID", id, &rows, storm.Limit(4)); err != nil && !notFound(err) {
+		return row, fmt.Errorf("cannot look up session %s: %w", id, err)
+	}
+	switch len(rows) {
+	case 0:
+		return row, fmt.Errorf("no session has the id or id prefix %q: %w", id, ErrNotFound)
+	case 1:
+		return rows[0], nil
+	}
+	ids := make([]string, 0, len(rows))
+	for _, r := range rows[:min(len(rows), 3)] {
+		ids = append(ids, r.ID)
+	}
+	more := ""
+	if len(rows) > 3 {
+		more = ", …"
+	}
+	return row, fmt.Errorf("session id prefix %q is ambiguous: it matches %s%s; give more characters", id, strings.Join(ids, ", "), more)
+}
+
+// notFound reports whether err is storm's "nothing there" in any of its
+// forms (no record, or a bucket or index not created yet).
+func notFound(err error) bool {
+	return errors.Is(err, storm.ErrNotFound) || errors.Is(err, index.ErrNotFound)
+}
+
+func recentKey(s Session) string {
+	return fmt.Sprintf("%016x", max(s.UpdatedAt.UnixNano(), 0)) + s.ID
+}
+
+// idAlphabet is Crockford's base32 in lower case: its characters are in
+// ASCII order, so fixed-width ids sort like the numbers they encode.
+const idAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// newID returns 10 characters of creation time in milliseconds and 6
+// random ones: sortable, and unique without coordination between
+// processes.
+func newID(t time.Time) string {
+	var b [16]byte
+	ms := uint64(max(t.UnixMilli(), 0))
+	for i := 9; i >= 0; i-- {
+		b[i] = idAlphabet[ms&31]
+		ms >>= 5
+	}
+	var r [8]byte
+	rand.Read(r[:])
+	rnd := binary.BigEndian.Uint64(r[:])
+	for i := 10; i < 16; i++ {
+		b[i] = idAlphabet[rnd&31]
+		rnd >>= 5
+	}
+	return string(b[:])
+}
+
+// TitleFrom makes a session title from a message: whitespace collapsed,
+// cut to TitleMax characters at a word boundary when one is near, with an
+// ellipsis when cut.
+func TitleFrom(text string) string {
+	t := strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(t) <= TitleMax {
+		return t
+	}
+	r := []rune(t)[:TitleMax-1]
+	cut := len(r)
+	for i := len(r) - 1; i >= TitleMax*2/3; i-- {
+		if r[i] == ' ' {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimRight(string(r[:cut]), " ") + "…"
+}
+
+// sanitize returns m ready for JSON: NaN and infinite figures (which JSON
+// cannot hold) become 0 and metadata values that cannot be encoded are left
+// out, so one odd value never costs the whole message.
+func sanitize(m Message) Message {
+	if m.Usage != nil {
+		u := *m.Usage
+		for _, f := range []*float64{&u.EvalSeconds, &u.TokensPerSec, &u.LoadSeconds, &u.TotalSeconds, &u.CostUSD, &u.ToolCostUSD, &u.WallSeconds} {
+			*f = finite(*f)
+		}
+		m.Usage = &u
+	}
+	if m.Result != nil {
+		r := *m.Result
+		r.LatencySeconds, r.CostUSD = finite(r.LatencySeconds), finite(r.CostUSD)
+		if _, err := json.Marshal(r.Metadata); err != nil {
+			clean := make(map[string]any, len(r.Metadata))
+			for k, v := range r.Metadata {
+				if _, err := json.Marshal(v); err == nil {
+					clean[k] = v
+				}
+			}
+			r.Metadata = clean
+		}
+		m.Result = &r
+	}
+	return m
+}
+
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
+}

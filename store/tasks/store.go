@@ -1,0 +1,692 @@
+package tasks
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/asdine/storm/v3"
+	"github.com/asdine/storm/v3/index"
+
+	"github.com/jarvis-workbench/jarvis/store"
+)
+
+// root is the storm bucket under which the scheduler keeps its records.
+const root = "scheduler"
+
+// taskRow is a task as stored. Its type and field names are the database
+// format: storm names buckets and indexes after them.
+//
+// Indexes are chosen so that no write scans many entries: storm's list index
+// checks every id stored under a value when a record is saved, so a
+// low-cardinality index (status) would make each save O(tasks). Due holds
+// one distinct value per task, Owner a value per running scheduler.
+type taskRow struct {
+	ID string `storm:"id"`
+	// Ref repeats the id: storm cannot seek on the primary key, and id
+	// prefix lookups need a seek.
+	Ref           string `storm:"index"`
+	Prompt        string
+	ScheduleType  ScheduleType
+	ScheduleValue string
+	Zone          string
+	Status        Status
+	NextRun       time.Time
+	// Due is the key of the due-task index: the next run in Unix
+	// nanoseconds as 16 hex digits, then the id, so keys sort by time and
+	// are unique. It is empty (and out of the index) unless the task is
+	// active, has a next run and is not running.
+	Due         string `storm:"index"`
+	LastRun     time.Time
+	LastOutcome Outcome
+	LastResult  string
+	LastError   string
+	// Owner names the scheduler running the task (see Claim.Owner), empty
+	// when no run is in progress; RunID is that run's log row.
+	Owner     string `storm:"index"`
+	RunID     int
+	Agent     string
+	Tools     []string
+	Approved  []string
+	CreatedAt time.Time
+	Metadata  map[string]string
+}
+
+// runRow is a run log row as stored. Each task's rows live in a bucket of
+// their own (see runs), so a task's log is bounded by KeepRuns and no
+// claim or prune touches another task's log: storm keeps a unique index on
+// ids whose maintenance scans the bucket on every insert and delete.
+type runRow struct {
+	ID         int `storm:"id,increment"`
+	TaskID     string
+	Slot       time.Time
+	Manual     bool
+	Owner      string
+	StartedAt  time.Time
+	FinishedAt time.Time
+	Success    bool
+	Outcome    Outcome
+	Result     string
+	Error      string
+	Denied     []string
+}
+
+// dueKey computes the row's Due value from its state.
+func (r *taskRow) dueKey() string {
+	if r.Status != Active || r.NextRun.IsZero() || r.Owner != "" {
+		return ""
+	}
+	return fmt.Sprintf("%016x", clampNanos(r.NextRun)) + r.ID
+}
+
+// runs is the node holding one task's run log, under the scheduler root.
+func runs(n storm.Node, taskID string) storm.Node { return n.From("runs", taskID) }
+
+// Store keeps tasks and run logs in a store.DB. It is safe for concurrent
+// use, also by several processes on one file.
+type Store struct {
+	db *store.DB
+}
+
+// New returns a Store on db.
+func New(db *store.DB) *Store { return &Store{db: db} }
+
+// DB returns the database the store uses.
+func (s *Store) DB() *store.DB { return s.db }
+
+func (s *Store) view(fn func(n storm.Node) error) error {
+	return s.db.View(func(n storm.Node) error { return fn(n.From(root)) })
+}
+
+func (s *Store) update(fn func(n storm.Node) error) error {
+	return s.db.Update(func(n storm.Node) error { return fn(n.From(root)) })
+}
+
+// notFound reports whether err is storm's "nothing there" in any of its
+// forms (an empty result, or a bucket or index not created yet).
+func notFound(err error) bool {
+	return errors.Is(err, storm.ErrNotFound) || errors.Is(err, index.ErrNotFound)
+}
+
+// Validate checks a new task without storing it and returns its schedule
+// and first run. It is what Create checks, for forms that validate as the
+// person types.
+func Validate(nt NewTask, now time.Time) (Schedule, time.Time, error) {
+	if strings.TrimSpace(nt.Prompt) == "" {
+		return Schedule{}, time.Time{}, errors.New("the prompt is empty: say what the task should do")
+	}
+	sched, err := ParseSchedule(nt.ScheduleType, nt.ScheduleValue, nt.TimeZone)
+	if err != nil {
+		return Schedule{}, time.Time{}, err
+	}
+	first, err := sched.First(now)
+	if err != nil {
+		return Schedule{}, time.Time{}, err
+	}
+	tools := cleanList(nt.Tools)
+	for _, a := range cleanList(nt.ApprovedTools) {
+		if !slices.Contains(tools, a) {
+			return Schedule{}, time.Time{}, fmt.Errorf("approved tool %q is not one of the task's tools (%s): add it to the tools or leave it out of the approvals", a, listOrNone(tools))
+		}
+	}
+	return sched, first, nil
+}
+
+// Create stores a new active task whose first run is computed from now.
+// Nothing is stored when the task is invalid.
+func (s *Store) Create(nt NewTask, now time.Time) (Task, error) {
+	sched, first, err := Validate(nt, now)
+	if err != nil {
+		return Task{}, err
+	}
+	agent := strings.TrimSpace(nt.Agent)
+	if agent == "" {
+		agent = DefaultAgent
+	}
+	row := taskRow{
+		Prompt:        strings.TrimSpace(nt.Prompt),
+		ScheduleType:  sched.Type,
+		ScheduleValue: sched.Value,
+		Zone:          sched.Zone,
+		Status:        Active,
+		NextRun:       first.UTC(),
+		Agent:         agent,
+		Tools:         cleanList(nt.Tools),
+		Approved:      cleanList(nt.ApprovedTools),
+		CreatedAt:     now.UTC(),
+		Metadata:      nt.Metadata,
+	}
+	err = s.update(func(n storm.Node) error {
+		for range 8 {
+			id, err := newID()
+			if err != nil {
+				return err
+			}
+			var existing taskRow
+			if err := n.One("ID", id, &existing); notFound(err) {
+				row.ID, row.Ref = id, id
+				row.Due = row.dueKey()
+				return n.Save(&row)
+			} else if err != nil {
+				return err
+			}
+		}
+		return errors.New("could not draw an unused task id")
+	})
+	if err != nil {
+		return Task{}, err
+	}
+	return row.task(), nil
+}
+
+// newID draws 16 hex characters from crypto/rand.
+func newID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("cannot draw a task id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// resolve finds the task whose id is ref or starts with ref.
+func resolve(n storm.Node, ref string) (taskRow, error) {
+	given := strings.TrimSpace(ref)
+	ref = strings.ToLower(given)
+	var row taskRow
+	if ref == "" || strings.Trim(ref, "0123456789abcdef") != "" {
+		return row, &NotFoundError{ID: given}
+	}
+	if len(ref) == 16 {
+		err := n.One("ID", ref, &row)
+		if notFound(err) {
+			return row, &NotFoundError{ID: given}
+		}
+		return row, err
+	}
+	var rows []taskRow
+	if err := n.Prefix("Ref", ref, &rows, storm.Limit(11)); err != nil && !notFound(err) {
+		return row, err
+	}
+	switch len(rows) {
+	case 0:
+		return row, &NotFoundError{ID: given}
+	case 1:
+		return rows[0], nil
+	}
+	ids := make([]string, 0, len(rows))
+	for i, r := range rows {
+		if i == 10 {
+			ids = append(ids, "…")
+			break
+		}
+		ids = append(ids, r.ID)
+	}
+	return row, &AmbiguousError{Prefix: ref, Matches: ids}
+}
+
+// Get returns the task whose id is ref or starts with ref.
+func (s *Store) Get(ref string) (Task, error) {
+	var row taskRow
+	err := s.view(func(n storm.Node) (err error) {
+		row, err = resolve(n, ref)
+		return err
+	})
+	if err != nil {
+		return Task{}, err
+	}
+	return row.task(), nil
+}
+
+// List returns the tasks with the given status ("" for all): those with a
+// next run first, soonest first, then the rest, newest first.
+func (s *Store) List(status Status) ([]Task, error) {
+	var rows []taskRow
+	if err := s.view(func(n storm.Node) error { return n.All(&rows) }); err != nil && !notFound(err) {
+		return nil, err
+	}
+	out := make([]Task, 0, len(rows))
+	for i := range rows {
+		if status == "" || rows[i].Status == status {
+			out = append(out, rows[i].task())
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.NextRun.IsZero() != b.NextRun.IsZero() {
+			return !a.NextRun.IsZero()
+		}
+		if !a.NextRun.Equal(b.NextRun) {
+			return a.NextRun.Before(b.NextRun)
+		}
+		return a.CreatedAt.After(b.CreatedAt)
+	})
+	return out, nil
+}
+
+// change applies fn to the task ref in one write transaction and saves it.
+func (s *Store) change(ref string, fn func(r *taskRow) error) (Task, error) {
+	var row taskRow
+	err := s.update(func(n storm.Node) error {
+		var err error
+		if row, err = resolve(n, ref); err != nil {
+			return err
+		}
+		if err := fn(&row); err != nil {
+			return err
+		}
+		row.Due = row.dueKey()
+		return n.Save(&row)
+	})
+	if err != nil {
+		return Task{}, err
+	}
+	return row.task(), nil
+}
+
+// Pause stops an active task from running until it is resumed. Pausing a
+// paused task does nothing; a completed or cancelled one cannot be paused.
+func (s *Store) Pause(ref string) (Task, error) {
+	return s.change(ref, func(r *taskRow) error {
+		switch r.Status {
+		case Paused:
+			return nil
+		case Active:
+			r.Status, r.NextRun = Paused, time.Time{}
+			return nil
+		}
+		return &StateError{ID: r.ID, Msg: fmt.Sprintf("is %s; only an active task can be paused", r.Status)}
+	})
+}
+
+// Resume makes a paused task active again with its next run computed from
+// now (slots that passed while it was paused are not made up). A once task
+// whose time has passed cannot be resumed. Resuming an active task does
+// nothing.
+func (s *Store) Resume(ref string, now time.Time) (Task, error) {
+	return s.change(ref, func(r *taskRow) error {
+		switch r.Status {
+		case Active:
+			return nil
+		case Paused:
+		default:
+			return &StateError{ID: r.ID, Msg: fmt.Sprintf("is %s; only a paused task can be resumed (create a new task instead)", r.Status)}
+		}
+		sched, err := ParseSchedule(r.ScheduleType, r.ScheduleValue, r.Zone)
+		if err != nil {
+			return fmt.Errorf("task %s cannot be resumed: its schedule no longer parses: %w", r.ID, err)
+		}
+		next, err := sched.First(now)
+		if err != nil {
+			return &StateError{ID: r.ID, Msg: "cannot be resumed: " + err.Error()}
+		}
+		r.Status, r.NextRun = Active, next.UTC()
+		return nil
+	})
+}
+
+// Cancel ends a task for good and clears its next run. A run in progress is
+// not stopped here (the scheduler running it does that). Cancelling a
+// cancelled task does nothing; a completed one cannot be cancelled.
+func (s *Store) Cancel(ref string) (Task, error) {
+	return s.change(ref, func(r *taskRow) error {
+		switch r.Status {
+		case Cancelled:
+			return nil
+		case Completed:
+			return &StateError{ID: r.ID, Msg: "has completed; there is nothing left to cancel"}
+		}
+		r.Status, r.NextRun = Cancelled, time.Time{}
+		return nil
+	})
+}
+
+// NextDue returns the earliest next run of a task that can be claimed (ok is
+// false when there is none). It is one index seek however many tasks exist.
+func (s *Store) NextDue() (next time.Time, ok bool, err error) {
+	err = s.view(func(n storm.Node) error {
+		var rows []taskRow
+		if err := n.Range("Due", "0", "g", &rows, storm.Limit(1)); err != nil {
+			return err
+		}
+		if len(rows) == 1 {
+			next, ok = rows[0].NextRun, true
+		}
+		return nil
+	})
+	if notFound(err) {
+		err = nil
+	}
+	return next, ok, err
+}
+
+// Claim is a run that a scheduler has reserved: the task as it was when
+// claimed, and the log row that will record the run.
+type Claim struct {
+	Task  Task
+	RunID int
+	// Slot is the scheduled time claimed, zero for a run started by hand.
+	Slot      time.Time
+	StartedAt time.Time
+	// Owner identifies the claiming scheduler, so a later scheduler can
+	// tell a run in progress elsewhere from one whose process died.
+	Owner string
+}
+
+// ClaimDue claims up to limit tasks due at now, in one write transaction:
+// each gets its next run moved past now and a run log row. A task claimed
+// here cannot be claimed again until its next slot, by anyone.
+func (s *Store) ClaimDue(now time.Time, limit int, owner string) ([]Claim, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var claims []Claim
+	err := s.update(func(n storm.Node) error {
+		rows, err := dueRows(n, now, limit)
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			c, ok, err := claim(n, &rows[i], rows[i].NextRun, now, owner, false)
+			if err != nil {
+				return err
+			}
+			if ok {
+				claims = append(claims, c)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+// dueRows returns up to limit claimable tasks whose next run is at or
+// before now, soonest first: one seek in the Due index, then a cursor walk
+// over the due entries only.
+func dueRows(n storm.Node, now time.Time, limit int) ([]taskRow, error) {
+	var rows []taskRow
+	max := fmt.Sprintf("%016x", clampNanos(now)) + "g"
+	if err := n.Range("Due", "0", max, &rows, storm.Limit(limit)); err != nil && !notFound(err) {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// ClaimSlot claims one task for the slot the caller saw due. It fails with
+// ErrSlotTaken when the task's next run is no longer that slot (another
+// scheduler claimed it) or the task is not claimable (paused, running).
+func (s *Store) ClaimSlot(id string, slot, now time.Time, owner string) (Claim, error) {
+	var c Claim
+	var ok bool
+	err := s.update(func(n storm.Node) error {
+		row, err := resolve(n, id)
+		if err != nil {
+			return err
+		}
+		c, ok, err = claim(n, &row, slot, now, owner, false)
+		return err
+	})
+	if err == nil && !ok {
+		err = fmt.Errorf("task %s: %w", id, ErrSlotTaken)
+	}
+	return c, err
+}
+
+// ClaimManual starts a run of a task by hand, now, whatever its status. Its
+// schedule is not changed. A task already running cannot be started again.
+func (s *Store) ClaimManual(ref string, now time.Time, owner string) (Claim, error) {
+	var c Claim
+	err := s.update(func(n storm.Node) error {
+		row, err := resolve(n, ref)
+		if err != nil {
+			return err
+		}
+		if row.Owner != "" {
+			return fmt.Errorf("task %s: %w (started %s)", row.ID, ErrRunning, row.LastRun.In(row.loc()).Format(displayLayout))
+		}
+		c, _, err = claim(n, &row, time.Time{}, now, owner, true)
+		return err
+	})
+	return c, err
+}
+
+// claim checks that row may run for slot and records the claim. ok is
+// false, with no error, when the task is not claimable for that slot.
+func claim(n storm.Node, row *taskRow, slot, now time.Time, owner string, manual bool) (c Claim, ok bool, err error) {
+	if !manual && (row.Status != Active || row.Owner != "" || !row.NextRun.Equal(slot)) {
+		return Claim{}, false, nil
+	}
+	if !manual {
+		sched, err := ParseSchedule(row.ScheduleType, row.ScheduleValue, row.Zone)
+		if err != nil {
+			// A schedule that stopped parsing (its zone vanished from the
+			// system) must not stay due forever: pause it and say why.
+			row.Status, row.NextRun, row.LastError = Paused, time.Time{}, "paused: "+err.Error()
+			row.Due = row.dueKey()
+			return Claim{}, false, n.Save(row)
+		}
+		row.NextRun = sched.After(slot, now).UTC()
+	}
+	run := runRow{TaskID: row.ID, Slot: slot.UTC(), Manual: manual, Owner: owner, StartedAt: now.UTC()}
+	if err := runs(n, row.ID).Save(&run); err != nil {
+		return Claim{}, false, err
+	}
+	row.LastRun, row.Owner, row.RunID = now.UTC(), owner, run.ID
+	row.Due = row.dueKey()
+	if err := n.Save(row); err != nil {
+		return Claim{}, false, err
+	}
+	return Claim{Task: row.task(), RunID: run.ID, Slot: slot, StartedAt: now, Owner: owner}, true, nil
+}
+
+// ErrFinished is returned by Finish for a run whose end is already
+// recorded (a run given up at shutdown that returned later).
+var ErrFinished = errors.New("the run's end is already recorded")
+
+// Finish records how a claimed run ended, releases the task, and drops the
+// task's oldest log rows beyond KeepRuns. A task with no next run (a once
+// task) becomes completed.
+func (s *Store) Finish(c Claim, f Finish) (Task, Run, error) {
+	var row taskRow
+	var run runRow
+	err := s.update(func(n storm.Node) error {
+		log := runs(n, c.Task.ID)
+		if err := log.One("ID", c.RunID, &run); err != nil {
+			if notFound(err) {
+				return fmt.Errorf("run %d of task %s is not in the log", c.RunID, c.Task.ID)
+			}
+			return err
+		}
+		if !run.FinishedAt.IsZero() {
+			return ErrFinished
+		}
+		run.FinishedAt = f.At.UTC()
+		run.Success = f.Success && !f.Interrupted
+		run.Result = cut(f.Result, ResultLimit)
+		run.Error = f.Error
+		run.Denied = cleanList(f.DeniedTools)
+		switch {
+		case f.Interrupted:
+			run.Outcome = OutcomeInterrupted
+		case run.Success:
+			run.Outcome = OutcomeSuccess
+		default:
+			run.Outcome = OutcomeFailed
+		}
+		if err := log.Save(&run); err != nil {
+			return err
+		}
+		if err := n.One("ID", run.TaskID, &row); err != nil {
+			return err
+		}
+		if row.RunID == run.ID {
+			row.Owner, row.RunID = "", 0
+			row.LastOutcome = run.Outcome
+			row.LastResult = cut(run.Result, SummaryLimit)
+			row.LastError = cut(run.Error, SummaryLimit)
+		}
+		if row.Status == Active && row.NextRun.IsZero() {
+			row.Status = Completed
+		}
+		row.Due = row.dueKey()
+		if err := n.Save(&row); err != nil {
+			return err
+		}
+		return prune(log)
+	})
+	if err != nil {
+		return Task{}, Run{}, err
+	}
+	return row.task(), run.public(), nil
+}
+
+// prune deletes a task's log rows beyond the newest KeepRuns.
+func prune(log storm.Node) error {
+	var old []runRow
+	err := log.All(&old, storm.Reverse(), storm.Skip(KeepRuns))
+	if notFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i := range old {
+		if err := log.DeleteStruct(&old[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Logs returns the task ref and its last n runs, oldest first (n <= 0: all
+// that are kept).
+func (s *Store) Logs(ref string, n int) (Task, []Run, error) {
+	var row taskRow
+	var rows []runRow
+	err := s.view(func(node storm.Node) error {
+		var err error
+		if row, err = resolve(node, ref); err != nil {
+			return err
+		}
+		opts := []func(*index.Options){storm.Reverse()}
+		if n > 0 {
+			opts = append(opts, storm.Limit(n))
+		}
+		if err := runs(node, row.ID).All(&rows, opts...); err != nil && !notFound(err) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return Task{}, nil, err
+	}
+	out := make([]Run, len(rows))
+	for i := range rows {
+		out[len(rows)-1-i] = rows[i].public()
+	}
+	return row.task(), out, nil
+}
+
+// Running returns the claims of every run in progress, in any process, so
+// a starting scheduler can find those whose process died.
+func (s *Store) Running() ([]Claim, error) {
+	var rows []taskRow
+	err := s.view(func(n storm.Node) error { return n.AllByIndex("Owner", &rows) })
+	if err != nil && !notFound(err) {
+		return nil, err
+	}
+	var out []Claim
+	for i := range rows {
+		if rows[i].Owner == "" {
+			continue
+		}
+		out = append(out, Claim{Task: rows[i].task(), RunID: rows[i].RunID, StartedAt: rows[i].LastRun, Owner: rows[i].Owner})
+	}
+	return out, nil
+}
+
+func (r *taskRow) loc() *time.Location {
+	loc, _, err := LoadZone(r.Zone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+func (r *taskRow) task() Task {
+	loc := r.loc()
+	in := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		return t.In(loc)
+	}
+	return Task{
+		ID:            r.ID,
+		Prompt:        r.Prompt,
+		ScheduleType:  r.ScheduleType,
+		ScheduleValue: r.ScheduleValue,
+		TimeZone:      r.Zone,
+		Status:        r.Status,
+		NextRun:       in(r.NextRun),
+		LastRun:       in(r.LastRun),
+		LastOutcome:   r.LastOutcome,
+		LastResult:    r.LastResult,
+		LastError:     r.LastError,
+		Running:       r.Owner != "",
+		Agent:         r.Agent,
+		Tools:         nonNil(r.Tools),
+		ApprovedTools: nonNil(r.Approved),
+		CreatedAt:     in(r.CreatedAt),
+		Metadata:      r.Metadata,
+	}
+}
+
+func (r *runRow) public() Run {
+	return Run{
+		ID:          r.ID,
+		TaskID:      r.TaskID,
+		Slot:        r.Slot,
+		Manual:      r.Manual,
+		StartedAt:   r.StartedAt,
+		FinishedAt:  r.FinishedAt,
+		Success:     r.Success,
+		Outcome:     r.Outcome,
+		Result:      r.Result,
+		Error:       r.Error,
+		DeniedTools: r.Denied,
+	}
+}
+
+// cleanList trims names and drops blanks and repeats, keeping the order.
+func cleanList(names []string) []string {
+	var out []string
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

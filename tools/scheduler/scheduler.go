@@ -1,0 +1,250 @@
+// Package scheduler holds the tools through which a model manages
+// scheduled tasks: schedule_task, list_scheduled_tasks and
+// pause/resume/cancel_scheduled_task.
+//
+// The tools talk to a Service, which ui/cli injects (the running
+// TaskScheduler of agent/scheduler implements it). Without one every call
+// fails with "Scheduler not available." instead of pretending.
+//
+// A task a model creates never gets tools approved for unattended use:
+// approving a tool that needs confirmation is for a person to do, from the
+// CLI or the TUI. schedule_task itself needs confirmation, so the person
+// sees every task a model wants to create.
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/jarvis-workbench/jarvis/store/tasks"
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// Service is what the tools need from a scheduler.
+type Service interface {
+	Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, error)
+	List(ctx context.Context, status tasks.Status) ([]tasks.Task, error)
+	Pause(ctx context.Context, id string) (tasks.Task, error)
+	Resume(ctx context.Context, id string) (tasks.Task, error)
+	Cancel(ctx context.Context, id string) (tasks.Task, error)
+}
+
+// Messages the tools answer with, as the reference's tools do.
+const (
+	msgUnavailable = "Scheduler not available."
+	msgMissingID   = "Missing required parameter: task_id."
+)
+
+// Category is the tools' category.
+const Category = "scheduler"
+
+// Names of the tools, in the order they are registered.
+var Names = []string{"schedule_task", "list_scheduled_tasks", "pause_scheduled_task", "resume_scheduled_task", "cancel_scheduled_task"}
+
+// Register adds the five tools to r, bound to svc (which may be nil).
+func Register(r *tools.Registry, svc Service) error {
+	for _, t := range All(svc) {
+		if err := r.Register(t.Spec().Name, func(tools.Deps) (tools.Tool, error) { return t, nil }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// All returns the five tools bound to svc.
+func All(svc Service) []tools.Tool {
+	return []tools.Tool{
+		scheduleTask{svc},
+		listTasks{svc},
+		changeTask{svc, "pause_scheduled_task", "Pause a scheduled task: it stops running until resumed. A run in progress finishes.", "paused", Service.Pause},
+		changeTask{svc, "resume_scheduled_task", "Resume a paused scheduled task. Its next run is computed from now; runs missed while paused are not made up.", "resumed", Service.Resume},
+		changeTask{svc, "cancel_scheduled_task", "Cancel a scheduled task for good: it never runs again, and a run in progress is stopped.", "cancelled", Service.Cancel},
+	}
+}
+
+type scheduleTask struct{ svc Service }
+
+var scheduleSpec = tools.Spec{
+	Name: "schedule_task",
+	Description: "Schedule a prompt to run later, unattended, with an agent and tools. " +
+		"schedule_type cron: schedule_value is a 5-field cron expression (minute hour day-of-month month day-of-week, e.g. \"0 9 * * 1-5\" for 09:00 on weekdays) or @daily/@hourly/@weekly/@monthly; " +
+		"interval: seconds between runs (\"3600\") or a duration (\"90m\"), first run one interval from now; " +
+		"once: an ISO 8601 date and time (\"2025-06-01T09:00:00+02:00\"; without an offset it is read in the task's time zone). " +
+		"Times are evaluated in timezone (an IANA name, default the local zone). " +
+		"Tools that need confirmation are denied in scheduled runs unless a person approves them for the task.",
+	Parameters: tools.Params(
+		tools.StringParam("prompt", "What the task should do each time it runs", true),
+		tools.EnumParam("schedule_type", "How the run times are given", true, "cron", "interval", "once"),
+		tools.Param{Name: "schedule_value", Required: true, Schema: &jsonschema.Schema{
+			Types: []string{"string", "integer"}, Description: "The cron expression, the interval in seconds, or the ISO 8601 time"}},
+		tools.StringParam("agent", "Agent that runs the task (default simple)", false),
+		tools.Param{Name: "tools", Schema: &jsonschema.Schema{
+			Types: []string{"string", "array"}, Description: "Tools the agent may use, comma-separated (e.g. \"calculator,web_search\")"}},
+		tools.StringParam("timezone", "IANA time zone the schedule is read in (e.g. Europe/Paris); default the local zone", false),
+	),
+	Category:             Category,
+	LatencyEstimate:      0.01,
+	RequiresConfirmation: true,
+}
+
+func (scheduleTask) Spec() tools.Spec { return scheduleSpec }
+
+func (t scheduleTask) Execute(ctx context.Context, args tools.Args) tools.Result {
+	if t.svc == nil {
+		return tools.Fail(msgUnavailable)
+	}
+	value, err := stringOrNumber(args, "schedule_value")
+	if err != nil {
+		return tools.Fail("%v", err)
+	}
+	names, err := toolList(args["tools"])
+	if err != nil {
+		return tools.Fail("%v", err)
+	}
+	task, err := t.svc.Create(ctx, tasks.NewTask{
+		Prompt:        args.String("prompt"),
+		ScheduleType:  tasks.ScheduleType(strings.ToLower(strings.TrimSpace(args.String("schedule_type")))),
+		ScheduleValue: value,
+		TimeZone:      args.String("timezone"),
+		Agent:         args.String("agent"),
+		Tools:         names,
+		Metadata:      map[string]string{"created_by": "schedule_task"},
+	})
+	if err != nil {
+		return tools.Fail("Could not schedule the task: %v", err)
+	}
+	// The reference's format, as Python's json.dumps writes it.
+	content := fmt.Sprintf(`{"task_id": %s, "next_run": %s, "status": %s}`,
+		quote(task.ID), quote(task.NextRun.Format(time.RFC3339)), quote(string(task.Status)))
+	return tools.OK(content).WithMeta("task_id", task.ID)
+}
+
+type listTasks struct{ svc Service }
+
+var listSpec = tools.Spec{
+	Name: "list_scheduled_tasks",
+	Description: "List scheduled tasks as a JSON array: id, prompt, schedule, status, next and last run (in the task's time zone), " +
+		"the last run's outcome, agent and tools.",
+	Parameters: tools.Params(
+		tools.EnumParam("status", "Only tasks with this status", false, "active", "paused", "completed", "cancelled"),
+	),
+	Category:        Category,
+	LatencyEstimate: 0.01,
+}
+
+func (listTasks) Spec() tools.Spec { return listSpec }
+
+func (t listTasks) Execute(ctx context.Context, args tools.Args) tools.Result {
+	if t.svc == nil {
+		return tools.Fail(msgUnavailable)
+	}
+	status, err := tasks.ParseStatus(args.String("status"))
+	if err != nil {
+		return tools.Fail("%v", err)
+	}
+	list, err := t.svc.List(ctx, status)
+	if err != nil {
+		return tools.Fail("Could not list the scheduled tasks: %v", err)
+	}
+	if list == nil {
+		list = []tasks.Task{}
+	}
+	b, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return tools.Fail("Could not encode the task list: %v", err)
+	}
+	return tools.OK(string(b)).WithMeta("count", len(list))
+}
+
+// changeTask is pause, resume or cancel.
+type changeTask struct {
+	svc         Service
+	name        string
+	description string
+	done        string
+	apply       func(Service, context.Context, string) (tasks.Task, error)
+}
+
+func (t changeTask) Spec() tools.Spec {
+	return tools.Spec{
+		Name:            t.name,
+		Description:     t.description,
+		Parameters:      tools.Params(tools.StringParam("task_id", "The task's id (or a unique prefix of it)", true)),
+		Category:        Category,
+		LatencyEstimate: 0.01,
+	}
+}
+
+func (t changeTask) Execute(ctx context.Context, args tools.Args) tools.Result {
+	if t.svc == nil {
+		return tools.Fail(msgUnavailable)
+	}
+	id := strings.TrimSpace(args.String("task_id"))
+	if id == "" {
+		return tools.Fail(msgMissingID)
+	}
+	task, err := t.apply(t.svc, ctx, id)
+	if err != nil {
+		var nf *tasks.NotFoundError
+		if errors.As(err, &nf) {
+			return tools.Fail("Task not found: %s", id)
+		}
+		return tools.Fail("%s", capitalize(err.Error())+".")
+	}
+	return tools.OK(fmt.Sprintf("Task %s %s.", task.ID, t.done)).WithMeta("task_id", task.ID)
+}
+
+// stringOrNumber reads a value a model may send as "3600" or 3600.
+func stringOrNumber(args tools.Args, key string) (string, error) {
+	switch v := args[key].(type) {
+	case string:
+		return v, nil
+	case nil:
+		return "", nil
+	case float64:
+		if v != float64(int64(v)) {
+			return "", fmt.Errorf("parameter '%s' must be a whole number of seconds, got %v", key, v)
+		}
+		return fmt.Sprint(int64(v)), nil
+	}
+	return "", fmt.Errorf("parameter '%s' must be a string or a number", key)
+}
+
+// toolList reads tools given as "a,b" or ["a","b"].
+func toolList(v any) ([]string, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return tools.ParseList(x), nil
+	case []any:
+		var names []string
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("parameter 'tools' must list tool names as strings")
+			}
+			names = append(names, s)
+		}
+		return tools.ParseList(strings.Join(names, ",")), nil
+	}
+	return nil, fmt.Errorf("parameter 'tools' must be a comma-separated string of tool names")
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
+	"github.com/jarvis-workbench/jarvis/themes"
+	"github.com/jarvis-workbench/jarvis/ui/tui"
+)
+
+// chatFlags are the TUI's flags: ask's, plus the theme and --continue.
+type chatFlags struct {
+	agentFlags
+	theme   string
+	cont    bool
+	noMouse bool
+}
+
+func (f *chatFlags) register(cmd *cobra.Command) {
+	f.agentFlags.register(cmd)
+	cmd.Flags().StringVar(&f.theme, "theme", "", "colour theme: auto, dark, light, high-contrast (default from config: auto)")
+	cmd.Flags().BoolVarP(&f.cont, "continue", "c", false, "reopen the most recent session")
+	cmd.Flags().BoolVar(&f.noMouse, "no-mouse", false, "start with mouse capture off (select text with the mouse; F2 toggles)")
+}
+
+func (a *app) chatCommand() *cobra.Command {
+	var f chatFlags
+	cmd := &cobra.Command{
+		Use:   "chat",
+		Short: "Open the workbench (also what 'jarvis' alone does)",
+		Long:  chatLong,
+		Args:  argsUsage(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.chat(cmd, &f) },
+	}
+	f.register(cmd)
+	return cmd
+}
+
+const chatLong = `Open the terminal workbench: chat with the model, watch every tool call as a
+live panel, approve the calls that can do harm, and see exactly what the model
+is told about its tools. Press ? inside for the keys, /help for the commands.`
+
+func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
+	if !isTerminal(a.io.Out) || !isTerminalReader(a.io.In) {
+		return usageErr("the workbench needs a terminal (stdin and stdout). For scripts use: jarvis ask \"QUESTION\"")
+	}
+	cf := f.configFlags(cmd)
+	cf.Theme = f.theme
+	cfg, err := a.loadConfig(cf)
+	if err != nil {
+		return err
+	}
+	env, err := a.environment()
+	if err != nil {
+		return err
+	}
+	if _, err := env.buildTools(cfg.Tools); err != nil {
+		return err
+	}
+	// The terminal is asked for its background now, before Bubble Tea owns
+	// stdin: asked later, the answer would arrive as typed keys.
+	if out, ok := a.io.Out.(*os.File); ok && needsDetection(cfg.Theme) {
+		themes.Detect(out)
+	}
+	if _, err := themes.Get(cfg.Theme); err != nil {
+		return usageErr("%v (from %s)", err, cfg.Source("theme"))
+	}
+	opts := tui.Options{
+		Config: cfg, Engine: env.engine, Registry: env.registry, ToolDeps: env.deps,
+		Theme: cfg.Theme, Continue: f.cont, Bus: events.New(), NoMouse: f.noMouse,
+	}
+	if db, err := a.openDB("tui"); err == nil {
+		opts.Sessions = tui.NewSessionStore(sessions.New(db))
+		defer db.Close()
+	} else {
+		fmt.Fprintf(a.io.Err, "jarvis: sessions will not be saved: %v\n", err)
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	if err := tui.Run(ctx, opts); err != nil {
+		return failErr("%v", err)
+	}
+	return nil
+}
+
+func needsDetection(theme string) bool {
+	t := strings.ToLower(theme)
+	return t == "" || t == themes.Auto || t == themes.HighContrast
+}
+
+func isTerminalReader(r any) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

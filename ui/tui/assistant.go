@@ -1,0 +1,286 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+)
+
+// block is one part of an assistant turn.
+type block interface {
+	height(rc renderCtx) int
+	lines(rc renderCtx, from, to int) []string
+}
+
+// assistantItem is everything a run produced, in order: thinking, text,
+// tool panels, per-turn footers, notices.
+type assistantItem struct {
+	blocks []block
+	// current blocks receiving deltas.
+	text     *textBlock
+	thinking *thinkingBlock
+	group    *groupBlock
+	panels   map[string]*toolPanel
+	done     bool
+}
+
+func newAssistantItem() *assistantItem {
+	return &assistantItem{panels: map[string]*toolPanel{}}
+}
+
+func (a *assistantItem) height(rc renderCtx) int {
+	h := 0
+	for _, b := range a.blocks {
+		h += b.height(rc)
+	}
+	return h
+}
+
+func (a *assistantItem) lines(rc renderCtx, from, to int) []string {
+	var out []string
+	off := 0
+	for _, b := range a.blocks {
+		if off >= to {
+			break
+		}
+		h := b.height(rc)
+		if off+h > from {
+			out = append(out, b.lines(rc, from-off, to-off)...)
+		}
+		off += h
+	}
+	return out
+}
+
+// active reports whether a tool panel is waiting or running (the view then
+// needs ticks for its timer).
+func (a *assistantItem) active() bool {
+	for _, p := range a.panels {
+		if p.active() {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *assistantItem) appendText(s string) {
+	if a.text == nil {
+		a.text = &textBlock{}
+		a.blocks = append(a.blocks, a.text)
+	}
+	a.text.stream.Append(s)
+}
+
+func (a *assistantItem) appendThinking(s string) {
+	if a.thinking == nil {
+		a.thinking = &thinkingBlock{}
+		a.blocks = append(a.blocks, a.thinking)
+	}
+	a.thinking.stream.Append(s)
+}
+
+// endTurn closes the turn's text with the authoritative content and adds
+// its footer.
+func (a *assistantItem) endTurn(t *events.TurnPayload) {
+	if t.Content != "" || a.text != nil {
+		if a.text == nil {
+			a.appendText("")
+		}
+		a.text.stream.Set(t.Content)
+		a.text.final = true
+	}
+	if a.thinking != nil {
+		a.thinking.stream.Set(t.Thinking)
+		a.thinking.final = true
+	}
+	a.blocks = append(a.blocks, &lineBlock{kind: lineFooter, text: "↳ " + usageLine(t.Usage, 0)})
+	a.text, a.thinking, a.group = nil, nil, nil
+}
+
+// panel returns the panel of a call, creating it (in the turn's group) when
+// it is new.
+func (a *assistantItem) panel(tool, callID string, args map[string]any, estimate float64) *toolPanel {
+	if p, ok := a.panels[callID]; ok && callID != "" {
+		return p
+	}
+	if a.group == nil {
+		a.group = &groupBlock{}
+		a.blocks = append(a.blocks, a.group)
+		a.text = nil
+	}
+	p := &toolPanel{tool: tool, callID: callID, args: args, estimate: estimate}
+	a.group.panels = append(a.group.panels, p)
+	if callID != "" {
+		a.panels[callID] = p
+	}
+	return p
+}
+
+func (a *assistantItem) note(text string, isErr bool) {
+	kind := lineNotice
+	if isErr {
+		kind = lineError
+	}
+	a.blocks = append(a.blocks, &lineBlock{kind: kind, text: text})
+	a.text = nil
+}
+
+// finish marks the run over: open text is final, panels still running are
+// shown as cancelled (their end events never came), and a total line is
+// added when the run took several turns.
+func (a *assistantItem) finish(u events.Usage, turns int) {
+	if a.done {
+		return
+	}
+	a.done = true
+	for _, b := range a.blocks {
+		switch b := b.(type) {
+		case *textBlock:
+			b.final = true
+		case *thinkingBlock:
+			b.final = true
+		}
+	}
+	for _, p := range a.panels {
+		if p.active() {
+			p.state = panelCancelled
+			p.version++
+		}
+	}
+	if turns > 1 {
+		a.blocks = append(a.blocks, &lineBlock{kind: lineTotal,
+			text: fmt.Sprintf("Σ %d turns · %s", turns, usageLine(u, u.ToolCostUSD))})
+	}
+}
+
+// plainText is the answer's text (for /copy): the last text block.
+func (a *assistantItem) plainText() string {
+	for i := len(a.blocks) - 1; i >= 0; i-- {
+		if t, ok := a.blocks[i].(*textBlock); ok && strings.TrimSpace(t.stream.String()) != "" {
+			return t.stream.String()
+		}
+	}
+	return ""
+}
+
+// textBlock is reply text: plain and incremental while it streams, markdown
+// once final.
+type textBlock struct {
+	stream streamText
+	final  bool
+	cache  cached
+}
+
+func (t *textBlock) rendered(rc renderCtx) []string {
+	return t.cache.get(rc, 0, func() []string { return rc.md.render(t.stream.String(), rc.width) })
+}
+
+func (t *textBlock) height(rc renderCtx) int {
+	if t.final {
+		return len(t.rendered(rc))
+	}
+	return t.stream.Count(rc.width)
+}
+
+func (t *textBlock) lines(rc renderCtx, from, to int) []string {
+	if t.final {
+		return sliceLines(t.rendered(rc), from, to)
+	}
+	out := t.stream.Slice(rc.width, from, to)
+	for i, l := range out {
+		out[i] = rc.st.assistant.Render(l)
+	}
+	return out
+}
+
+// thinkingBlock is the model's reasoning: dimmed, collapsed to one line
+// unless thinking is expanded.
+type thinkingBlock struct {
+	stream streamText
+	final  bool
+}
+
+func (t *thinkingBlock) height(rc renderCtx) int {
+	if !rc.thinking {
+		return 1
+	}
+	return 1 + t.stream.Count(rc.width-4)
+}
+
+func (t *thinkingBlock) lines(rc renderCtx, from, to int) []string {
+	words := len(strings.Fields(t.stream.String()))
+	label := "thinking…"
+	if t.final {
+		label = "thought"
+	}
+	arrow := "▸"
+	if rc.thinking {
+		arrow = "▾"
+	}
+	head := rc.st.thinking.Render(fmt.Sprintf("%s %s · %d words (ctrl+r %s)", arrow, label, words, map[bool]string{true: "hides", false: "shows"}[rc.thinking]))
+	all := []string{head}
+	if rc.thinking {
+		for _, l := range t.stream.Slice(rc.width-4, max(from-1, 0), to-1) {
+			all = append(all, "  │ "+rc.st.thinking.Render(l))
+		}
+		if from > 0 {
+			return all[1:]
+		}
+		return all
+	}
+	return sliceLines(all, from, to)
+}
+
+// groupBlock is a turn's tool panels.
+type groupBlock struct {
+	panels []*toolPanel
+}
+
+func (g *groupBlock) render(rc renderCtx) []string { return renderGroup(rc, g.panels) }
+func (g *groupBlock) height(rc renderCtx) int    { return len(g.render(rc)) }
+func (g *groupBlock) lines(rc renderCtx, from, to int) []string {
+	return sliceLines(g.render(rc), from, to)
+}
+
+type lineKind int
+
+const (
+	lineFooter lineKind = iota
+	lineTotal
+	lineNotice
+	lineError
+)
+
+// lineBlock is a footer, a total, a notice or an error inside a turn.
+type lineBlock struct {
+	kind  lineKind
+	text  string
+	cache cached
+}
+
+func (l *lineBlock) render(rc renderCtx) []string {
+	return l.cache.get(rc, 0, func() []string {
+		st := rc.st.muted
+		prefix := "  "
+		switch l.kind {
+		case lineNotice:
+			st, prefix = rc.st.warning, "  • "
+		case lineError:
+			st, prefix = rc.st.errorText, "  ✗ "
+		}
+		var out []string
+		for i, line := range wrapText(l.text, rc.width-len([]rune(prefix))) {
+			if i > 0 {
+				prefix = strings.Repeat(" ", len([]rune(prefix)))
+			}
+			out = append(out, st.Render(prefix+line))
+		}
+		return out
+	})
+}
+
+func (l *lineBlock) height(rc renderCtx) int { return len(l.render(rc)) }
+func (l *lineBlock) lines(rc renderCtx, from, to int) []string {
+	return sliceLines(l.render(rc), from, to)
+}

@@ -1,0 +1,68 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+)
+
+// CoalesceWindow is how long token and thinking deltas are gathered before
+// they reach the model: Bubble Tea renders after every message, and one
+// render per token is what makes other terminal agents burn a core.
+const CoalesceWindow = 30 * time.Millisecond
+
+// eventsMsg carries a batch of events, in order, with consecutive deltas of
+// one run merged.
+type eventsMsg []events.Event
+
+// bridge forwards bus events to the program. Deltas are merged for up to
+// CoalesceWindow; any other event flushes the pending deltas first and goes
+// out at once, so order is kept and terminal events are never delayed.
+func bridge(sub *events.Subscription, send func(any), window time.Duration) {
+	var pending []events.Event
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	flush := func() {
+		if len(pending) > 0 {
+			send(eventsMsg(pending))
+			pending = nil
+		}
+		if timer != nil {
+			timer.Stop()
+			timerC = nil
+		}
+	}
+	for {
+		select {
+		case e, ok := <-sub.C:
+			if !ok {
+				flush()
+				return
+			}
+			if !e.Type.Lossy() {
+				pending = append(pending, e)
+				flush()
+				continue
+			}
+			if n := len(pending); n > 0 && pending[n-1].Type == e.Type && pending[n-1].Run.ID == e.Run.ID {
+				pending[n-1].Text += e.Text
+			} else {
+				pending = append(pending, e)
+			}
+			if timerC == nil {
+				if timer == nil {
+					timer = time.NewTimer(window)
+				} else {
+					timer.Reset(window)
+				}
+				timerC = timer.C
+			}
+		case <-timerC:
+			timerC = nil
+			if len(pending) > 0 {
+				send(eventsMsg(pending))
+				pending = nil
+			}
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	osc52 "github.com/aymanbagabas/go-osc52/v2"
+
+	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/themes"
+)
+
+// runCommand runs a slash command. Anything slow (server, database, files)
+// happens in the returned command.
+func (m *model) runCommand(line string) tea.Cmd {
+	name, arg, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "model":
+		if arg == "" {
+			m.addNote(fmt.Sprintf("Model: %s. Switch with /model NAME (tab completes the server's models).", orNone(m.modelName)), false)
+			return nil
+		}
+		m.modelName = arg
+		m.addNote("Model set to "+arg+".", false)
+		return m.checkModel(arg)
+	case "agent":
+		if !slices.Contains(agent.Names, arg) {
+			m.addNote(fmt.Sprintf("Unknown agent %q. Choose one of: %s.", arg, strings.Join(agent.Names, ", ")), true)
+			return nil
+		}
+		m.agentName = arg
+		m.addNote("Agent set to "+arg+".", false)
+	case "tools":
+		if arg == "" {
+			m.addNote("Tools: "+orNone(strings.Join(m.enabled, ", "))+". Set with /tools a,b (or /tools none).", false)
+			return nil
+		}
+		return m.setTools(tools.ParseList(arg))
+	case "new":
+		if m.running {
+			m.addNote("A turn is running: cancel it (esc) before starting a new session.", true)
+			return nil
+		}
+		m.newSession()
+	case "sessions":
+		if m.opts.Sessions == nil {
+			m.addNote("Sessions are not being saved (no database).", true)
+			return nil
+		}
+		if arg != "" {
+			return m.loadSession(arg)
+		}
+		return m.listSessions()
+	case "clear":
+		m.transcript.clear()
+	case "export":
+		return m.export(arg)
+	case "theme":
+		return m.setTheme(arg)
+	case "copy":
+		return m.copyLast()
+	case "mouse":
+		return m.toggleMouse()
+	case "help":
+		m.overlay = overlayHelp
+	case "quit", "exit", "q":
+		return tea.Quit
+	default:
+		m.addNote(fmt.Sprintf("Unknown command /%s. /help lists the commands.", name), true)
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// setTools changes the enabled tools for the next turns.
+func (m *model) setTools(names []string) tea.Cmd {
+	if m.running {
+		m.addNote("A turn is running: change the tools when it is done (esc cancels it).", true)
+		return nil
+	}
+	if err := m.rebuildTools(names); err != nil {
+		m.addNote(err.Error(), true)
+		return nil
+	}
+	m.addNote("Tools: "+orNone(strings.Join(names, ", "))+".", false)
+	return nil
+}
+
+// newSession starts a fresh conversation; the old one stays in the store.
+func (m *model) newSession() {
+	m.conv = &agent.Conversation{}
+	m.sessionID, m.title = "", ""
+	m.transcript.clear()
+	m.current, m.lastReply = nil, nil
+	m.totals = events.Usage{}
+	m.toolCalls = 0
+	m.approvals = tools.NewApprovals()
+	if err := m.rebuildTools(m.enabled); err != nil {
+		m.addNote(err.Error(), true)
+	}
+	m.addNote("New session.", false)
+}
+
+func (m *model) setTheme(name string) tea.Cmd {
+	if name == "" {
+		m.addNote("Theme: "+m.themeName+". Themes: "+strings.Join(themes.Names(), ", ")+".", false)
+		return nil
+	}
+	st, md, err := loadTheme(name)
+	if err != nil {
+		m.addNote(err.Error(), true)
+		return nil
+	}
+	m.st, m.md, m.themeName = st, md, name
+	return nil
+}
+
+// completions offers arguments for /model, /agent, /tools, /theme.
+func (m *model) completions(cmd, arg string) []string {
+	switch cmd {
+	case "agent":
+		return agent.Names
+	case "tools":
+		return append(m.opts.Registry.Names(), "none")
+	case "theme":
+		return themes.Names()
+	case "model":
+		return m.server.models
+	}
+	return nil
+}
+
+// copyLast copies the last answer with OSC 52, which works over SSH and in
+// most terminals; the note says what to do when it does not.
+func (m *model) copyLast() tea.Cmd {
+	var text string
+	if m.lastReply != nil {
+		text = m.lastReply.plainText()
+	}
+	if text == "" && m.current != nil {
+		text = m.current.plainText()
+	}
+	if text == "" {
+		m.status = "nothing to copy yet"
+		return nil
+	}
+	seq := osc52.New(text)
+	if os.Getenv("TMUX") != "" {
+		seq = seq.Tmux()
+	} else if strings.HasPrefix(os.Getenv("TERM"), "screen") {
+		seq = seq.Screen()
+	}
+	out := m.opts.Out
+	if out == nil {
+		out = os.Stdout
+	}
+	n := len([]rune(text))
+	return func() tea.Msg {
+		if _, err := seq.WriteTo(out); err != nil {
+			return statusMsg("copy failed: " + err.Error())
+		}
+		return statusMsg(fmt.Sprintf("copied %d characters (OSC 52; if your terminal ignores it, press F2 and select with the mouse)", n))
+	}
+}
+
+// export writes the session as markdown.
+func (m *model) export(path string) tea.Cmd {
+	if m.opts.Sessions == nil || m.sessionID == "" {
+		m.addNote("Nothing to export yet: the session has no saved messages.", true)
+		return nil
+	}
+	store, id := m.opts.Sessions, m.sessionID
+	if path == "" {
+		path = fmt.Sprintf("jarvis-%s-%s.md", shortID(id), time.Now().Format("20060102-150405"))
+	}
+	return func() tea.Msg {
+		md, err := store.Export(id)
+		if err != nil {
+			return noticeMsg{text: "Export failed: " + err.Error(), isErr: true}
+		}
+		if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
+			return noticeMsg{text: "Export failed: " + err.Error(), isErr: true}
+		}
+		abs, _ := filepath.Abs(path)
+		return noticeMsg{text: "Exported the session to " + abs + "."}
+	}
+}

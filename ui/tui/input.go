@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textarea"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// historySize bounds the prompt history kept in memory.
+const historySize = 500
+
+// inputBox is the prompt: a multi-line textarea where enter sends and
+// alt+enter (or ctrl+j) breaks the line, with history on up/down and
+// completion of slash commands on tab.
+type inputBox struct {
+	ta      textarea.Model
+	history []string
+	histPos int    // len(history) when not browsing
+	draft   string // what was typed before browsing history
+}
+
+func newInputBox() *inputBox {
+	ta := textarea.New()
+	ta.Placeholder = "Ask anything · / for commands · ? for keys"
+	ta.ShowLineNumbers = false
+	ta.SetPromptFunc(2, func(line int) string {
+		if line == 0 {
+			return "› "
+		}
+		return "  "
+	})
+	ta.CharLimit = 0
+	ta.MaxHeight = 0
+	ta.SetHeight(3)
+	// No blinking: a blinking cursor redraws the screen twice a second,
+	// and an idle jarvis should cost nothing.
+	ta.Cursor.SetMode(cursor.CursorStatic)
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	ta.FocusedStyle.CursorLine = ta.FocusedStyle.Base
+	ta.Focus()
+	return &inputBox{ta: ta}
+}
+
+func (in *inputBox) value() string { return in.ta.Value() }
+
+func (in *inputBox) set(s string) {
+	in.ta.SetValue(s)
+	in.ta.CursorEnd()
+}
+
+func (in *inputBox) reset() {
+	in.ta.Reset()
+	in.histPos = len(in.history)
+}
+
+// remember adds a sent prompt to the history (no immediate repeats).
+func (in *inputBox) remember(s string) {
+	if s == "" || len(in.history) > 0 && in.history[len(in.history)-1] == s {
+		in.histPos = len(in.history)
+		return
+	}
+	in.history = append(in.history, s)
+	if len(in.history) > historySize {
+		in.history = in.history[len(in.history)-historySize:]
+	}
+	in.histPos = len(in.history)
+}
+
+// historyUp shows the previous prompt; it only acts when the cursor is on
+// the first line, so up still moves within a multi-line prompt.
+func (in *inputBox) historyUp() bool {
+	if in.ta.Line() > 0 || len(in.history) == 0 || in.histPos == 0 {
+		return false
+	}
+	if in.histPos == len(in.history) {
+		in.draft = in.ta.Value()
+	}
+	in.histPos--
+	in.set(in.history[in.histPos])
+	return true
+}
+
+func (in *inputBox) historyDown() bool {
+	if in.ta.Line() < in.ta.LineCount()-1 || in.histPos >= len(in.history) {
+		return false
+	}
+	in.histPos++
+	if in.histPos == len(in.history) {
+		in.set(in.draft)
+	} else {
+		in.set(in.history[in.histPos])
+	}
+	return true
+}
+
+func (in *inputBox) update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	in.ta, cmd = in.ta.Update(msg)
+	return cmd
+}
+
+// complete completes the slash command or its argument under the cursor,
+// returning the candidates (for the suggestion line) after completing as
+// far as they agree.
+func (in *inputBox) complete(candidates func(cmd string, arg string) []string) []string {
+	v := in.ta.Value()
+	if !strings.HasPrefix(v, "/") || strings.Contains(v, "\n") {
+		return nil
+	}
+	name, arg, hasArg := strings.Cut(v, " ")
+	var opts []string
+	prefix := name
+	if !hasArg {
+		for _, c := range commands {
+			if strings.HasPrefix("/"+c.name, name) {
+				opts = append(opts, "/"+c.name)
+			}
+		}
+	} else {
+		// Complete the last comma-separated part of the argument.
+		done, last := "", arg
+		if i := strings.LastIndex(arg, ","); i >= 0 {
+			done, last = arg[:i+1], arg[i+1:]
+		}
+		for _, c := range candidates(strings.TrimPrefix(name, "/"), last) {
+			if strings.HasPrefix(c, last) {
+				opts = append(opts, c)
+			}
+		}
+		prefix = last
+		if len(opts) == 1 {
+			in.set(name + " " + done + opts[0])
+			return opts
+		}
+		if common := commonPrefix(opts); len(common) > len(prefix) {
+			in.set(name + " " + done + common)
+		}
+		sort.Strings(opts)
+		return opts
+	}
+	sort.Strings(opts)
+	if len(opts) == 1 {
+		in.set(opts[0] + " ")
+	} else if common := commonPrefix(opts); len(common) > len(prefix) {
+		in.set(common)
+	}
+	return opts
+}
+
+func commonPrefix(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	p := s[0]
+	for _, x := range s[1:] {
+		for !strings.HasPrefix(x, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	return p
+}

@@ -1,0 +1,162 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+)
+
+// renderCtx is what rendering depends on; a cached rendering is valid while
+// its renderCtx is unchanged.
+type renderCtx struct {
+	width    int
+	st       *styles
+	md       *markdown
+	expand   bool // tool panels show full arguments and results
+	thinking bool // thinking is shown expanded
+	now      time.Time
+}
+
+func (c renderCtx) key() string {
+	return fmt.Sprintf("%d|%s|%t|%t", c.width, c.st.name, c.expand, c.thinking)
+}
+
+// item is one entry of the transcript. Items cache their rendered lines;
+// anything that changes an item bumps its version.
+type item interface {
+	// height returns the number of lines at rc.
+	height(rc renderCtx) int
+	// lines returns lines [from, to) at rc.
+	lines(rc renderCtx, from, to int) []string
+}
+
+// cached is the rendering cache of a finished item.
+type cached struct {
+	key     string
+	version int
+	out     []string
+}
+
+func (c *cached) get(rc renderCtx, version int, render func() []string) []string {
+	k := rc.key()
+	if c.out == nil || c.key != k || c.version != version {
+		c.out, c.key, c.version = render(), k, version
+	}
+	return c.out
+}
+
+func sliceLines(all []string, from, to int) []string {
+	from, to = max(from, 0), min(to, len(all))
+	if from >= to {
+		return nil
+	}
+	return all[from:to]
+}
+
+// userItem is a message the person sent.
+type userItem struct {
+	text  string
+	cache cached
+}
+
+func (u *userItem) render(rc renderCtx) []string {
+	return u.cache.get(rc, 0, func() []string {
+		bar := rc.st.user.Render("▍")
+		var out []string
+		out = append(out, "")
+		for _, l := range wrapText(u.text, rc.width-2) {
+			out = append(out, bar+" "+rc.st.text.Render(l))
+		}
+		return out
+	})
+}
+
+func (u *userItem) height(rc renderCtx) int { return len(u.render(rc)) }
+func (u *userItem) lines(rc renderCtx, from, to int) []string {
+	return sliceLines(u.render(rc), from, to)
+}
+
+// noteItem is a notice or an error shown between messages.
+type noteItem struct {
+	text  string
+	isErr bool
+	cache cached
+}
+
+func (n *noteItem) render(rc renderCtx) []string {
+	return n.cache.get(rc, 0, func() []string {
+		st, mark := rc.st.warning, "• "
+		if n.isErr {
+			st, mark = rc.st.errorText, "✗ "
+		}
+		var out []string
+		for i, l := range wrapText(n.text, rc.width-2) {
+			if i == 0 {
+				out = append(out, st.Render(mark+l))
+			} else {
+				out = append(out, st.Render("  "+l))
+			}
+		}
+		return out
+	})
+}
+
+func (n *noteItem) height(rc renderCtx) int { return len(n.render(rc)) }
+func (n *noteItem) lines(rc renderCtx, from, to int) []string {
+	return sliceLines(n.render(rc), from, to)
+}
+
+// wrapText wraps text (with newlines) to width.
+func wrapText(text string, width int) []string {
+	width = max(width, 1)
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		out = append(out, wrapLine(line, width)...)
+	}
+	return out
+}
+
+// padRight pads or cuts s to exactly w cells.
+func padRight(s string, w int) string {
+	n := ansi.StringWidth(s)
+	if n > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s + strings.Repeat(" ", w-n)
+}
+
+// usageLine is a turn or run footer: tokens, speed, wall time, cost.
+func usageLine(u events.Usage, toolCost float64) string {
+	parts := []string{
+		fmt.Sprintf("%s in · %s out", format.Tokens(u.PromptTokens), format.Tokens(u.OutputTokens)),
+	}
+	if u.TokensPerSec > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f tok/s", u.TokensPerSec))
+	}
+	if u.WallSeconds > 0 {
+		parts = append(parts, format.Latency(u.WallSeconds))
+	}
+	parts = append(parts, format.Cost(u.CostUSD+toolCost, false))
+	return strings.Join(parts, " · ")
+}
+
+// statusOf maps a tool result status to a panel state.
+func statusOf(s string) panelState {
+	switch tools.Status(s) {
+	case tools.StatusOK:
+		return panelOK
+	case tools.StatusDenied:
+		return panelDenied
+	case tools.StatusTimeout:
+		return panelTimeout
+	case tools.StatusCancelled:
+		return panelCancelled
+	}
+	return panelFailed
+}

@@ -1,0 +1,45 @@
+package tui
+
+// command is a slash command.
+type command struct {
+	name, args, help string
+}
+
+// commands are the slash commands, in the order /help lists them.
+var commands = []command{
+	{"model", "NAME", "switch the model"},
+	{"agent", "NAME", "switch the agent (simple, orchestrator, react)"},
+	{"tools", "a,b", "set the tools the model may call (none for no tools)"},
+	{"new", "", "start a new session"},
+	{"sessions", "[ID]", "list earlier sessions, or open one"},
+	{"clear", "", "clear the screen (the conversation goes on)"},
+	{"export", "[FILE]", "write the session as markdown, tool calls included"},
+	{"theme", "NAME", "switch the colour theme"},
+	{"copy", "", "copy the last answer to the clipboard (OSC 52)"},
+	{"mouse", "", "turn mouse capture on or off (off lets you select text)"},
+	{"help", "", "show keys and commands"},
+	{"quit", "", "leave jarvis"},
+}
+
+// keyHelp lists the keys, grouped as the help overlay shows them.
+var keyHelp = [][2]string{
+	{"enter", "send"},
+	{"alt+enter, ctrl+j", "new line"},
+	{"↑ / ↓", "prompt history (on the first / last line)"},
+	{"tab", "complete a /command; on an empty prompt, focus the side pane"},
+	{"esc, ctrl+c", "cancel the running turn (stream and tools stop)"},
+	{"ctrl+c twice", "quit (when idle)"},
+	{"pgup / pgdn", "scroll the transcript a page"},
+	{"ctrl+u / ctrl+d", "scroll half a page"},
+	{"home / end", "top / bottom of the transcript (prompt empty)"},
+	{"mouse wheel", "scroll"},
+	{"F2", "mouse capture on/off (off: select text with the mouse)"},
+	{"ctrl+y", "copy the last answer"},
+	{"ctrl+e", "expand / collapse tool panels"},
+	{"ctrl+r", "show / hide thinking"},
+	{"ctrl+t", "show / hide the side pane"},
+	{"F3 F4 F5", "side pane: Tools, Events, Scheduler"},
+	{"?", "this help (prompt empty)"},
+	{"dialog: a / s / d", "allow once / allow for session / deny (esc denies)"},
+	{"pane: space, c, $", "toggle tool, category lines, cost lines"},
+}

@@ -1,0 +1,58 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/glamour"
+)
+
+// markdown renders finished replies with glamour. Building a TermRenderer
+// costs milliseconds, so there is one per width, made on first use and
+// dropped when the theme changes.
+type markdown struct {
+	newRenderer func(width int) (*glamour.TermRenderer, error)
+	byWidth     map[int]*glamour.TermRenderer
+}
+
+func newMarkdown(factory func(width int) (*glamour.TermRenderer, error)) *markdown {
+	return &markdown{newRenderer: factory, byWidth: map[int]*glamour.TermRenderer{}}
+}
+
+// render returns the lines of text rendered at width. If glamour fails the
+// text is shown wrapped but unstyled: a reply is never lost to a renderer.
+func (m *markdown) render(text string, width int) []string {
+	width = max(width, 10)
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil
+	}
+	r, ok := m.byWidth[width]
+	if !ok {
+		var err error
+		if r, err = m.newRenderer(width); err != nil {
+			r = nil
+		}
+		m.byWidth[width] = r
+	}
+	if r == nil {
+		return indent(wrapText(text, width-2))
+	}
+	out, err := r.Render(text)
+	if err != nil {
+		return indent(wrapText(text, width-2))
+	}
+	lines := strings.Split(strings.Trim(out, "\n"), "\n")
+	// glamour pads every line to the wrap width with spaces; trailing
+	// blanks only cost the terminal bytes.
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return lines
+}
+
+func indent(lines []string) []string {
+	for i, l := range lines {
+		lines[i] = "  " + l
+	}
+	return lines
+}

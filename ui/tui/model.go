@@ -1,0 +1,324 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+)
+
+// Minimum terminal size; below it the TUI says so instead of garbling.
+const (
+	MinWidth  = 60
+	MinHeight = 20
+)
+
+// model is the one top-level Bubble Tea model.
+type model struct {
+	opts Options
+	ctx  context.Context
+	send func(tea.Msg)
+	now  func() time.Time
+
+	width, height int
+	st            *styles
+	themeName     string
+	md            *markdown
+
+	transcript *transcript
+	input      *inputBox
+	pane       *sidePane
+	dialog     dialog
+	overlay    overlay
+	sessions   sessionsOverlay
+	suggest    []string
+
+	// What the next run uses.
+	modelName, agentName, system string
+	enabled                      []string
+	engOpts                      engine.Options
+	executor                     *tools.Executor
+	approvals                    *tools.Approvals
+	specs                        map[string]tools.Spec
+
+	// The conversation is owned by the running agent between startRun and
+	// runDoneMsg; the model only touches it when idle.
+	conv      *agent.Conversation
+	sessionID string
+	title     string
+	totals    events.Usage
+	toolCalls int
+
+	running   bool
+	runID     string
+	runSeq    int
+	runStart  time.Time
+	cancel    context.CancelFunc
+	current   *assistantItem
+	lastReply *assistantItem
+
+	expand, showThinking bool
+	mouse                bool
+	focusPane            bool
+	quitArmed            time.Time
+	ticking              bool
+	server               serverState
+	status               string // transient message in the status bar
+}
+
+type overlay int
+
+const (
+	overlayNone overlay = iota
+	overlayHelp
+	overlaySessions
+)
+
+func newModel(ctx context.Context, opts Options) (*model, error) {
+	cfg := opts.Config
+	st, md, err := loadTheme(opts.Theme)
+	if err != nil {
+		return nil, err
+	}
+	engOpts, _ := cfg.EngineOptions()
+	m := &model{
+		opts: opts, ctx: ctx, now: time.Now, send: func(tea.Msg) {},
+		st: st, themeName: opts.Theme, md: md,
+		transcript: newTranscript(), input: newInputBox(), pane: newSidePane(),
+		modelName: cfg.Model, agentName: cfg.Agent, system: cfg.System, engOpts: engOpts,
+		enabled: slices.Clone(cfg.Tools), approvals: tools.NewApprovals(),
+		conv: &agent.Conversation{}, mouse: !opts.NoMouse,
+	}
+	if err := m.rebuildTools(m.enabled); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// rebuildTools builds the executor for names (the session's approvals are
+// kept) and refreshes the specs the side pane lists.
+func (m *model) rebuildTools(names []string) error {
+	list, err := m.opts.Registry.BuildList(names, m.opts.ToolDeps)
+	if err != nil {
+		return err
+	}
+	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{
+		Bus: m.opts.Bus, Confirmer: &dialogConfirmer{send: func(msg any) { m.send(msg) }}, Approvals: m.approvals,
+	})
+	if err != nil {
+		return err
+	}
+	m.closeTools()
+	m.executor, m.enabled = exec, names
+	m.specs = map[string]tools.Spec{}
+	if all, err := m.opts.Registry.BuildAll(m.opts.ToolDeps); err == nil {
+		for _, t := range all {
+			m.specs[t.Spec().Name] = t.Spec()
+			closeTool(t)
+		}
+	}
+	for _, s := range exec.AvailableTools() {
+		m.specs[s.Name] = s
+	}
+	return nil
+}
+
+// closeTools ends tools that hold processes (a REPL) with the executor.
+func (m *model) closeTools() {
+	if m.executor == nil {
+		return
+	}
+	for _, t := range m.executor.Tools() {
+		closeTool(t)
+	}
+}
+
+func closeTool(t tools.Tool) {
+	for {
+		if c, ok := t.(io.Closer); ok {
+			c.Close()
+			return
+		}
+		u, ok := t.(interface{ Unwrap() tools.Tool })
+		if !ok {
+			return
+		}
+		t = u.Unwrap()
+	}
+}
+
+// shutdown runs after the program ends: stop the run, answer dialogs, end
+// tool processes.
+func (m *model) shutdown() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.dialog.denyAll()
+	m.closeTools()
+}
+
+func (m *model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.checkServer(0)}
+	if m.opts.Continue && m.opts.Sessions != nil {
+		cmds = append(cmds, m.loadLastSession())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *model) renderCtx(width int) renderCtx {
+	return renderCtx{width: width, st: m.st, md: m.md, expand: m.expand, thinking: m.showThinking, now: m.now()}
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.layout()
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.handleKey(msg)
+	case tea.MouseMsg:
+		return m, m.handleMouse(msg)
+	case eventsMsg:
+		return m, m.applyEvents(msg)
+	case confirmRequestMsg:
+		m.dialog.push(msg, m.now())
+		return m, m.ensureTick()
+	case confirmGoneMsg:
+		m.dialog.remove(msg.callID, m.now())
+		return m, nil
+	case runDoneMsg:
+		return m, m.finishRun(msg)
+	case tickMsg:
+		m.ticking = false
+		return m, m.ensureTick()
+	case serverMsg:
+		return m, m.handleServer(msg)
+	case sessionCreatedMsg:
+		if msg.runID == m.runID || m.sessionID == "" {
+			m.sessionID = msg.id
+		}
+		return m, nil
+	case sessionLoadedMsg:
+		m.openSession(msg)
+		return m, nil
+	case sessionListMsg:
+		m.showSessions(msg)
+		return m, nil
+	case noticeMsg:
+		m.addNote(msg.text, msg.isErr)
+		return m, nil
+	case statusMsg:
+		m.status = string(msg)
+		return m, nil
+	}
+	return m, nil
+}
+
+// ensureTick keeps a 100 ms tick going while something moves on screen
+// (a run, a tool timer, a dialog's grace period), and lets it stop when
+// nothing does, so an idle TUI uses no CPU.
+func (m *model) ensureTick() tea.Cmd {
+	if m.ticking {
+		return nil
+	}
+	active := m.running || m.dialog.open() && !m.dialog.accepting(m.now())
+	if !active {
+		return nil
+	}
+	m.ticking = true
+	return tick()
+}
+
+// noticeMsg and statusMsg let commands report back.
+type noticeMsg struct {
+	text  string
+	isErr bool
+}
+type statusMsg string
+
+func (m *model) addNote(text string, isErr bool) {
+	m.transcript.add(&noteItem{text: text, isErr: isErr})
+}
+
+// layout sizes the components for the window.
+func (m *model) layout() {
+	if m.width < MinWidth || m.height < MinHeight {
+		return
+	}
+	m.input.ta.SetWidth(m.transcriptWidth())
+	m.transcript.height = m.bodyHeight()
+}
+
+func (m *model) paneWidth() int {
+	if !m.pane.visible {
+		return 0
+	}
+	return min(max(m.width*38/100, 30), 64)
+}
+
+func (m *model) transcriptWidth() int {
+	if w := m.paneWidth(); w > 0 {
+		return m.width - w - 1
+	}
+	return m.width
+}
+
+func (m *model) bodyHeight() int {
+	h := m.height - 1 /*header*/ - 1 /*status*/ - (m.input.ta.Height() + 1) /*input + rule*/
+	if len(m.suggest) > 0 {
+		h--
+	}
+	return max(h, 1)
+}
+
+// stateText is the left part of the status bar.
+func (m *model) stateText() string {
+	switch {
+	case m.dialog.open():
+		return "waiting for your approval"
+	case m.running && m.cancel == nil:
+		return "cancelling…"
+	case m.running:
+		if name := m.runningTool(); name != "" {
+			return "running " + name + " · " + elapsed(m.now().Sub(m.runStart))
+		}
+		return "thinking · " + elapsed(m.now().Sub(m.runStart)) + " · esc cancels"
+	case m.status != "":
+		return m.status
+	}
+	return "ready"
+}
+
+func (m *model) runningTool() string {
+	if m.current == nil {
+		return ""
+	}
+	for _, p := range m.current.panels {
+		if p.state == panelRunning {
+			return p.tool
+		}
+	}
+	return ""
+}
+
+func (m *model) totalsText() string {
+	return fmt.Sprintf("%s in · %s out · %s · %d tool calls", format.Tokens(m.totals.PromptTokens),
+		format.Tokens(m.totals.OutputTokens), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false), m.toolCalls)
+}
+
+func (m *model) hostText() string {
+	h := m.opts.Engine.Host()
+	h = strings.TrimPrefix(strings.TrimPrefix(h, "http://"), "https://")
+	return h
+}

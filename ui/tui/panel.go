@@ -1,0 +1,206 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jarvis-workbench/jarvis/ui/format"
+)
+
+// panelState is where a tool call is in its life.
+type panelState int
+
+const (
+	panelWaiting panelState = iota // asking the person
+	panelRunning
+	panelOK
+	panelFailed
+	panelDenied
+	panelTimeout
+	panelCancelled
+)
+
+// toolPanel is one tool call on screen.
+type toolPanel struct {
+	tool, callID string
+	args         map[string]any
+	state        panelState
+	started      time.Time
+	latency      float64
+	cost         float64
+	estimate     float64 // the spec's cost estimate, shown with ~ when no cost was measured
+	result       string
+	version      int
+	cache        cached
+}
+
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func (p *toolPanel) active() bool { return p.state == panelWaiting || p.state == panelRunning }
+
+// render draws the panel at width. Running panels are redrawn every tick
+// (their timer moves); finished ones come from the cache.
+func (p *toolPanel) render(rc renderCtx, width int) []string {
+	if p.active() {
+		return p.draw(rc, width)
+	}
+	k := rc
+	k.width = width
+	return p.cache.get(k, p.version, func() []string { return p.draw(rc, width) })
+}
+
+func (p *toolPanel) icon(rc renderCtx) (string, lipgloss.Style, string) {
+	st := rc.st
+	switch p.state {
+	case panelWaiting:
+		return "?", st.warning, "waiting for your approval"
+	case panelRunning:
+		frame := int(rc.now.Sub(p.started)/(100*time.Millisecond)) % len(spinnerFrames)
+		return spinnerFrames[max(frame, 0)], st.accent, "running " + elapsed(rc.now.Sub(p.started))
+	case panelOK:
+		return "✓", st.success, p.costText()
+	case panelFailed:
+		return "✗", st.errorText, "failed · " + p.costText()
+	case panelDenied:
+		return "⊘", st.denied, "denied"
+	case panelTimeout:
+		return "⏱", st.timeout, "timed out · " + format.Latency(p.latency)
+	case panelCancelled:
+		return "■", st.cancelled, "cancelled"
+	}
+	return " ", st.text, ""
+}
+
+func (p *toolPanel) costText() string {
+	cost := format.Cost(p.cost, false)
+	if p.cost == 0 && p.estimate > 0 {
+		cost = format.Cost(p.estimate, true)
+	}
+	return format.Latency(p.latency) + " · " + cost
+}
+
+func elapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+func (p *toolPanel) draw(rc renderCtx, width int) []string {
+	st := rc.st
+	inner := max(width-4, 10)
+	icon, iconStyle, right := p.icon(rc)
+	title := iconStyle.Render(icon) + " " + st.panelTitle.Render(p.tool)
+	if a := mainArgument(p.args); a != "" && !rc.expand {
+		title += st.muted.Render(" " + a)
+	}
+	rightText := st.muted.Render(right)
+	gap := inner - ansi.StringWidth(title) - ansi.StringWidth(rightText)
+	if gap < 1 {
+		title = ansi.Truncate(title, max(inner-ansi.StringWidth(rightText)-1, 1), "…")
+		gap = inner - ansi.StringWidth(title) - ansi.StringWidth(rightText)
+	}
+	body := []string{title + strings.Repeat(" ", max(gap, 1)) + rightText}
+
+	if rc.expand {
+		for _, l := range wrapText(format.PrettyArgs(p.args), inner) {
+			body = append(body, st.muted.Render(l))
+		}
+	} else if len(p.args) > 1 || mainArgument(p.args) == "" && len(p.args) > 0 {
+		body = append(body, st.muted.Render(ansi.Truncate(format.Args(p.args, 0), inner, "…")))
+	}
+
+	switch p.state {
+	case panelWaiting, panelRunning:
+	default:
+		limit := 3
+		if rc.expand {
+			limit = 200
+		}
+		result := strings.TrimRight(p.result, "\n")
+		if result == "" {
+			result = "(no output)"
+		}
+		lines := wrapText(result, inner-2)
+		resStyle := st.text
+		if p.state != panelOK {
+			resStyle = iconStyle
+		}
+		for i, l := range lines {
+			if i == limit {
+				body = append(body, st.muted.Render(fmt.Sprintf("… %d more lines (ctrl+e expands)", len(lines)-limit)))
+				break
+			}
+			prefix := "  "
+			if i == 0 {
+				prefix = "→ "
+			}
+			body = append(body, resStyle.Render(prefix+l))
+		}
+	}
+	border := st.border
+	switch p.state {
+	case panelOK:
+		border = colorOf(st.success)
+	case panelFailed:
+		border = colorOf(st.errorText)
+	case panelDenied, panelTimeout, panelCancelled, panelWaiting:
+		border = colorOf(st.warning)
+	}
+	box := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(border).Padding(0, 1).Width(width - 2)
+	return strings.Split(box.Render(strings.Join(body, "\n")), "\n")
+}
+
+// colorOf returns a style's foreground colour for use as a border colour.
+func colorOf(s lipgloss.Style) lipgloss.TerminalColor { return s.GetForeground() }
+
+// mainArgument is the argument shown in the panel title: the first string
+// argument, quoted and cut, which for most tools is the one that matters
+// (expression, path, url, query, code).
+func mainArgument(args map[string]any) string {
+	for _, k := range []string{"expression", "path", "url", "query", "code", "prompt", "thought", "command", "message"} {
+		if v, ok := args[k].(string); ok {
+			return format.OneLine(k+"="+quote(v), 60)
+		}
+	}
+	return ""
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// renderGroup lays out a turn's panels: side by side when they are parallel
+// and the width allows, stacked otherwise.
+func renderGroup(rc renderCtx, panels []*toolPanel) []string {
+	if len(panels) == 0 {
+		return nil
+	}
+	width := rc.width
+	if len(panels) > 1 && width/len(panels) >= 36 && len(panels) <= 3 {
+		each := width / len(panels)
+		cols := make([]string, len(panels))
+		for i, p := range panels {
+			cols[i] = strings.Join(p.render(rc, each), "\n")
+		}
+		head := rc.st.muted.Render(fmt.Sprintf("⇉ %d calls in parallel", len(panels)))
+		return append([]string{head}, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, cols...), "\n")...)
+	}
+	var out []string
+	if len(panels) > 1 {
+		out = append(out, rc.st.muted.Render(fmt.Sprintf("⇉ %d calls in parallel", len(panels))))
+	}
+	for _, p := range panels {
+		out = append(out, p.render(rc, width)...)
+	}
+	return out
+}

@@ -1,0 +1,179 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+)
+
+// runDoneMsg ends a run.
+type runDoneMsg struct {
+	runID  string
+	result *agent.Result
+	err    error
+}
+
+// sessionCreatedMsg reports the session a run created.
+type sessionCreatedMsg struct{ runID, id string }
+
+// startRun sends text to the agent. The run happens in a command; its events
+// come back through the bus and its end as runDoneMsg.
+func (m *model) startRun(text string) tea.Cmd {
+	if m.modelName == "" {
+		m.addNote("No model is set, so nothing was sent. Pick one with /model NAME (tab completes the server's models), or start jarvis with --model.", true)
+		return nil
+	}
+	m.runSeq++
+	m.runID = fmt.Sprintf("chat-%d", m.runSeq)
+	ctx, cancel := context.WithCancel(m.ctx)
+	ctx = events.WithRun(ctx, events.RunInfo{ID: m.runID})
+	m.cancel, m.running, m.runStart, m.status = cancel, true, m.now(), ""
+	m.transcript.add(&userItem{text: text})
+	m.current = newAssistantItem()
+	m.transcript.add(m.current)
+	m.transcript.bottom()
+
+	store, sessionID, runID, send := m.opts.Sessions, m.sessionID, m.runID, m.send
+	meta := SessionMeta{Title: text, Model: m.modelName, Agent: m.agentName, Tools: m.enabled}
+	var saveOnce sync.Once
+	onMessage := func(a agent.Appended) {
+		if store == nil {
+			return
+		}
+		if sessionID == "" {
+			id, err := store.Create(meta)
+			if err != nil {
+				saveOnce.Do(func() { send(noticeMsg{text: "This session is not being saved: " + err.Error(), isErr: true}) })
+				return
+			}
+			sessionID = id
+			send(sessionCreatedMsg{runID: runID, id: id})
+		}
+		if err := store.Append(sessionID, a); err != nil {
+			saveOnce.Do(func() { send(noticeMsg{text: "Could not save this session: " + err.Error(), isErr: true}) })
+		}
+	}
+	ag, err := agent.New(m.agentName, agent.Config{
+		Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, Bus: m.opts.Bus,
+		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns,
+		Price: func(model string, in, out int) float64 { return m.opts.Config.PriceFor(model).Cost(in, out) },
+		OnMessage: onMessage,
+	})
+	if err != nil {
+		cancel()
+		m.running, m.cancel = false, nil
+		m.current.note(err.Error(), true)
+		return nil
+	}
+	conv := m.conv
+	return tea.Batch(func() tea.Msg {
+		res, err := ag.Run(ctx, conv, text)
+		return runDoneMsg{runID: runID, result: res, err: err}
+	}, m.ensureTick())
+}
+
+// cancelRun stops the running turn: the stream stops, running tools get
+// their context cancelled, pending dialogs are denied.
+func (m *model) cancelRun() {
+	if !m.running || m.cancel == nil {
+		return
+	}
+	m.cancel()
+	m.cancel = nil
+	m.dialog.denyAll()
+}
+
+// applyEvents folds a batch of events into the transcript and the log.
+func (m *model) applyEvents(batch eventsMsg) tea.Cmd {
+	for _, e := range batch {
+		m.pane.record(e)
+		if e.Run.ID != m.runID || m.current == nil {
+			continue
+		}
+		m.applyRunEvent(e)
+	}
+	return m.ensureTick()
+}
+
+func (m *model) applyRunEvent(e events.Event) {
+	cur := m.current
+	switch e.Type {
+	case events.Token:
+		cur.appendText(e.Text)
+	case events.Thinking:
+		cur.appendThinking(e.Text)
+	case events.TurnEnd:
+		cur.endTurn(e.Turn)
+	case events.ConfirmAsk:
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p.state = panelWaiting
+		p.version++
+	case events.ToolCallStart:
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p.state, p.started = panelRunning, e.Time
+		p.version++
+	case events.ToolCallEnd:
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p.state = statusOf(e.Tool.Status)
+		p.latency, p.cost, p.result = e.Tool.LatencySeconds, e.Tool.CostUSD, e.Tool.Result
+		p.version++
+		m.toolCalls++
+	case events.ToolCallDenied, events.ToolCallError:
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p.state, p.result = statusOf(e.Tool.Status), e.Tool.Result
+		p.version++
+		m.toolCalls++
+	case events.Notice:
+		cur.note(e.Text, false)
+	case events.Error:
+		cur.note(errorText(e.Err, e.Text), true)
+	case events.RunEnd:
+		cur.finish(e.Turn.Usage, e.Turn.Turn)
+	}
+}
+
+// errorText is an error as the transcript shows it: the engine's errors
+// already say what to do; a cancelled run says only that.
+func errorText(err error, text string) string {
+	if err == nil {
+		return text
+	}
+	if errors.Is(err, context.Canceled) {
+		return "Cancelled."
+	}
+	return err.Error()
+}
+
+// finishRun takes the conversation back and adds the run to the totals.
+func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
+	if msg.runID != m.runID {
+		return nil
+	}
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.running, m.cancel = false, nil
+	if msg.result != nil {
+		m.totals.Add(msg.result.Usage)
+		if m.current != nil && !m.current.done {
+			m.current.finish(msg.result.Usage, msg.result.Turns)
+		}
+		if msg.result.Model != "" {
+			m.modelName = msg.result.Model
+		}
+	}
+	if m.title == "" && len(m.conv.Messages) > 0 {
+		m.title = format.OneLine(m.conv.Messages[0].Content, 40)
+	}
+	// current stays: events of this run still in flight (the bridge and
+	// this message race) keep landing on it.
+	m.lastReply = m.current
+	return nil
+}

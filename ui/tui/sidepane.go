@@ -1,0 +1,227 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+)
+
+// Side pane tabs.
+const (
+	tabTools = iota
+	tabEvents
+	tabScheduler
+	tabCount
+)
+
+var tabNames = [tabCount]string{"Tools", "Events", "Scheduler"}
+
+// eventLogSize bounds the Events tab so memory stays flat over long sessions.
+const eventLogSize = 1000
+
+// sidePane is the right-hand pane: what the model is told about its tools,
+// the live event log, and the scheduler.
+type sidePane struct {
+	visible bool
+	tab     int
+
+	// Tools tab.
+	toolCursor   int
+	showCategory bool
+	showCost     bool
+	descScroll   int
+
+	// Events tab: a ring of the latest events.
+	log       []logLine
+	logStart  int
+	logScroll int // lines up from the newest
+}
+
+type logLine struct {
+	at   time.Time
+	text string
+	kind events.Type
+}
+
+func newSidePane() *sidePane { return &sidePane{showCategory: true} }
+
+// record adds an event to the log (deltas are not logged one by one).
+func (p *sidePane) record(e events.Event) {
+	text := describeEvent(e)
+	if text == "" {
+		return
+	}
+	l := logLine{at: e.Time, text: text, kind: e.Type}
+	if len(p.log) < eventLogSize {
+		p.log = append(p.log, l)
+		return
+	}
+	p.log[p.logStart] = l
+	p.logStart = (p.logStart + 1) % eventLogSize
+}
+
+func (p *sidePane) logAt(i int) logLine { return p.log[(p.logStart+i)%len(p.log)] }
+
+// describeEvent is the Events tab's line for an event.
+func describeEvent(e events.Event) string {
+	t := e.Tool
+	switch e.Type {
+	case events.Token, events.Thinking:
+		return ""
+	case events.ToolCallStart:
+		return fmt.Sprintf("%s %s %s", e.Type, t.Tool, format.Args(t.Arguments, 40))
+	case events.ToolCallEnd:
+		mark := "ok"
+		if !t.Success {
+			mark = t.Status
+		}
+		return fmt.Sprintf("%s %s %s %s %s", e.Type, t.Tool, mark, format.Latency(t.LatencySeconds), format.Cost(t.CostUSD, false))
+	case events.ToolCallDenied, events.ToolCallError, events.ToolTimeout, events.ConfirmAsk:
+		return fmt.Sprintf("%s %s", e.Type, t.Tool)
+	case events.ConfirmAnswer:
+		return fmt.Sprintf("%s %s: %s", e.Type, t.Tool, e.Text)
+	case events.TurnEnd:
+		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, usageLine(e.Turn.Usage, 0))
+	case events.TurnStart:
+		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, e.Turn.Model)
+	case events.RunStart:
+		return fmt.Sprintf("%s %s", e.Type, e.Run.Agent)
+	case events.RunEnd:
+		return fmt.Sprintf("%s %d turns", e.Type, e.Turn.Turn)
+	case events.SchedulerTaskStart:
+		return fmt.Sprintf("%s %s", e.Type, shortID(e.Task.TaskID))
+	case events.SchedulerTaskEnd:
+		mark := "ok"
+		if !e.Task.Success {
+			mark = "failed"
+		}
+		return fmt.Sprintf("%s %s %s", e.Type, shortID(e.Task.TaskID), mark)
+	}
+	return fmt.Sprintf("%s %s", e.Type, format.OneLine(e.Text, 60))
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// toolRow is one line of the Tools tab's list.
+type toolRow struct {
+	name    string
+	enabled bool
+	confirm bool
+	mcp     string // server status for MCP tools
+}
+
+// view draws the pane.
+func (p *sidePane) view(st *styles, width, height int, focused bool, rows []toolRow, described string, sched []string) []string {
+	var tabs []string
+	for i, n := range tabNames {
+		if i == p.tab {
+			tabs = append(tabs, st.tabActive.Render(" "+n+" "))
+		} else {
+			tabs = append(tabs, st.tabInactive.Render(" "+n+" "))
+		}
+	}
+	out := []string{strings.Join(tabs, "")}
+	body := height - 1
+	switch p.tab {
+	case tabTools:
+		out = append(out, p.toolsView(st, width, body, focused, rows, described)...)
+	case tabEvents:
+		out = append(out, p.eventsView(st, width, body)...)
+	case tabScheduler:
+		for _, l := range sched {
+			out = append(out, ansi.Truncate(l, width, "…"))
+		}
+	}
+	for len(out) < height {
+		out = append(out, "")
+	}
+	for i, l := range out[:height] {
+		out[i] = padRight(l, width)
+	}
+	return out[:height]
+}
+
+func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows []toolRow, described string) []string {
+	var out []string
+	listRoom := min(len(rows), max(height/3, 3))
+	p.toolCursor = min(max(p.toolCursor, 0), max(len(rows)-1, 0))
+	start := min(max(p.toolCursor-listRoom+1, 0), max(len(rows)-listRoom, 0))
+	for i := start; i < min(start+listRoom, len(rows)); i++ {
+		r := rows[i]
+		box := "[ ]"
+		if r.enabled {
+			box = "[x]"
+		}
+		line := box + " " + r.name
+		if r.confirm {
+			line += " ⚠"
+		}
+		if r.mcp != "" {
+			line += " (" + r.mcp + ")"
+		}
+		if focused && i == p.toolCursor {
+			line = st.selection.Render(padRight(line, width))
+		} else if r.enabled {
+			line = st.text.Render(line)
+		} else {
+			line = st.muted.Render(line)
+		}
+		out = append(out, line)
+	}
+	hint := "tab: focus · space: on/off · c: category · $: cost"
+	out = append(out, st.muted.Render(ansi.Truncate(hint, width, "…")))
+	out = append(out, st.muted.Render(strings.Repeat("─", width)))
+	desc := wrapText(described, width)
+	room := height - len(out)
+	p.descScroll = min(max(p.descScroll, 0), max(len(desc)-room, 0))
+	for _, l := range desc[p.descScroll:min(p.descScroll+room, len(desc))] {
+		out = append(out, st.text.Render(l))
+	}
+	return out
+}
+
+func (p *sidePane) eventsView(st *styles, width, height int) []string {
+	n := len(p.log)
+	if n == 0 {
+		return []string{st.muted.Render("No events yet.")}
+	}
+	p.logScroll = min(max(p.logScroll, 0), max(n-height, 0))
+	end := n - p.logScroll
+	start := max(end-height, 0)
+	var out []string
+	for i := start; i < end; i++ {
+		l := p.logAt(i)
+		style := st.text
+		switch l.kind {
+		case events.ToolCallEnd, events.RunEnd, events.TurnEnd:
+			style = st.success
+		case events.Error, events.ToolCallError, events.ToolTimeout:
+			style = st.errorText
+		case events.ToolCallDenied, events.Notice, events.ConfirmAsk:
+			style = st.warning
+		}
+		out = append(out, st.muted.Render(l.at.Format("15:04:05.000"))+" "+style.Render(ansi.Truncate(l.text, max(width-13, 5), "…")))
+	}
+	return out
+}
+
+// rowsFor lists every registered tool with whether it is enabled.
+func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string]tools.Spec) []toolRow {
+	var rows []toolRow
+	for _, n := range registry.Names() {
+		s := specs[n]
+		rows = append(rows, toolRow{name: n, enabled: enabled[n], confirm: s.RequiresConfirmation})
+	}
+	return rows
+}

@@ -1,0 +1,120 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// streamText holds the text of a reply while it streams and its wrapped
+// lines, updated incrementally: a delta only re-wraps the source line it
+// touches, so a 20,000-token answer costs the same per token at the end as
+// at the start. Markdown is rendered once the reply is complete.
+type streamText struct {
+	src   strings.Builder
+	width int
+	// done are the wrapped lines of every complete source line; tail is the
+	// source line still being written.
+	done []string
+	tail string
+	// tailLines caches the wrapping of tail.
+	tailLines []string
+	tailDirty bool
+}
+
+// Append adds a delta.
+func (s *streamText) Append(delta string) {
+	s.src.WriteString(delta)
+	for {
+		i := strings.IndexByte(delta, '\n')
+		if i < 0 {
+			s.tail += delta
+			break
+		}
+		line := s.tail + delta[:i]
+		s.tail = ""
+		if s.width > 0 {
+			s.done = append(s.done, wrapLine(line, s.width)...)
+		}
+		delta = delta[i+1:]
+	}
+	s.tailDirty = true
+}
+
+// Set replaces the whole text (the authoritative text from turn_end, which
+// also covers deltas a slow subscriber dropped).
+func (s *streamText) Set(text string) {
+	if text == s.src.String() {
+		return
+	}
+	s.src.Reset()
+	s.done, s.tail, s.tailLines = s.done[:0], "", nil
+	s.Append(text)
+}
+
+// String returns the text so far.
+func (s *streamText) String() string { return s.src.String() }
+
+// Count returns the number of wrapped lines at width.
+func (s *streamText) Count(width int) int {
+	s.prepare(width)
+	if s.tail == "" {
+		return len(s.done)
+	}
+	return len(s.done) + len(s.tailLines)
+}
+
+// Slice returns wrapped lines [from, to) at width, copying only those: a
+// frame shows a screenful, not the whole answer.
+func (s *streamText) Slice(width, from, to int) []string {
+	n := s.Count(width)
+	from, to = max(from, 0), min(to, n)
+	if from >= to {
+		return nil
+	}
+	out := make([]string, 0, to-from)
+	for i := from; i < to; i++ {
+		if i < len(s.done) {
+			out = append(out, s.done[i])
+		} else {
+			out = append(out, s.tailLines[i-len(s.done)])
+		}
+	}
+	return out
+}
+
+// Lines returns every wrapped line at width.
+func (s *streamText) Lines(width int) []string { return s.Slice(width, 0, s.Count(width)) }
+
+func (s *streamText) prepare(width int) {
+	if width < 1 {
+		width = 1
+	}
+	if width != s.width {
+		s.width = width
+		s.rewrap()
+	}
+	if s.tailDirty {
+		s.tailLines = wrapLine(s.tail, width)
+		s.tailDirty = false
+	}
+}
+
+func (s *streamText) rewrap() {
+	text := s.src.String()
+	s.done, s.tail = s.done[:0], ""
+	s.src.Reset()
+	s.Append(text)
+}
+
+// wrapLine wraps one source line (no newlines) to width cells, breaking at
+// spaces where possible and hard-breaking long words.
+func wrapLine(line string, width int) []string {
+	if line == "" {
+		return []string{""}
+	}
+	if ansi.StringWidth(line) <= width {
+		return []string{line}
+	}
+	return strings.Split(ansi.Wrap(line, width, " -"), "\n")
+}

@@ -1,0 +1,48 @@
+package tui
+
+import (
+	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/jarvis-workbench/jarvis/themes"
+)
+
+// styles are the lipgloss styles the TUI draws with, taken from the theme
+// (again when /theme changes it). name keys the rendering caches.
+type styles struct {
+	name string
+
+	text, muted, accent, user, assistant, thinking          lipgloss.Style
+	success, errorText, warning, denied, timeout, cancelled lipgloss.Style
+
+	header, headerKey, status, statusKey lipgloss.Style
+	border, borderFocus, dialogBorder    lipgloss.TerminalColor
+	panelTitle                           lipgloss.Style
+	dialogTitle                          lipgloss.Style
+	tabActive, tabInactive, selection    lipgloss.Style
+}
+
+func newStyles(t themes.Theme) *styles {
+	s := t.Styles
+	return &styles{
+		name: t.Name,
+		text: s.Text, muted: s.Muted, accent: s.Accent, user: s.User, assistant: s.Assistant, thinking: s.Thinking,
+		success: s.Success, errorText: s.Error, warning: s.Warning, denied: s.Denied, timeout: s.Timeout, cancelled: s.Cancelled,
+		header: s.Header, headerKey: s.HeaderKey, status: s.Status, statusKey: s.StatusKey,
+		border: t.Colors.Border, borderFocus: t.Colors.BorderFocus, dialogBorder: t.Colors.DialogBorder,
+		panelTitle: s.PanelTitle, dialogTitle: s.DialogTitle,
+		tabActive: s.TabActive, tabInactive: s.TabInactive, selection: s.Selection,
+	}
+}
+
+// loadTheme returns the styles and markdown renderer of a theme. The name
+// must already be resolved or resolvable without asking the terminal
+// (themes.Detect ran before the program started).
+func loadTheme(name string) (*styles, *markdown, error) {
+	t, err := themes.Get(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	md := newMarkdown(func(width int) (*glamour.TermRenderer, error) { return themes.NewMarkdownRenderer(t, width) })
+	return newStyles(t), md, nil
+}

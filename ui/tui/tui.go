@@ -1,0 +1,92 @@
+// Package tui is jarvis's terminal workbench: a Bubble Tea program where a
+// person chats with a local model, watches every tool call as a live panel
+// (arguments, timer, result, latency, cost), approves the calls that can do
+// harm, and inspects what the model is told about its tools, the event log
+// and the scheduler in a side pane.
+//
+// The shape follows what keeps Bubble Tea apps fast and changeable: one
+// top-level model; components are plain structs the model calls; no IO in
+// Update (runs, database writes and server checks happen in commands or
+// goroutines and report back as messages); everything the agent does
+// arrives as bus events, merged by a bridge goroutine into ~30 ms batches so
+// a fast stream costs a few renders a second, not one per token.
+package tui
+
+import (
+	"context"
+	"io"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/config"
+)
+
+// Options configure the TUI. ui/cli fills them from the configuration.
+type Options struct {
+	Config   *config.Config
+	Engine   engine.InferenceEngine
+	Registry *tools.Registry
+	ToolDeps tools.Deps
+	// Sessions persists conversations; nil keeps them in memory only.
+	Sessions SessionStore
+	// Theme is a theme name already resolved (never "auto": detection must
+	// happen before the program owns the terminal).
+	Theme string
+	// Continue reopens the most recent session.
+	Continue bool
+	// Scheduler feeds the Scheduler tab; nil shows how to enable it.
+	Scheduler SchedulerView
+	// Bus carries every event; the TUI subscribes to it. Nil makes one.
+	Bus *events.Bus
+
+	// In and Out default to the terminal; tests and the benchmark set them.
+	In  io.Reader
+	Out io.Writer
+	// NoMouse starts with mouse capture off.
+	NoMouse bool
+}
+
+// Run opens the TUI and returns when the person quits.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Bus == nil {
+		opts.Bus = events.New()
+	}
+	m, err := newModel(ctx, opts)
+	if err != nil {
+		return err
+	}
+	progOpts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
+	if !opts.NoMouse {
+		progOpts = append(progOpts, tea.WithMouseCellMotion())
+	}
+	if opts.In != nil {
+		progOpts = append(progOpts, tea.WithInput(opts.In))
+	}
+	if opts.Out != nil {
+		progOpts = append(progOpts, tea.WithOutput(opts.Out))
+	}
+	p := tea.NewProgram(m, progOpts...)
+	m.send = p.Send
+	sub := opts.Bus.Subscribe(4096)
+	go bridge(sub, func(m any) { p.Send(m) }, CoalesceWindow)
+	_, err = p.Run()
+	sub.Close()
+	m.shutdown()
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// tickMsg drives timers and spinners, only while something is running.
+type tickMsg time.Time
+
+const tickEvery = 100 * time.Millisecond
+
+func tick() tea.Cmd {
+	return tea.Tick(tickEvery, func(t time.Time) tea.Msg { return tickMsg(t) })
+}

@@ -1,0 +1,308 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// quitWindow is how long the first ctrl+c on an idle prompt waits for the
+// second.
+const quitWindow = 2 * time.Second
+
+func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
+	if m.width < MinWidth || m.height < MinHeight {
+		if k.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		return nil
+	}
+	if m.dialog.open() {
+		return m.dialogKey(k)
+	}
+	if m.overlay != overlayNone {
+		return m.overlayKey(k)
+	}
+	rc := m.renderCtx(m.transcriptWidth())
+	page := max(m.transcript.height-2, 1)
+	switch k.String() {
+	case "ctrl+c":
+		if m.running {
+			m.cancelRun()
+			return nil
+		}
+		if m.input.value() != "" {
+			m.input.reset()
+			return nil
+		}
+		if !m.quitArmed.IsZero() && m.now().Sub(m.quitArmed) < quitWindow {
+			return tea.Quit
+		}
+		m.quitArmed = m.now()
+		m.status = "press ctrl+c again to quit"
+		return tea.Tick(quitWindow, func(time.Time) tea.Msg { return statusMsg("") })
+	case "esc":
+		if m.running {
+			m.cancelRun()
+			return nil
+		}
+		if m.focusPane {
+			m.focusPane = false
+			return nil
+		}
+		m.suggest = nil
+		m.layout()
+		return nil
+	case "pgup":
+		m.transcript.scroll(rc, -page)
+		return nil
+	case "pgdown":
+		m.transcript.scroll(rc, page)
+		return nil
+	case "ctrl+u":
+		m.transcript.scroll(rc, -page/2)
+		return nil
+	case "ctrl+d":
+		m.transcript.scroll(rc, page/2)
+		return nil
+	case "ctrl+home":
+		m.transcript.top()
+		return nil
+	case "ctrl+end":
+		m.transcript.bottom()
+		return nil
+	case "ctrl+e":
+		m.expand = !m.expand
+		return nil
+	case "ctrl+r":
+		m.showThinking = !m.showThinking
+		return nil
+	case "ctrl+t":
+		m.pane.visible = !m.pane.visible
+		if !m.pane.visible {
+			m.focusPane = false
+		}
+		m.layout()
+		return nil
+	case "f3", "f4", "f5":
+		m.pane.visible = true
+		m.pane.tab = int(k.String()[1] - '3')
+		m.layout()
+		return nil
+	case "f2":
+		return m.toggleMouse()
+	case "ctrl+y":
+		return m.copyLast()
+	}
+	if m.focusPane {
+		return m.paneKey(k)
+	}
+	empty := m.input.value() == ""
+	switch k.String() {
+	case "home":
+		if empty {
+			m.transcript.top()
+			return nil
+		}
+	case "end":
+		if empty {
+			m.transcript.bottom()
+			return nil
+		}
+	case "?":
+		if empty {
+			m.overlay = overlayHelp
+			return nil
+		}
+	case "tab":
+		if empty && m.pane.visible {
+			m.focusPane = true
+			return nil
+		}
+		if strings.HasPrefix(m.input.value(), "/") {
+			m.suggest = m.input.complete(m.completions)
+			m.layout()
+			return nil
+		}
+	case "up":
+		if m.input.historyUp() {
+			return nil
+		}
+	case "down":
+		if m.input.historyDown() {
+			return nil
+		}
+	case "enter":
+		return m.submit()
+	}
+	cmd := m.input.update(k)
+	if len(m.suggest) > 0 && !strings.HasPrefix(m.input.value(), "/") {
+		m.suggest = nil
+		m.layout()
+	}
+	return cmd
+}
+
+// submit sends the prompt or runs the slash command.
+func (m *model) submit() tea.Cmd {
+	text := strings.TrimSpace(m.input.value())
+	if text == "" {
+		return nil
+	}
+	if m.suggest != nil {
+		m.suggest = nil
+		m.layout()
+	}
+	if strings.HasPrefix(text, "/") {
+		m.input.remember(text)
+		m.input.reset()
+		return m.runCommand(text)
+	}
+	if m.running {
+		m.status = "a turn is running: wait for it, or esc to cancel it"
+		return nil
+	}
+	m.input.remember(text)
+	m.input.reset()
+	return m.startRun(text)
+}
+
+func (m *model) dialogKey(k tea.KeyMsg) tea.Cmd {
+	now := m.now()
+	switch k.String() {
+	case "up":
+		m.dialog.scroll--
+		return nil
+	case "down":
+		m.dialog.scroll++
+		return nil
+	case "pgup":
+		m.dialog.scroll -= 10
+		return nil
+	case "pgdown":
+		m.dialog.scroll += 10
+		return nil
+	case "ctrl+c":
+		m.cancelRun()
+		return nil
+	}
+	if !m.dialog.accepting(now) {
+		return nil
+	}
+	var d tools.Decision
+	switch k.String() {
+	case "a":
+		d = tools.AllowOnce
+	case "s":
+		d = tools.AllowSession
+	case "d", "esc":
+		d = tools.Deny
+	default:
+		// enter and space deliberately do nothing: a stray key must
+		// never approve a call.
+		return nil
+	}
+	m.dialog.answer(d, now)
+	return m.ensureTick()
+}
+
+func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
+	switch k.String() {
+	case "tab":
+		m.focusPane = false
+	case "left":
+		m.pane.tab = (m.pane.tab + tabCount - 1) % tabCount
+	case "right":
+		m.pane.tab = (m.pane.tab + 1) % tabCount
+	case "up", "k":
+		if m.pane.tab == tabTools {
+			m.pane.toolCursor--
+		} else {
+			m.pane.logScroll++
+		}
+	case "down", "j":
+		if m.pane.tab == tabTools {
+			m.pane.toolCursor++
+		} else {
+			m.pane.logScroll--
+		}
+	case "pgup":
+		m.pane.descScroll -= 10
+		m.pane.logScroll += 10
+	case "pgdown":
+		m.pane.descScroll += 10
+		m.pane.logScroll -= 10
+	case "c":
+		m.pane.showCategory = !m.pane.showCategory
+	case "$":
+		m.pane.showCost = !m.pane.showCost
+	case " ", "enter":
+		if m.pane.tab == tabTools {
+			return m.toggleTool()
+		}
+	}
+	return nil
+}
+
+// toggleTool enables or disables the tool under the pane's cursor.
+func (m *model) toggleTool() tea.Cmd {
+	names := m.opts.Registry.Names()
+	if len(names) == 0 {
+		return nil
+	}
+	name := names[min(max(m.pane.toolCursor, 0), len(names)-1)]
+	next := make([]string, 0, len(m.enabled)+1)
+	on := false
+	for _, n := range m.enabled {
+		if n == name {
+			on = true
+			continue
+		}
+		next = append(next, n)
+	}
+	if !on {
+		next = append(next, name)
+	}
+	return m.setTools(next)
+}
+
+func (m *model) overlayKey(k tea.KeyMsg) tea.Cmd {
+	switch m.overlay {
+	case overlaySessions:
+		return m.sessionsKey(k)
+	default:
+		switch k.String() {
+		case "ctrl+c":
+			return tea.Quit
+		}
+		m.overlay = overlayNone
+	}
+	return nil
+}
+
+func (m *model) handleMouse(msg tea.MouseMsg) tea.Cmd {
+	if m.dialog.open() || m.overlay != overlayNone {
+		return nil
+	}
+	rc := m.renderCtx(m.transcriptWidth())
+	switch msg.Button {
+	case tea.MouseButtonWheelUp:
+		m.transcript.scroll(rc, -3)
+	case tea.MouseButtonWheelDown:
+		m.transcript.scroll(rc, 3)
+	}
+	return nil
+}
+
+func (m *model) toggleMouse() tea.Cmd {
+	m.mouse = !m.mouse
+	if m.mouse {
+		m.status = "mouse capture on (F2 turns it off to select text)"
+		return tea.EnableMouseCellMotion
+	}
+	m.status = "mouse capture off: select text with the mouse; F2 turns it back on"
+	return tea.DisableMouse
+}

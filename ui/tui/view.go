@@ -1,0 +1,154 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+func (m *model) View() string {
+	if m.width == 0 {
+		return ""
+	}
+	if m.width < MinWidth || m.height < MinHeight {
+		msg := fmt.Sprintf("Terminal too small: %d×%d.\njarvis needs at least %d×%d.\nEnlarge the window, or press ctrl+c to quit.", m.width, m.height, MinWidth, MinHeight)
+		return lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center, m.st.warning.Render(msg))
+	}
+	tw := m.transcriptWidth()
+	body := m.transcript.view(m.renderCtx(tw))
+	for i, l := range body {
+		body[i] = padRight(l, tw)
+	}
+	if pw := m.paneWidth(); pw > 0 {
+		pane := m.pane.view(m.st, pw, len(body), m.focusPane, m.toolRows(), m.describeTools(), m.schedulerLines(pw))
+		sep := m.st.muted.Render("│")
+		if m.focusPane {
+			sep = m.st.accent.Render("│")
+		}
+		for i := range body {
+			body[i] += sep + pane[i]
+		}
+	}
+	switch {
+	case m.dialog.open():
+		body = overlayBox(body, m.dialog.view(m.st, m.width, len(body)), m.width)
+	case m.overlay == overlayHelp:
+		body = overlayBox(body, m.helpView(), m.width)
+	case m.overlay == overlaySessions:
+		box := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1).Width(min(m.width-4, 100)).
+			Render(strings.Join(m.sessions.view(m.st, min(m.width-4, 100), len(body)-2), "\n"))
+		body = overlayBox(body, box, m.width)
+	}
+
+	var b strings.Builder
+	b.WriteString(m.headerView())
+	b.WriteByte('\n')
+	b.WriteString(strings.Join(body, "\n"))
+	b.WriteByte('\n')
+	if len(m.suggest) > 0 {
+		b.WriteString(padRight(m.st.muted.Render(ansi.Truncate(strings.Join(m.suggest, "  "), m.width, "…")), m.width))
+		b.WriteByte('\n')
+	}
+	rule := strings.Repeat("─", m.width)
+	if !m.focusPane && !m.dialog.open() {
+		b.WriteString(m.st.accent.Render(rule))
+	} else {
+		b.WriteString(m.st.muted.Render(rule))
+	}
+	b.WriteByte('\n')
+	b.WriteString(m.input.ta.View())
+	b.WriteByte('\n')
+	b.WriteString(m.statusView())
+	return b.String()
+}
+
+func (m *model) headerView() string {
+	dot := m.st.errorText.Render("○")
+	switch {
+	case !m.server.checked:
+		dot = m.st.muted.Render("○")
+	case m.server.online:
+		dot = m.st.success.Render("●")
+	}
+	title := m.title
+	if title == "" {
+		title = "new session"
+	}
+	parts := []string{
+		m.st.headerKey.Render("jarvis"),
+		dot + " " + orNone(m.modelName) + " @ " + m.hostText(),
+		m.agentName,
+		fmt.Sprintf("%d tools", len(m.enabled)),
+		"“" + title + "”",
+	}
+	return m.st.header.Render(padRight(" "+strings.Join(parts, m.st.muted.Render(" · ")), m.width))
+}
+
+func (m *model) statusView() string {
+	left := " " + m.stateText()
+	if !m.transcript.atBottom() {
+		left += " · scrolled (end returns)"
+	}
+	right := m.totalsText() + " · ? keys "
+	gap := m.width - ansi.StringWidth(left) - ansi.StringWidth(right)
+	if gap < 1 {
+		right = ansi.Truncate(right, max(m.width-ansi.StringWidth(left)-1, 0), "…")
+		gap = max(m.width-ansi.StringWidth(left)-ansi.StringWidth(right), 0)
+	}
+	return m.st.status.Render(padRight(left+strings.Repeat(" ", gap)+right, m.width))
+}
+
+func (m *model) helpView() string {
+	var lines []string
+	lines = append(lines, m.st.dialogTitle.Render("Keys"), "")
+	for _, k := range keyHelp {
+		lines = append(lines, m.st.accent.Render(padRight(k[0], 20))+" "+k[1])
+	}
+	lines = append(lines, "", m.st.dialogTitle.Render("Commands"), "")
+	for _, c := range commands {
+		lines = append(lines, m.st.accent.Render(padRight("/"+c.name+" "+c.args, 20))+" "+c.help)
+	}
+	lines = append(lines, "", m.st.muted.Render("any key closes"))
+	return lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1).Render(strings.Join(lines, "\n"))
+}
+
+// toolRows lists the registry's tools for the Tools tab.
+func (m *model) toolRows() []toolRow {
+	on := map[string]bool{}
+	for _, n := range m.enabled {
+		on[n] = true
+	}
+	return rowsFor(m.opts.Registry, on, m.specs)
+}
+
+// describeTools is exactly what the model is told: BuildToolDescriptions of
+// the enabled tools, with the pane's category and cost toggles.
+func (m *model) describeTools() string {
+	return tools.DescribeSpecs(m.executor.AvailableTools(), m.pane.showCategory, m.pane.showCost)
+}
+
+// overlayBox draws box centred over lines (each width cells wide).
+func overlayBox(lines []string, box string, width int) []string {
+	rows := strings.Split(box, "\n")
+	bw := 0
+	for _, r := range rows {
+		bw = max(bw, ansi.StringWidth(r))
+	}
+	top := max((len(lines)-len(rows))/2, 0)
+	left := max((width-bw)/2, 0)
+	out := append([]string(nil), lines...)
+	for i, r := range rows {
+		y := top + i
+		if y >= len(out) {
+			break
+		}
+		base := out[y]
+		right := ansi.Cut(base, left+bw, width)
+		out[y] = ansi.Truncate(base, left, "") + padRight(r, bw) + right
+	}
+	return out
+}
