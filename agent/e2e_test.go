@@ -147,7 +147,10 @@ type dangerous struct{ ran *atomic.Bool }
 func (d dangerous) Spec() tools.Spec {
 	return tools.Spec{Name: "wipe", Description: "Deletes things.", RequiresConfirmation: true, Parameters: tools.Params()}
 }
-func (d dangerous) Execute(context.Context, tools.Args) tools.Result { d.ran.Store(true); return tools.OK("wiped") }
+func (d dangerous) Execute(context.Context, tools.Args) tools.Result {
+	d.ran.Store(true)
+	return tools.OK("wiped")
+}
 
 func TestE2EDeniedCallReachesModelAsFailedResult(t *testing.T) {
 	srv, eng := setup(t)

@@ -238,7 +238,7 @@ type groupBlock struct {
 }
 
 func (g *groupBlock) render(rc renderCtx) []string { return renderGroup(rc, g.panels) }
-func (g *groupBlock) height(rc renderCtx) int    { return len(g.render(rc)) }
+func (g *groupBlock) height(rc renderCtx) int      { return len(g.render(rc)) }
 func (g *groupBlock) lines(rc renderCtx, from, to int) []string {
 	return sliceLines(g.render(rc), from, to)
 }

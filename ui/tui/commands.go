@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	osc52 "github.com/aymanbagabas/go-osc52/v2"
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/events"
-	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/themes"
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // runCommand runs a slash command. Anything slow (server, database, files)

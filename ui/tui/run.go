@@ -63,7 +63,7 @@ func (m *model) startRun(text string) tea.Cmd {
 	ag, err := agent.New(m.agentName, agent.Config{
 		Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, Bus: m.opts.Bus,
 		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns,
-		Price: func(model string, in, out int) float64 { return m.opts.Config.PriceFor(model).Cost(in, out) },
+		Price:     func(model string, in, out int) float64 { return m.opts.Config.PriceFor(model).Cost(in, out) },
 		OnMessage: onMessage,
 	})
 	if err != nil {

@@ -24,11 +24,11 @@ type serverState struct {
 
 // serverMsg is the result of a server check.
 type serverMsg struct {
-	version string
-	models  []string
-	caps    []string
-	model   string // the model the check looked at
-	picked  bool   // model was chosen because none was set
+	version  string
+	models   []string
+	caps     []string
+	model    string // the model the check looked at
+	picked   bool   // model was chosen because none was set
 	err      error
 	modelErr error
 }
