@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/themes"
 	"github.com/jarvis-workbench/jarvis/ui/tui"
@@ -72,18 +74,33 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	if _, err := themes.Get(cfg.Theme); err != nil {
 		return usageErr("%v (from %s)", err, cfg.Source("theme"))
 	}
+	bus := events.New()
 	opts := tui.Options{
 		Config: cfg, Engine: env.engine, Registry: env.registry, ToolDeps: env.deps,
-		Theme: cfg.Theme, Continue: f.cont, Bus: events.New(), NoMouse: f.noMouse,
-	}
-	if db, err := a.openDB("tui"); err == nil {
-		opts.Sessions = tui.NewSessionStore(sessions.New(db))
-		defer db.Close()
-	} else {
-		fmt.Fprintf(a.io.Err, "jarvis: sessions will not be saved: %v\n", err)
+		Theme: cfg.Theme, Continue: f.cont, Bus: bus, NoMouse: f.noMouse,
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
+	if db, err := a.openDB("tui"); err == nil {
+		defer db.Close()
+		opts.Sessions = tui.NewSessionStore(sessions.New(db))
+		// The TUI runs the scheduler while it is open, so tasks run and
+		// the Scheduler tab is live.
+		validate, err := a.taskValidator()
+		if err != nil {
+			return err
+		}
+		s := scheduler.New(db, scheduler.Options{Runner: newTaskRunner(env, bus), Events: bus, Validate: validate,
+			Logger: slog.New(slog.DiscardHandler)})
+		env.sched.use(s)
+		opts.Scheduler, opts.ValidateTask = s, validate
+		served := make(chan struct{})
+		go func() { defer close(served); s.Serve(ctx) }()
+		// Leaving waits for running tasks to record their logs.
+		defer func() { cancel(); <-served }()
+	} else {
+		fmt.Fprintf(a.io.Err, "jarvis: sessions will not be saved and the scheduler will not run: %v\n", err)
+	}
 	if err := tui.Run(ctx, opts); err != nil {
 		return failErr("%v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -159,5 +160,28 @@ func TestGlobalFlagsBeforeOrAfterCommand(t *testing.T) {
 		if _, errOut, code := runCLI(t, "", args...); code != ExitOK && !strings.Contains(errOut, "config") {
 			t.Errorf("%v: code %d err %q", args, code, errOut)
 		}
+	}
+}
+
+func TestConfirmationNeededToolsRefusedWithoutTerminal(t *testing.T) {
+	for _, name := range []string{"code_interpreter", "http_request", "channel_send", "schedule_task"} {
+		_, errOut, code := runCLI(t, "", "tools", "run", name, `{}`)
+		if code != ExitFailed {
+			t.Errorf("%s: exit %d, want 1; stderr %q", name, code, errOut)
+		}
+	}
+	_, errOut, code := runCLI(t, "", "tools", "run", "code_interpreter", `{"code":"print(6*7)"}`)
+	if code != ExitFailed || !strings.Contains(errOut, "requires confirmation but no confirmation callback is available") || !strings.Contains(errOut, "--yes") {
+		t.Fatalf("code_interpreter without a terminal: exit %d err %q", code, errOut)
+	}
+}
+
+func TestYesApprovesConfirmationTools(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	out, errOut, code := runCLI(t, "", "tools", "run", "code_interpreter", `{"code":"print(6*7)"}`, "--yes")
+	if code != ExitOK || !strings.Contains(out, "42") {
+		t.Fatalf("exit %d out %q err %q", code, out, errOut)
 	}
 }

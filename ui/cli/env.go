@@ -65,6 +65,7 @@ func (a *app) environment() (*environment, error) {
 		Price:    price(cfg),
 		Web:      cfg.Web,
 		Channels: cfg.Channels,
+		Code:     cfg.Code,
 	}
 	// The scheduler tools reach the task store lazily; a chat that runs the
 	// scheduler (the TUI) replaces this with its running scheduler.

@@ -159,9 +159,10 @@ when stdin is not a terminal, unless --yes is given.`,
 			if err != nil {
 				return failErr("%v", err)
 			}
+			confirmer := a.terminalConfirmer(yes)
 			exec, err := tools.NewExecutor(list, tools.ExecutorOptions{
 				Bus:       newEventPrinter(a.io.Err, isTerminal(a.io.Err)),
-				Confirmer: a.terminalConfirmer(yes),
+				Confirmer: confirmer,
 			})
 			if err != nil {
 				return failErr("%v", err)
@@ -179,6 +180,9 @@ when stdin is not a terminal, unless --yes is given.`,
 				fmt.Fprintln(a.io.Out, r.Content)
 			} else {
 				fmt.Fprintln(a.io.Err, r.Content)
+			}
+			if r.Status == tools.StatusDenied && confirmer == nil {
+				fmt.Fprintln(a.io.Err, "hint: this tool needs approval but stdin is not a terminal, so jarvis could not ask; rerun with --yes to approve it")
 			}
 			if !r.Success {
 				return silentFail

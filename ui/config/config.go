@@ -21,6 +21,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/channels"
+	"github.com/jarvis-workbench/jarvis/tools/code"
 	"github.com/jarvis-workbench/jarvis/tools/web"
 )
 
@@ -45,6 +46,9 @@ type Config struct {
 	Web web.Config `toml:"web"`
 	// Channels are the messaging channels: [channels.NAME] type = "slack" ...
 	Channels channels.Config `toml:"channels"`
+	// Code configures code_interpreter, repl ([code]) and
+	// code_interpreter_docker ([code.docker]).
+	Code code.Config `toml:"code"`
 
 	sources map[string]string
 	path    string

@@ -131,3 +131,6 @@ func (d *dialog) view(st *styles, width, height int) string {
 	box := lipgloss.NewStyle().Border(lipgloss.DoubleBorder()).BorderForeground(st.dialogBorder).Padding(0, 1).Width(w)
 	return box.Render(strings.Join(lines, "\n"))
 }
+
+// syncOnce is sync.Once, named for tests that build requests by hand.
+type syncOnce = sync.Once

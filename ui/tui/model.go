@@ -38,6 +38,7 @@ type model struct {
 	transcript *transcript
 	input      *inputBox
 	pane       *sidePane
+	sched      *schedTab
 	dialog     dialog
 	overlay    overlay
 	sessions   sessionsOverlay
@@ -101,6 +102,9 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 	}
 	if err := m.rebuildTools(m.enabled); err != nil {
 		return nil, err
+	}
+	if opts.Scheduler != nil {
+		m.sched = newSchedTab(opts.Scheduler, opts.ValidateTask, opts.Registry.Names)
 	}
 	return m, nil
 }
@@ -172,6 +176,9 @@ func (m *model) Init() tea.Cmd {
 	if m.opts.Continue && m.opts.Sessions != nil {
 		cmds = append(cmds, m.loadLastSession())
 	}
+	if m.sched != nil {
+		cmds = append(cmds, m.sched.init())
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -221,6 +228,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case statusMsg:
 		m.status = string(msg)
 		return m, nil
+	}
+	if m.sched != nil {
+		if cmd, ok := m.sched.update(msg); ok {
+			return m, cmd
+		}
 	}
 	return m, nil
 }

@@ -92,14 +92,19 @@ func (m *model) cancelRun() {
 
 // applyEvents folds a batch of events into the transcript and the log.
 func (m *model) applyEvents(batch eventsMsg) tea.Cmd {
+	var cmds []tea.Cmd
 	for _, e := range batch {
 		m.pane.record(e)
+		if e.Type == events.SchedulerTaskStart || e.Type == events.SchedulerTaskEnd {
+			cmds = append(cmds, m.schedEvent(e))
+			continue
+		}
 		if e.Run.ID != m.runID || m.current == nil {
 			continue
 		}
 		m.applyRunEvent(e)
 	}
-	return m.ensureTick()
+	return tea.Batch(append(cmds, m.ensureTick())...)
 }
 
 func (m *model) applyRunEvent(e events.Event) {

@@ -133,6 +133,7 @@ func (p *sidePane) view(st *styles, width, height int, focused bool, rows []tool
 	}
 	out := []string{strings.Join(tabs, "")}
 	body := height - 1
+	width-- // one column of air after the separator
 	switch p.tab {
 	case tabTools:
 		out = append(out, p.toolsView(st, width, body, focused, rows, described)...)
@@ -147,7 +148,7 @@ func (p *sidePane) view(st *styles, width, height int, focused bool, rows []tool
 		out = append(out, "")
 	}
 	for i, l := range out[:height] {
-		out[i] = padRight(l, width)
+		out[i] = " " + padRight(l, width)
 	}
 	return out[:height]
 }
@@ -182,7 +183,7 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 	hint := "tab: focus · space: on/off · c: category · $: cost"
 	out = append(out, st.muted.Render(ansi.Truncate(hint, width, "…")))
 	out = append(out, st.muted.Render(strings.Repeat("─", width)))
-	desc := wrapText(described, width)
+	desc := wrapDescription(described, width)
 	room := height - len(out)
 	p.descScroll = min(max(p.descScroll, 0), max(len(desc)-room, 0))
 	for _, l := range desc[p.descScroll:min(p.descScroll+room, len(desc))] {
@@ -224,4 +225,25 @@ func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string
 		rows = append(rows, toolRow{name: n, enabled: enabled[n], confirm: s.RequiresConfirmation})
 	}
 	return rows
+}
+
+// wrapDescription wraps BuildToolDescriptions text, indenting the
+// continuation of a parameter line under its text so the list stays legible
+// in a narrow pane.
+func wrapDescription(text string, width int) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "  - ") || width < 20 {
+			out = append(out, wrapLine(line, width)...)
+			continue
+		}
+		for i, l := range wrapLine(strings.TrimPrefix(line, "  - "), width-4) {
+			if i == 0 {
+				out = append(out, "  - "+l)
+			} else {
+				out = append(out, "    "+l)
+			}
+		}
+	}
+	return out
 }

@@ -43,6 +43,10 @@ func loadTheme(name string) (*styles, *markdown, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	md := newMarkdown(func(width int) (*glamour.TermRenderer, error) { return themes.NewMarkdownRenderer(t, width) })
+	// Newlines are kept: a model that breaks a line (a poem, an address,
+	// a list without markers) means it, even where markdown would join.
+	md := newMarkdown(func(width int) (*glamour.TermRenderer, error) {
+		return glamour.NewTermRenderer(append(themes.MarkdownOptions(t, width), glamour.WithPreservedNewLines())...)
+	})
 	return newStyles(t), md, nil
 }

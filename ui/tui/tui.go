@@ -38,8 +38,11 @@ type Options struct {
 	Theme string
 	// Continue reopens the most recent session.
 	Continue bool
-	// Scheduler feeds the Scheduler tab; nil shows how to enable it.
+	// Scheduler is the running scheduler the Scheduler tab shows and
+	// drives; nil leaves the tab saying it is not running.
 	Scheduler SchedulerView
+	// ValidateTask checks a new task's agent and tools (the form's errors).
+	ValidateTask func(agent string, tools []string) error
 	// Bus carries every event; the TUI subscribes to it. Nil makes one.
 	Bus *events.Bus
 

@@ -26,6 +26,9 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	if m.overlay != overlayNone {
 		return m.overlayKey(k)
 	}
+	if m.sched != nil && m.sched.modalOpen() {
+		return m.sched.key(k, m.now())
+	}
 	rc := m.renderCtx(m.transcriptWidth())
 	page := max(m.transcript.height-2, 1)
 	switch k.String() {
@@ -210,6 +213,13 @@ func (m *model) dialogKey(k tea.KeyMsg) tea.Cmd {
 }
 
 func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
+	if m.pane.tab == tabScheduler && m.sched != nil {
+		switch k.String() {
+		case "tab", "left", "right":
+		default:
+			return m.sched.key(k, m.now())
+		}
+	}
 	switch k.String() {
 	case "tab":
 		m.focusPane = false

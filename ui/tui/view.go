@@ -24,13 +24,22 @@ func (m *model) View() string {
 		body[i] = padRight(l, tw)
 	}
 	if pw := m.paneWidth(); pw > 0 {
-		pane := m.pane.view(m.st, pw, len(body), m.focusPane, m.toolRows(), m.describeTools(), m.schedulerLines(pw))
+		var sched []string
+		if m.pane.tab == tabScheduler {
+			sched = m.schedulerLines(pw, len(body)-1)
+		}
+		pane := m.pane.view(m.st, pw, len(body), m.focusPane, m.toolRows(), m.describeTools(), sched)
 		sep := m.st.muted.Render("│")
 		if m.focusPane {
 			sep = m.st.accent.Render("│")
 		}
 		for i := range body {
 			body[i] += sep + pane[i]
+		}
+	}
+	if m.sched != nil {
+		if box, ok := m.sched.modal(m.st, m.width, len(body), m.now()); ok {
+			body = overlayBox(body, box, m.width)
 		}
 	}
 	switch {

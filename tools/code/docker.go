@@ -1,0 +1,264 @@
+package code
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// Docker is the code_interpreter_docker tool: each call runs its snippet in
+// a throwaway container with no network, a read-only root file system, a
+// small private /tmp, no capabilities, an unprivileged user and memory, CPU
+// and process limits. Unlike code_interpreter, the code sees none of the
+// host's files. The image is never pulled implicitly.
+type Docker struct{ cfg Config }
+
+// NewDocker returns code_interpreter_docker configured by cfg.
+func NewDocker(cfg Config) *Docker { return &Docker{cfg: cfg.withDefaults()} }
+
+// DockerFactory is code_interpreter_docker's registry factory.
+func DockerFactory(cfg Config) tools.Factory {
+	return func(tools.Deps) (tools.Tool, error) { return NewDocker(cfg), nil }
+}
+
+// dockerKillGrace bounds `docker kill` and `docker rm` after a timeout.
+const dockerKillGrace = 10 * time.Second
+
+// Spec returns code_interpreter_docker's spec; it requires confirmation.
+func (t *Docker) Spec() tools.Spec {
+	d := t.cfg.Docker
+	return tools.Spec{
+		Name: "code_interpreter_docker",
+		Description: "Run a Python 3 snippet in a throwaway Docker container and return its stdout and stderr. " +
+			"Nothing is kept between calls. The value of a final expression is printed. No network access; " +
+			"only /tmp (the current directory) is writable. " +
+			fmt.Sprintf("Limits: %ss wall clock, %d MB memory, %s CPUs, %d processes.",
+				formatSeconds(d.Timeout), d.MemoryMB, formatCPUs(d.CPUs), d.PidsLimit),
+		Parameters:           tools.Params(tools.StringParam("code", "Python code to execute", true)),
+		Category:             "code",
+		RequiresConfirmation: true,
+		TimeoutSeconds:       d.Timeout + startGrace + dockerKillGrace.Seconds(),
+		Metadata:             map[string]any{"image": d.Image, "limits": t.limitsMeta()},
+	}
+}
+
+func (t *Docker) limitsMeta() map[string]any {
+	d := t.cfg.Docker
+	return map[string]any{
+		"timeout_seconds":  d.Timeout,
+		"memory_mb":        d.MemoryMB,
+		"cpus":             d.CPUs,
+		"pids_limit":       d.PidsLimit,
+		"cpu_seconds":      t.cfg.CPUSeconds,
+		"max_file_size_mb": t.cfg.MaxFileSizeMB,
+		"max_output_bytes": t.cfg.MaxOutputBytes,
+	}
+}
+
+// Execute runs args["code"] in a new container.
+func (t *Docker) Execute(ctx context.Context, args tools.Args) tools.Result {
+	code := args.String("code")
+	if strings.TrimSpace(code) == "" {
+		return tools.Fail("No code provided.")
+	}
+	d := t.cfg.Docker
+	bin, err := exec.LookPath(expandHome(d.Binary))
+	if err != nil {
+		return tools.Fail("Cannot run code in Docker: the docker client %q was not found. Install Docker, "+
+			"or set its path in the config file ([code.docker] binary = \"/usr/bin/docker\"). "+
+			"code_interpreter runs Python without Docker.", d.Binary)
+	}
+	if msg := t.engineDown(ctx, bin); msg != "" {
+		return tools.Fail("%s", msg)
+	}
+	name := containerName()
+	o, err := t.run(ctx, bin, name, code)
+	if err != nil {
+		return tools.Fail("Cannot run code in Docker: %v", err)
+	}
+	r := o.result()
+	if !o.timedOut && !o.cancelled && o.state != nil && !r.Success {
+		r = t.explain(r, o)
+	}
+	return r.WithMeta("network_isolated", true).
+		WithMeta("image", d.Image).
+		WithMeta("container", name).
+		WithMeta("limits", t.limitsMeta())
+}
+
+// engineDown asks the engine for its version and returns why it did not
+// answer, or "" when it did.
+func (t *Docker) engineDown(ctx context.Context, bin string) string {
+	cctx, cancel := context.WithTimeout(ctx, dockerKillGrace)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(cctx, bin, "version", "--format", "{{json .Server}}")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err == nil {
+		var server map[string]any
+		if json.Unmarshal(bytes.TrimSpace(out), &server) == nil && server != nil {
+			return ""
+		}
+	}
+	why := firstLine(stderr.String())
+	if why == "" && err != nil {
+		why = err.Error()
+	}
+	if why == "" {
+		why = "the client reports no server"
+	}
+	return fmt.Sprintf("Cannot run code in Docker: no Docker engine answered (%s). Start the Docker daemon, or point "+
+		"DOCKER_HOST at a running engine, then try again. code_interpreter runs Python without Docker.", why)
+}
+
+// dockerArgs is the `docker run` command line for one call. The code comes
+// on stdin; the driver (in its stdin mode) runs it with the same echo and
+// traceback rules as code_interpreter, under the CPU and file size limits.
+func (t *Docker) dockerArgs(name string) []string {
+	d := t.cfg.Docker
+	mem := strconv.Itoa(d.MemoryMB) + "m"
+	tmp := int64(t.cfg.MaxFileSizeMB) << 20
+	settings, _ := json.Marshal(map[string]any{
+		"mode":            "stdin",
+		"cpu_seconds":     t.cfg.CPUSeconds,
+		"file_size_bytes": tmp,
+		// The container's memory and pids limits cover every process; an
+		// RLIMIT_NPROC would count the uid's processes on the whole host.
+		"memory_bytes":  0,
+		"max_processes": 0,
+	})
+	return []string{
+		"run", "--rm", "-i",
+		"--name", name,
+		"--label", "jarvis.code=1",
+		"--pull", "never",
+		"--network", "none",
+		"--memory", mem, "--memory-swap", mem,
+		"--pids-limit", strconv.Itoa(d.PidsLimit),
+		"--cpus", formatCPUs(d.CPUs),
+		"--read-only",
+		"--tmpfs", fmt.Sprintf("/tmp:rw,nosuid,nodev,size=%d", tmp),
+		"--user", "65534:65534",
+		"--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges",
+		"--workdir", "/tmp",
+		"--env", "HOME=/tmp",
+		"--env", "LANG=C.UTF-8",
+		"--env", "MPLBACKEND=Agg",
+		d.Image,
+		"python3", "-I", "-B", "-X", "utf8", "-c", driverSource, string(settings),
+	}
+}
+
+// run runs the container and waits for it. On timeout or when ctx ends it
+// kills the container by name (killing the client alone would leave it
+// running), then the client.
+func (t *Docker) run(ctx context.Context, bin, name, code string) (*outcome, error) {
+	start := time.Now()
+	timeout := effectiveTimeout(ctx, t.cfg.Docker.Timeout)
+	o := &outcome{
+		stdout: newCapBuffer(t.cfg.MaxOutputBytes), stderr: newCapBuffer(t.cfg.MaxOutputBytes),
+		timeout: timeout, cpuLimit: t.cfg.CPUSeconds,
+	}
+	cmd := exec.Command(bin, t.dockerArgs(name)...)
+	cmd.Stdin = strings.NewReader(code)
+	cmd.Stdout, cmd.Stderr = o.stdout, o.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	o.pid = cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-exited:
+	case <-timer.C:
+		o.timedOut = true
+	case <-ctx.Done():
+		o.cancelled = true
+	}
+	if o.timedOut || o.cancelled {
+		t.killContainer(bin, name)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		// The client may have died before the engine created the
+		// container; make sure it does not start afterwards.
+		go t.removeContainer(bin, name)
+	}
+	o.state = cmd.ProcessState
+	o.duration = time.Since(start)
+	return o, nil
+}
+
+func (t *Docker) killContainer(bin, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), dockerKillGrace)
+	defer cancel()
+	_ = exec.CommandContext(ctx, bin, "kill", name).Run()
+}
+
+func (t *Docker) removeContainer(bin, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), dockerKillGrace)
+	defer cancel()
+	_ = exec.CommandContext(ctx, bin, "rm", "--force", name).Run()
+}
+
+// explain replaces docker's own exit statuses with what they mean: 125 is
+// docker failing to run the container, 126 and 127 a command the image
+// cannot run, 137 a SIGKILL (almost always the memory limit).
+func (t *Docker) explain(r tools.Result, o *outcome) tools.Result {
+	d := t.cfg.Docker
+	stderr := o.stderr.String()
+	var msg string
+	switch o.state.ExitCode() {
+	case 125:
+		msg = "Docker could not start the container: " + firstLine(stderr)
+		if strings.Contains(stderr, "No such image") || strings.Contains(stderr, "Unable to find image") ||
+			strings.Contains(stderr, "not found") && strings.Contains(stderr, d.Image) {
+			msg = fmt.Sprintf("The image %s is not available locally and is never pulled implicitly. "+
+				"Run `docker pull %s` (or set [code.docker] image to an image you have), then try again.", d.Image, d.Image)
+		}
+	case 126, 127:
+		msg = fmt.Sprintf("The image %s cannot run python3 (%s). Set [code.docker] image to an image that has Python 3.",
+			d.Image, firstLine(stderr))
+	case 137:
+		msg = fmt.Sprintf("The container was killed (SIGKILL), most likely because the code used more than its %d MB of memory.", d.MemoryMB)
+		if out := formatOutput(o.stdout.String(), stderr); out != noOutput {
+			msg += "\n\n" + out
+		}
+	default:
+		return r
+	}
+	res := tools.Fail("%s", msg)
+	res.Metadata = r.Metadata
+	return res
+}
+
+func containerName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "jarvis-code-" + hex.EncodeToString(b[:])
+}
+
+func formatCPUs(c float64) string { return strconv.FormatFloat(c, 'f', -1, 64) }
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}

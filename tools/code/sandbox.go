@@ -1,0 +1,460 @@
+package code
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// driverSource is the Python program that confines the interpreter and runs
+// the code (see driver.py). It is passed with -c, so there is no file for
+// the code to read or change.
+//
+//go:embed driver.py
+var driverSource string
+
+// ErrPythonNotFound is returned when the configured interpreter does not
+// exist; its message says how to configure one.
+var ErrPythonNotFound = errors.New("python3 not found")
+
+// pythonMissing is the failed result's text for ErrPythonNotFound.
+func pythonMissing(name string) string {
+	return fmt.Sprintf("Cannot run Python code: %q was not found on PATH. Install Python 3 "+
+		"(3.8 or newer), or set its path in the config file:\n\n[code]\npython = \"/usr/bin/python3\"", name)
+}
+
+// resolved caches interpreter look-ups by configured name: asking Python
+// where it lives costs a process start.
+var resolved sync.Map // string -> string
+
+// resolvePython finds the interpreter and asks it for its real executable.
+// A version manager's shim (pyenv, asdf) is a script that needs the user's
+// environment to pick a version; the sandbox runs with a scrubbed one, so
+// it must start the interpreter the shim would have chosen, directly.
+func resolvePython(ctx context.Context, name string) (string, error) {
+	if p, ok := resolved.Load(name); ok {
+		return p.(string), nil
+	}
+	path, err := exec.LookPath(expandHome(name))
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", ErrPythonNotFound, pythonMissing(name))
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "-I", "-c", "import sys; print(sys.executable)").Output()
+	real := strings.TrimSpace(string(out))
+	if err != nil || !filepath.IsAbs(real) {
+		// Not a Python 3 that answers; the driver's start will say why.
+		return path, nil
+	}
+	if info, err := os.Stat(real); err != nil || info.IsDir() {
+		return path, nil
+	}
+	resolved.Store(name, real)
+	return real, nil
+}
+
+// readyFrame is the driver's report, sent before it reads any code.
+type readyFrame struct {
+	Type                string          `json:"type"`
+	Python              string          `json:"python"`
+	Notes               []string        `json:"notes"`
+	FilesystemReadonly  bool            `json:"filesystem_readonly"`
+	PrivateProc         bool            `json:"private_proc"`
+	CapabilitiesDropped bool            `json:"capabilities_dropped"`
+	Hidden              []string        `json:"hidden"`
+	Limits              map[string]bool `json:"limits"`
+}
+
+// frame is one line on the control pipe from the driver.
+type frame struct {
+	Type     string `json:"type"`
+	ID       int    `json:"id"`
+	Status   string `json:"status"`
+	ExitCode int    `json:"exit_code"`
+	raw      []byte
+}
+
+// isolation says what confinement a process actually got.
+type isolation struct {
+	namespaces   bool   // user, pid, network, mount, IPC and UTS namespaces
+	nsReason     string // why not, when not
+	processLimit string // "rlimit", "cgroup" or "none"
+	ready        readyFrame
+}
+
+// meta is the isolation as result metadata.
+func (iso isolation) meta() map[string]any {
+	m := map[string]any{
+		"namespaces":           iso.namespaces,
+		"filesystem_readonly":  iso.ready.FilesystemReadonly,
+		"private_proc":         iso.ready.PrivateProc,
+		"capabilities_dropped": iso.ready.CapabilitiesDropped,
+		"process_limit":        iso.processLimit,
+		"python_version":       iso.ready.Python,
+	}
+	if len(iso.ready.Hidden) > 0 {
+		m["hidden_paths"] = iso.ready.Hidden
+	}
+	notes := append([]string(nil), iso.ready.Notes...)
+	if iso.nsReason != "" {
+		notes = append([]string{iso.nsReason}, notes...)
+	}
+	if len(notes) > 0 {
+		m["notes"] = notes
+	}
+	return m
+}
+
+// process is one running driver and what it owns: the working directory,
+// the pipes and, as root, its cgroup. cleanup releases all of it.
+type process struct {
+	cmd     *exec.Cmd
+	workdir string
+	iso     isolation
+
+	ctlW    *os.File      // jarvis -> driver (the driver's fd 3)
+	ctlR    *os.File      // driver -> jarvis (the driver's fd 4)
+	frames  chan frame    // frames read from ctlR; closed at EOF
+	stdout  *os.File      // read ends of the code's stdout and stderr
+	stderr  *os.File      //
+	exited  chan struct{} // closed once the driver has been waited for
+	state   *os.ProcessState
+	cg      *cgroup
+	once    sync.Once
+	readers sync.WaitGroup
+}
+
+// launch starts a driver in mode ("oneshot" or "repl") and waits until it
+// reports ready: confined, limited and waiting for code. It fails when
+// Python is missing or does not start, when cfg.RequireIsolation is set and
+// the isolation is not complete, or with ctx's error when ctx ends first
+// (give it the call's deadline).
+func launch(ctx context.Context, cfg Config, mode string) (*process, error) {
+	python, err := resolvePython(ctx, cfg.Python)
+	if err != nil {
+		return nil, err
+	}
+	workdir, err := os.MkdirTemp("", "jarvis-code-*")
+	if err != nil {
+		return nil, fmt.Errorf("cannot create a working directory for the code: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(workdir); err == nil {
+		workdir = real
+	}
+	p := &process{workdir: workdir, exited: make(chan struct{}), frames: make(chan frame, 4)}
+	if err := p.start(cfg, python, mode); err != nil {
+		p.cleanup()
+		return nil, err
+	}
+	if err := p.awaitReady(ctx, cfg); err != nil {
+		p.cleanup()
+		return nil, err
+	}
+	return p, nil
+}
+
+// start creates the pipes and starts the driver, in namespaces when the
+// kernel allows it (asked once per jarvis process, see namespacesUsable).
+func (p *process) start(cfg Config, python, mode string) error {
+	ctlChildR, ctlW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	ctlR, ctlChildW, err := os.Pipe()
+	if err != nil {
+		closeAll(ctlChildR, ctlW)
+		return err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(ctlChildR, ctlW, ctlR, ctlChildW)
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(ctlChildR, ctlW, ctlR, ctlChildW, outR, outW)
+		return err
+	}
+	p.ctlW, p.ctlR, p.stdout, p.stderr = ctlW, ctlR, outR, errR
+	defer closeAll(ctlChildR, ctlChildW, outW, errW) // the child has its copies
+
+	if cfg.RequireIsolation {
+		if ok, reason := namespacesUsable(); !ok {
+			return fmt.Errorf("code isolation is required (require_isolation = true) but is not available: %s", reason)
+		}
+	}
+	if os.Geteuid() == 0 {
+		// The kernel does not apply RLIMIT_NPROC to uid 0, so as root only
+		// a pids cgroup can stop a fork bomb.
+		if cg, err := newCgroup(cfg.MaxProcesses); err == nil {
+			p.cg = cg
+		} else {
+			p.iso.ready.Notes = append(p.iso.ready.Notes, "no process limit: running as root and "+err.Error())
+		}
+	}
+	build := func(ns bool) *exec.Cmd {
+		settings, _ := json.Marshal(map[string]any{
+			"mode":              mode,
+			"namespaces":        ns,
+			"cpu_seconds":       cfg.CPUSeconds,
+			"memory_bytes":      int64(cfg.MemoryMB) << 20,
+			"file_size_bytes":   int64(cfg.MaxFileSizeMB) << 20,
+			"tmpfs_bytes":       int64(cfg.MaxFileSizeMB) << 20,
+			"max_processes":     cfg.MaxProcesses,
+			"nproc_counts_user": !ns,
+			"hide":              cfg.hiddenPaths(),
+		})
+		cmd := exec.Command(python, "-I", "-B", "-X", "utf8", "-c", driverSource, string(settings))
+		cmd.Dir = p.workdir
+		cmd.Env = sandboxEnv(python, p.workdir)
+		cmd.Stdout, cmd.Stderr = outW, errW
+		cmd.ExtraFiles = []*os.File{ctlChildR, ctlChildW}
+		cmd.SysProcAttr = sysProcAttr(ns)
+		return cmd
+	}
+	ns, reason := namespacesUsable()
+	cmd := build(ns)
+	err = cmd.Start()
+	if err != nil && ns && namespaceRefused(err) {
+		// The kernel refused the namespaces (not the program): run without
+		// them, and remember not to ask again.
+		refused := err
+		cmd = build(false)
+		if err = cmd.Start(); err == nil {
+			reason = markNamespacesUnusable(refused)
+			ns = false
+		}
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %s", ErrPythonNotFound, pythonMissing(cfg.Python))
+		}
+		return fmt.Errorf("cannot start %s: %w", python, err)
+	}
+	if ns {
+		markNamespacesUsable()
+	}
+	p.cmd = cmd
+	p.iso.namespaces, p.iso.nsReason = ns, reason
+	go func() {
+		_ = cmd.Wait()
+		p.state = cmd.ProcessState
+		close(p.exited)
+	}()
+	go p.readFrames()
+	return nil
+}
+
+// readFrames turns the driver's control output into frames. A line that is
+// not a frame (or longer than any frame) means the driver is not speaking
+// the protocol any more, and is treated as gone.
+func (p *process) readFrames() {
+	defer close(p.frames)
+	r := bufio.NewReaderSize(p.ctlR, 64<<10)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		var f frame
+		if json.Unmarshal(line, &f) != nil {
+			return
+		}
+		f.raw = append([]byte(nil), line...)
+		select {
+		case p.frames <- f:
+		case <-p.exited: // nobody will read it (and the code may have flooded the pipe)
+			return
+		}
+	}
+}
+
+// awaitReady reads the driver's ready report, moves it into its cgroup, and
+// checks the isolation it reports.
+func (p *process) awaitReady(ctx context.Context, cfg Config) error {
+	var f frame
+	var ok bool
+	select {
+	case f, ok = <-p.frames:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !ok || f.Type != "ready" {
+		p.kill()
+		<-p.exited
+		msg, _ := io.ReadAll(io.LimitReader(p.stderr, 4<<10))
+		text := strings.TrimSpace(string(msg))
+		if text == "" {
+			text = "it exited with " + p.state.String()
+		}
+		return fmt.Errorf("python (%s) did not start: %s\njarvis needs Python 3.8 or newer; set [code] python in the config file to use another interpreter", p.cmd.Path, text)
+	}
+	notes := p.iso.ready.Notes
+	if err := json.Unmarshal(f.raw, &p.iso.ready); err != nil {
+		return fmt.Errorf("python driver: bad ready report: %w", err)
+	}
+	p.iso.ready.Notes = append(notes, p.iso.ready.Notes...)
+	p.iso.processLimit = "none"
+	switch {
+	case p.cg != nil:
+		if err := p.cg.add(p.cmd.Process.Pid); err != nil {
+			return fmt.Errorf("cannot move the code into its cgroup: %w", err)
+		}
+		p.iso.processLimit = "cgroup"
+	case os.Geteuid() != 0 && p.iso.ready.Limits["max_processes"]:
+		p.iso.processLimit = "rlimit"
+	}
+	if cfg.RequireIsolation && !(p.iso.namespaces && p.iso.ready.FilesystemReadonly) {
+		return fmt.Errorf("code isolation is required (require_isolation = true) but the file system could not be made read-only: %s",
+			strings.Join(p.iso.ready.Notes, "; "))
+	}
+	return nil
+}
+
+// send writes one frame to the driver.
+func (p *process) send(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = p.ctlW.Write(append(data, '\n'))
+	return err
+}
+
+// pid is the driver's pid (and process group) as jarvis sees it.
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// kill kills everything the code started: the process group, the driver
+// (with a pid namespace, the kernel then kills every process in it, even
+// one that left the group), and, as root, whatever is left in the cgroup.
+func (p *process) kill() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+	_ = p.cmd.Process.Kill()
+	if p.cg != nil {
+		p.cg.killAll()
+	}
+}
+
+// drain copies the code's stdout and stderr into the buffers until the
+// pipes close, which is when the last process holding them has ended.
+func (p *process) drain(stdout, stderr io.Writer) {
+	p.readers.Add(2)
+	copyTo := func(w io.Writer, r io.Reader) {
+		defer p.readers.Done()
+		_, _ = io.Copy(w, r)
+	}
+	go copyTo(stdout, p.stdout)
+	go copyTo(stderr, p.stderr)
+}
+
+// finishOutput waits for the output pipes to close. A process that escaped
+// both the group and the namespace (only possible without namespaces) could
+// hold them open for ever, so after a grace period it kills again and stops
+// reading.
+func (p *process) finishOutput(grace time.Duration) {
+	done := make(chan struct{})
+	go func() { p.readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		p.kill()
+		_ = p.stdout.Close()
+		_ = p.stderr.Close()
+		<-done
+	}
+}
+
+// cleanup kills what is left and releases every resource: safe to call
+// more than once and on a process that never started.
+func (p *process) cleanup() {
+	p.once.Do(func() {
+		if p.cmd != nil && p.cmd.Process != nil {
+			p.kill()
+			<-p.exited
+		}
+		closeAll(p.ctlW, p.ctlR, p.stdout, p.stderr)
+		if p.cg != nil {
+			p.cg.remove()
+		}
+		removeTree(p.workdir)
+	})
+}
+
+// sandboxEnv is the code's whole environment: nothing of jarvis's (API
+// keys, tokens, SSH_AUTH_SOCK) is passed on.
+func sandboxEnv(python, workdir string) []string {
+	path := "/usr/local/bin:/usr/bin:/bin"
+	if dir := filepath.Dir(python); !strings.Contains(":"+path+":", ":"+dir+":") {
+		path = dir + ":" + path
+	}
+	return []string{
+		"PATH=" + path,
+		"HOME=" + workdir,
+		"TMPDIR=" + workdir,
+		"LANG=C.UTF-8",
+		"LC_ALL=C.UTF-8",
+		"MPLBACKEND=Agg",
+	}
+}
+
+// removeTree removes dir even when the code left directories without write
+// or search permission in it.
+func removeTree(dir string) {
+	if dir == "" {
+		return
+	}
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+// effectiveTimeout is the call's wall-clock limit: the configured one, cut
+// short so that it ends before ctx's deadline (an executor timeout set
+// lower by the user), so the call reports its own, more useful, message.
+func effectiveTimeout(ctx context.Context, configured float64) time.Duration {
+	d := time.Duration(configured * float64(time.Second))
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) - 300*time.Millisecond; left < d {
+			d = max(left, 100*time.Millisecond)
+		}
+	}
+	return d
+}
+
+func formatSeconds(s float64) string {
+	if s == float64(int64(s)) {
+		return fmt.Sprintf("%d", int64(s))
+	}
+	return fmt.Sprintf("%.1f", s)
+}
