@@ -86,6 +86,21 @@ type DB struct {
 // what is a short description of this process ("tui", "scheduler") that
 // another process will see if it has to wait.
 func Open(path, what string) (*DB, error) {
+	d, err := New(path, what)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Update(func(storm.Node) error { return nil }); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// New returns a handle on the database at path without touching the file:
+// the first transaction creates and opens it. Commands that may never need
+// the database (listing tools) use it so they never wait for another
+// process's lock.
+func New(path, what string) (*DB, error) {
 	if path == "" {
 		path = DefaultPath()
 	}
@@ -93,14 +108,15 @@ func Open(path, what string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("cannot create the database directory %s: %w", filepath.Dir(abs), err)
-	}
-	d := &DB{path: abs, what: what}
-	if err := d.Update(func(storm.Node) error { return nil }); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return &DB{path: abs, what: what}, nil
+}
+
+// SetPurpose changes what other processes waiting for the file are told
+// this one is doing.
+func (d *DB) SetPurpose(what string) {
+	d.mu.Lock()
+	d.what = what
+	d.mu.Unlock()
 }
 
 // Path is the database file's absolute path.
@@ -192,6 +208,9 @@ func (d *DB) acquire() (*storm.DB, error) {
 		d.timer = nil
 	}
 	if d.sdb == nil {
+		if err := os.MkdirAll(filepath.Dir(d.path), 0o700); err != nil {
+			return nil, fmt.Errorf("cannot create the database directory %s: %w", filepath.Dir(d.path), err)
+		}
 		sdb, err := storm.Open(d.path, storm.BoltOptions(0o600, &bolt.Options{Timeout: LockTimeout}))
 		if err != nil {
 			if errors.Is(err, berrors.ErrTimeout) {

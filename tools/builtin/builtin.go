@@ -5,12 +5,14 @@ package builtin
 
 import (
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/store/memory"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/channels"
 	"github.com/jarvis-workbench/jarvis/tools/code"
 	"github.com/jarvis-workbench/jarvis/tools/compute"
 	"github.com/jarvis-workbench/jarvis/tools/files"
 	"github.com/jarvis-workbench/jarvis/tools/llm"
+	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	schedtools "github.com/jarvis-workbench/jarvis/tools/scheduler"
 	"github.com/jarvis-workbench/jarvis/tools/web"
 )
@@ -38,6 +40,9 @@ type Deps struct {
 	// Scheduler is the running task scheduler (agent/scheduler); nil makes
 	// the scheduler tools answer "Scheduler not available.".
 	Scheduler schedtools.Service
+	// Memory is the long-term memory (store/memory); nil makes the memory
+	// tools answer "Memory is not available: ...".
+	Memory *memory.Store
 }
 
 // Registry returns a registry holding every built-in tool, their factories
@@ -45,6 +50,7 @@ type Deps struct {
 func Registry(d Deps) *tools.Registry {
 	r := tools.NewRegistry()
 	must(schedtools.Register(r, d.Scheduler))
+	must(memorytools.Register(r, d.Memory))
 	must(r.Register("calculator", compute.NewCalculator))
 	must(r.Register("think", compute.NewThink))
 	must(r.Register("file_read", func(td tools.Deps) (tools.Tool, error) { return files.NewFileRead(td) }))

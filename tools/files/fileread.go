@@ -192,6 +192,10 @@ func expandHome(p string) string {
 // sensitiveDirs are directories whose every file holds secrets.
 var sensitiveDirs = map[string]bool{".ssh": true, ".gnupg": true, ".aws": true}
 
+// IsSensitive reports whether file_read would refuse path for its name,
+// so that other tools that read files (memory_index) apply the same rule.
+func IsSensitive(path string) bool { return isSensitive(path) }
+
 // isSensitive reports whether the file's name (or a directory on its path)
 // marks it as holding secrets. The names are the reference's, plus
 // credential directories.

@@ -6,10 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/asdine/storm/v3"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
+
 	"github.com/jarvis-workbench/jarvis/store"
+	"github.com/jarvis-workbench/jarvis/store/memory"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	"github.com/jarvis-workbench/jarvis/ui/config"
@@ -26,6 +29,8 @@ type environment struct {
 	// sched is what the scheduler tools call; the TUI points it at the
 	// scheduler it runs.
 	sched *lazyScheduler
+	// memory is the memory store; it touches the database on first use.
+	memory *memory.Store
 }
 
 // loadConfig reads the configuration with the global flags and the
@@ -67,11 +72,23 @@ func (a *app) environment() (*environment, error) {
 		Channels: cfg.Channels,
 		Code:     cfg.Code,
 	}
+	db, err := a.database()
+	if err != nil {
+		return nil, err
+	}
+	mem, err := memory.New(db, memory.Options{
+		ChunkSize: cfg.Memory.ChunkSize, ChunkOverlap: cfg.Memory.ChunkOverlap,
+		Embedder: eng, EmbedModel: cfg.Memory.EmbedModel, SemanticWeight: cfg.Memory.SemanticWeight,
+	})
+	if err != nil {
+		return nil, usageErr("[memory] in the config: %v", err)
+	}
+	bd.Memory = mem
 	// The scheduler tools reach the task store lazily; a chat that runs the
 	// scheduler (the TUI) replaces this with its running scheduler.
 	lazy := &lazyScheduler{}
 	bd.Scheduler = lazy
-	env := &environment{cfg: cfg, engine: eng, registry: builtin.Registry(bd), deps: bd.ToolDeps(), sched: lazy}
+	env := &environment{cfg: cfg, engine: eng, registry: builtin.Registry(bd), deps: bd.ToolDeps(), sched: lazy, memory: mem}
 	lazy.open = func() (*scheduler.Scheduler, error) {
 		validate, err := a.taskValidator()
 		if err != nil {
@@ -122,13 +139,11 @@ func (env *environment) buildTools(names []string) ([]tools.Tool, error) {
 	return list, nil
 }
 
-// openDB opens the database named by --db, JARVIS_DB or the config (or the
-// default path), telling other processes that wait for it what this one is
-// doing.
-//
-// The database is opened once per process and shared: two handles on one
-// file in one process would queue behind each other's file lock.
-func (a *app) openDB(what string) (*store.DB, error) {
+// database returns the process's handle on the database named by --db,
+// JARVIS_DB or the config (or the default path), without touching the file.
+// The handle is shared: two handles on one file in one process would queue
+// behind each other's file lock.
+func (a *app) database() (*store.DB, error) {
 	if a.db != nil {
 		return a.db, nil
 	}
@@ -138,11 +153,26 @@ func (a *app) openDB(what string) (*store.DB, error) {
 			path = cfg.DB
 		}
 	}
-	db, err := store.Open(path, what)
+	db, err := store.New(path, "jarvis")
 	if err != nil {
-		return nil, failErr("%v", err)
+		return nil, usageErr("%v", err)
 	}
 	a.db = db
+	return db, nil
+}
+
+// openDB returns the database after checking it can be opened, for commands
+// that need it, so a locked or unwritable file is reported up front. what
+// tells another process waiting for the file what this one is doing.
+func (a *app) openDB(what string) (*store.DB, error) {
+	db, err := a.database()
+	if err != nil {
+		return nil, err
+	}
+	db.SetPurpose(what)
+	if err := db.Update(func(storm.Node) error { return nil }); err != nil {
+		return nil, failErr("%v", err)
+	}
 	return db, nil
 }
 

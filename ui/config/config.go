@@ -22,6 +22,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/channels"
 	"github.com/jarvis-workbench/jarvis/tools/code"
+	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/tools/web"
 )
 
@@ -49,9 +50,22 @@ type Config struct {
 	// Code configures code_interpreter, repl ([code]) and
 	// code_interpreter_docker ([code.docker]).
 	Code code.Config `toml:"code"`
+	// MCP lists the external tool servers: [[mcp.servers]].
+	MCP mcp.Config `toml:"mcp"`
+	// Memory configures the memory tools' store ([memory]).
+	Memory MemoryConfig `toml:"memory"`
 
 	sources map[string]string
 	path    string
+}
+
+// MemoryConfig is [memory]: chunking, and the optional embedding model
+// whose similarity is blended with BM25 (empty: BM25 alone).
+type MemoryConfig struct {
+	EmbedModel     string  `toml:"embed_model"`
+	ChunkSize      int     `toml:"chunk_size"`
+	ChunkOverlap   int     `toml:"chunk_overlap"`
+	SemanticWeight float64 `toml:"semantic_weight"`
 }
 
 // Options are the generation options ([options] in the file).
@@ -271,6 +285,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := c.EngineOptions(); err != nil {
 		return err
+	}
+	if err := c.MCP.Validate(); err != nil {
+		return fmt.Errorf("config %s: %w", c.path, err)
 	}
 	switch c.Options.Think {
 	case "", "true", "false", "low", "medium", "high":

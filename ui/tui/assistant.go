@@ -189,7 +189,7 @@ func (t *textBlock) lines(rc renderCtx, from, to int) []string {
 	}
 	out := t.stream.Slice(rc.width, from, to)
 	for i, l := range out {
-		out[i] = rc.st.assistant.Render(l)
+		out[i] = padRight(rc.st.assistant.Render(l), rc.width)
 	}
 	return out
 }
@@ -225,19 +225,31 @@ func (t *thinkingBlock) lines(rc renderCtx, from, to int) []string {
 			all = append(all, "  │ "+rc.st.thinking.Render(l))
 		}
 		if from > 0 {
-			return all[1:]
+			all = all[1:]
 		}
-		return all
+		return padLines(all, rc.width)
 	}
-	return sliceLines(all, from, to)
+	return padLines(sliceLines(all, from, to), rc.width)
 }
 
 // groupBlock is a turn's tool panels.
 type groupBlock struct {
 	panels []*toolPanel
+	cache  cached
 }
 
-func (g *groupBlock) render(rc renderCtx) []string { return renderGroup(rc, g.panels) }
+// render draws the panels; once none is running the result is cached
+// (keyed by the sum of the panels' versions, which only grow).
+func (g *groupBlock) render(rc renderCtx) []string {
+	version := 0
+	for _, p := range g.panels {
+		if p.active() {
+			return padLines(renderGroup(rc, g.panels), rc.width)
+		}
+		version += p.version
+	}
+	return g.cache.get(rc, version, func() []string { return renderGroup(rc, g.panels) })
+}
 func (g *groupBlock) height(rc renderCtx) int      { return len(g.render(rc)) }
 func (g *groupBlock) lines(rc renderCtx, from, to int) []string {
 	return sliceLines(g.render(rc), from, to)

@@ -74,6 +74,7 @@ func fakeRun(m *model, question string) events.RunInfo {
 	m.transcript.add(&userItem{text: question})
 	m.current = newAssistantItem()
 	m.transcript.add(m.current)
+	m.transcript.setLive(m.current)
 	return events.RunInfo{ID: m.runID, Agent: "orchestrator"}
 }
 

@@ -23,8 +23,16 @@ type renderCtx struct {
 	now      time.Time
 }
 
-func (c renderCtx) key() string {
-	return fmt.Sprintf("%d|%s|%t|%t", c.width, c.st.name, c.expand, c.thinking)
+// cacheKey is what a cached rendering depends on. A struct, not a string:
+// it is compared for every item on every frame.
+type cacheKey struct {
+	width            int
+	theme            string
+	expand, thinking bool
+}
+
+func (c renderCtx) key() cacheKey {
+	return cacheKey{width: c.width, theme: c.st.name, expand: c.expand, thinking: c.thinking}
 }
 
 // item is one entry of the transcript. Items cache their rendered lines;
@@ -38,17 +46,28 @@ type item interface {
 
 // cached is the rendering cache of a finished item.
 type cached struct {
-	key     string
+	key     cacheKey
 	version int
 	out     []string
 }
 
+// get returns the cached lines, rendering them when the context or the
+// version changed. Lines are padded to the width once, here, so a frame
+// never measures a cached line again.
 func (c *cached) get(rc renderCtx, version int, render func() []string) []string {
 	k := rc.key()
 	if c.out == nil || c.key != k || c.version != version {
-		c.out, c.key, c.version = render(), k, version
+		c.out, c.key, c.version = padLines(render(), rc.width), k, version
 	}
 	return c.out
+}
+
+// padLines pads (or cuts) every line to exactly w cells, in place.
+func padLines(lines []string, w int) []string {
+	for i, l := range lines {
+		lines[i] = padRight(l, w)
+	}
+	return lines
 }
 
 func sliceLines(all []string, from, to int) []string {

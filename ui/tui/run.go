@@ -38,6 +38,7 @@ func (m *model) startRun(text string) tea.Cmd {
 	m.transcript.add(&userItem{text: text})
 	m.current = newAssistantItem()
 	m.transcript.add(m.current)
+	m.transcript.setLive(m.current)
 	m.transcript.bottom()
 
 	store, sessionID, runID, send := m.opts.Sessions, m.sessionID, m.runID, m.send

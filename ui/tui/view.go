@@ -20,9 +20,6 @@ func (m *model) View() string {
 	}
 	tw := m.transcriptWidth()
 	body := m.transcript.view(m.renderCtx(tw))
-	for i, l := range body {
-		body[i] = padRight(l, tw)
-	}
 	if pw := m.paneWidth(); pw > 0 {
 		var sched []string
 		if m.pane.tab == tabScheduler {

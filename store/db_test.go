@@ -1,0 +1,112 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asdine/storm/v3"
+)
+
+func TestSecondHandleWaitsThenSaysWhoHoldsTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "jarvis.db")
+	a, err := Open(path, "indexing memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := a.Hold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(path, "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = b.View(func(storm.Node) error { return nil })
+	var locked *LockedError
+	if !errors.As(err, &locked) {
+		t.Fatalf("err = %v, want a LockedError", err)
+	}
+	if waited := time.Since(start); waited > LockTimeout+time.Second {
+		t.Fatalf("waited %s, longer than the lock timeout", waited)
+	}
+	if locked.PID != os.Getpid() || locked.What != "indexing memory" || !strings.Contains(err.Error(), "--db") {
+		t.Fatalf("error does not say who holds the file or what to do: %v", err)
+	}
+	release()
+	// Released after the idle period: the second handle gets the file.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := b.Update(func(n storm.Node) error { return n.Set("k", "v", "x") }); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("second handle never got the file: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Close()
+	var got string
+	if err := a.View(func(n storm.Node) error { return n.Get("k", "v", &got) }); err != nil || got != "x" {
+		t.Fatalf("first handle reads %q, %v", got, err)
+	}
+	a.Close()
+}
+
+func TestFailedUpdateLeavesNothing(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "j.db"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	boom := errors.New("boom")
+	err = db.Update(func(n storm.Node) error {
+		if err := n.Set("k", "half", "written"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	var v string
+	if err := db.View(func(n storm.Node) error { return n.Get("k", "half", &v) }); !errors.Is(err, storm.ErrNotFound) {
+		t.Fatalf("a failed update left %q (err %v)", v, err)
+	}
+	// A panic inside a transaction is an error, not a crash, and rolls back.
+	err = db.Update(func(n storm.Node) error {
+		n.Set("k", "p", "x")
+		panic("bad")
+	})
+	if err == nil || !strings.Contains(err.Error(), "bad") {
+		t.Fatalf("panic: err = %v", err)
+	}
+	if err := db.View(func(n storm.Node) error { return n.Get("k", "p", &v) }); !errors.Is(err, storm.ErrNotFound) {
+		t.Fatalf("a panicking update left %q", v)
+	}
+}
+
+func TestNewDoesNotTouchTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deep", "j.db")
+	if _, err := New(path, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+		t.Fatal("New created the directory")
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	t.Setenv("JARVIS_DB", "")
+	t.Setenv("XDG_DATA_HOME", "/data")
+	if got := DefaultPath(); got != "/data/jarvis/jarvis.db" {
+		t.Fatal(got)
+	}
+	t.Setenv("JARVIS_DB", "/x/y.db")
+	if got := DefaultPath(); got != "/x/y.db" {
+		t.Fatal(got)
+	}
+}

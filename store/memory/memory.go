@@ -1,0 +1,455 @@
+// Package memory is jarvis's long-term memory: documents (notes a model
+// stored, files a person indexed) cut into overlapping chunks and found
+// again by full-text search, optionally blended with embedding similarity.
+//
+// Everything lives in the shared database file (store.DB), in one
+// top-level bucket, and every change is one transaction: a document, its
+// chunks and its postings are committed together or not at all, so a
+// process killed mid-indexing leaves every committed document whole and
+// searchable. The database is held only for each transaction, so several
+// jarvis processes can use the same memory.
+//
+// Ranking is Okapi BM25 (k1 = 1.2, b = 0.75) over an inverted index of
+// analysed terms (see analyzer: case-insensitive, Unicode-aware, English
+// stop words dropped, Snowball-stemmed). Query terms are OR-ed. Scores are
+// shown on a 0..1 scale: a chunk's BM25 score divided by the highest score
+// any chunk could reach for the same query terms (each term's idf times
+// k1+1), so 1 would be a perfect match and a typical single mention of each
+// term scores about 0.45. When an embedding model is configured, the scale
+// is blended with cosine similarity (see Options.SemanticWeight).
+//
+// Searches keep a process-local copy of the chunk lengths, invalidated by a
+// generation counter stored in the database that every write increments:
+// another process's writes are seen by the next search.
+package memory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asdine/storm/v3"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/store"
+)
+
+// DefaultSemanticWeight is the share of the blended score that comes from
+// embedding similarity when an embedding model is configured.
+const DefaultSemanticWeight = 0.5
+
+// Options configure a Store. The zero value is BM25 only with the default
+// chunking.
+type Options struct {
+	// ChunkSize and ChunkOverlap are in words (see DefaultChunkSize). A
+	// ChunkSize of 0 means the defaults (and ChunkOverlap 0 then means the
+	// default overlap too). An Input may override them.
+	ChunkSize    int
+	ChunkOverlap int
+	// Embedder and EmbedModel enable semantic ranking: chunks are embedded
+	// when stored and queries when searched. Both must be set; otherwise
+	// search is BM25 alone.
+	Embedder   engine.Embedder
+	EmbedModel string
+	// SemanticWeight (0..1) is the share of the blended score from cosine
+	// similarity; 0 means DefaultSemanticWeight.
+	SemanticWeight float64
+}
+
+// Document is one stored text.
+type Document struct {
+	ID       string         `json:"id"`
+	Source   string         `json:"source,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+	Created  time.Time      `json:"created"`
+	// Hash is the SHA-256 of the content, hex; an unchanged file is
+	// recognised by it.
+	Hash         string `json:"hash"`
+	Bytes        int    `json:"bytes"`
+	Chunks       int    `json:"chunks"`
+	ChunkSize    int    `json:"chunk_size"`
+	ChunkOverlap int    `json:"chunk_overlap"`
+	// Content is filled by Get only.
+	Content string `json:"content,omitempty"`
+}
+
+// docRecord is a Document as stored (JSON). Its chunks are the contiguous
+// chunk numbers FirstChunk .. FirstChunk+Chunks-1.
+type docRecord struct {
+	ID           string         `json:"id"`
+	Source       string         `json:"source,omitempty"`
+	Metadata     map[string]any `json:"metadata,omitempty"`
+	Created      time.Time      `json:"created"`
+	Hash         string         `json:"hash"`
+	Bytes        int            `json:"bytes"`
+	FirstChunk   uint32         `json:"first_chunk"`
+	Chunks       int            `json:"chunks"`
+	ChunkSize    int            `json:"chunk_size"`
+	ChunkOverlap int            `json:"chunk_overlap"`
+}
+
+func (r docRecord) document() Document {
+	return Document{ID: r.ID, Source: r.Source, Metadata: r.Metadata, Created: r.Created, Hash: r.Hash,
+		Bytes: r.Bytes, Chunks: r.Chunks, ChunkSize: r.ChunkSize, ChunkOverlap: r.ChunkOverlap}
+}
+
+// ErrNotFound means no document has the given id.
+var ErrNotFound = errors.New("no memory document with that id")
+
+// AmbiguousError means an id prefix matches several documents.
+type AmbiguousError struct {
+	Prefix  string
+	Matches []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("id prefix %q matches several documents (%s); give more characters", e.Prefix, strings.Join(e.Matches, ", "))
+}
+
+// Store is the memory. It is safe for concurrent use, also by several
+// processes sharing the database file.
+type Store struct {
+	db   *store.DB
+	opts Options
+	an   *analyzer
+
+	norms atomic.Pointer[normCache]
+	accs  sync.Pool // *accumulator
+
+	// ready runs the first-use check (buckets, format, analyzer version)
+	// once; initErr is its outcome, returned by every call.
+	ready   sync.Once
+	initErr error
+}
+
+// New returns the memory in db. It checks the options now and touches the
+// database only on first use, where it creates the buckets when missing and
+// re-indexes, once, a memory whose index was built with other text-analysis
+// rules. So a command that never uses memory never waits for the file.
+func New(db *store.DB, opts Options) (*Store, error) {
+	if opts.ChunkSize == 0 {
+		opts.ChunkSize = DefaultChunkSize
+		if opts.ChunkOverlap == 0 {
+			opts.ChunkOverlap = DefaultChunkOverlap
+		}
+	}
+	if err := CheckChunking(opts.ChunkSize, opts.ChunkOverlap); err != nil {
+		return nil, err
+	}
+	if opts.SemanticWeight == 0 {
+		opts.SemanticWeight = DefaultSemanticWeight
+	}
+	if opts.SemanticWeight < 0 || opts.SemanticWeight > 1 {
+		return nil, fmt.Errorf("semantic weight must be between 0 and 1, got %g", opts.SemanticWeight)
+	}
+	return &Store{db: db, opts: opts, an: newAnalyzer()}, nil
+}
+
+// ensure runs the first-use check once and returns its outcome.
+func (s *Store) ensure() error {
+	s.ready.Do(func() { s.initErr = s.init() })
+	return s.initErr
+}
+
+func (s *Store) init() error {
+	db := s.db
+	err := db.Update(func(n storm.Node) error {
+		k := kv{n.From(rootBucket)}
+		raw, err := k.get(bucketMeta, statsKey)
+		if err != nil {
+			return err
+		}
+		if raw == nil {
+			return k.put(bucketMeta, statsKey, statsRecord{Format: formatVersion, Analyzer: analyzerVersion}.encode())
+		}
+		st, err := decodeStats(raw)
+		if err != nil {
+			return err
+		}
+		if st.Format != formatVersion {
+			return fmt.Errorf("the memory in %s has index format %d; this jarvis reads format %d. Use the jarvis version that wrote it, or another database (--db)", db.Path(), st.Format, formatVersion)
+		}
+		if st.Analyzer != analyzerVersion {
+			return s.rebuild(k, &st)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("opening memory: %w", err)
+	}
+	return nil
+}
+
+// Semantic reports whether searches blend in embedding similarity.
+func (s *Store) Semantic() bool { return s.opts.Embedder != nil && s.opts.EmbedModel != "" }
+
+// ChunkDefaults returns the chunk size and overlap (words) used when an
+// Input sets none.
+func (s *Store) ChunkDefaults() (size, overlap int) { return s.opts.ChunkSize, s.opts.ChunkOverlap }
+
+// Get returns a document with its content.
+func (s *Store) Get(ctx context.Context, id string) (Document, error) {
+	if err := s.ensure(); err != nil {
+		return Document{}, err
+	}
+	var doc Document
+	err := s.db.View(func(n storm.Node) error {
+		k := kv{n.From(rootBucket)}
+		rec, err := k.doc(id)
+		if err != nil {
+			return err
+		}
+		doc = rec.document()
+		var sb strings.Builder
+		sb.Grow(rec.Bytes)
+		end := 0 // bytes of content rebuilt so far
+		for i := 0; i < rec.Chunks; i++ {
+			c, err := k.chunk(rec.FirstChunk + uint32(i))
+			if err != nil {
+				return err
+			}
+			if skip := end - c.Start; skip >= 0 && skip <= len(c.Text) {
+				sb.WriteString(c.Text[skip:])
+				end = c.Start + len(c.Text)
+			}
+		}
+		doc.Content = sb.String()
+		return nil
+	})
+	return doc, err
+}
+
+// List returns the documents, oldest first; only those from source when it
+// is not empty.
+func (s *Store) List(ctx context.Context, source string) ([]Document, error) {
+	if err := s.ensure(); err != nil {
+		return nil, err
+	}
+	var recs []docRecord
+	err := s.db.View(func(n storm.Node) error {
+		k := kv{n.From(rootBucket)}
+		var err error
+		if source != "" {
+			recs, err = k.bySource(source)
+			return err
+		}
+		return k.n.Select().Bucket(bucketDocs).RawEach(func(_, v []byte) error {
+			var rec docRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("%w: document record: %v", errCorrupt, err)
+			}
+			recs = append(recs, rec)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]Document, len(recs))
+	for i, r := range recs {
+		docs[i] = r.document()
+	}
+	sort.SliceStable(docs, func(i, j int) bool { return docs[i].Created.Before(docs[j].Created) })
+	return docs, nil
+}
+
+// Resolve returns the id of the one document whose id is id or starts
+// with it.
+func (s *Store) Resolve(ctx context.Context, id string) (string, error) {
+	if err := s.ensure(); err != nil {
+		return "", err
+	}
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return "", ErrNotFound
+	}
+	var found string
+	err := s.db.View(func(n storm.Node) error {
+		k := kv{n.From(rootBucket)}
+		if raw, err := k.get(bucketDocs, []byte(id)); err != nil || raw != nil {
+			found = id
+			return err
+		}
+		var recs []string
+		err := k.n.Select().Bucket(bucketDocs).RawEach(func(key, _ []byte) error {
+			if bytes.HasPrefix(key, []byte(id)) {
+				recs = append(recs, string(key))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		switch len(recs) {
+		case 0:
+			return ErrNotFound
+		case 1:
+			found = recs[0]
+			return nil
+		}
+		sort.Strings(recs)
+		return &AmbiguousError{Prefix: id, Matches: recs}
+	})
+	return found, err
+}
+
+// Sources returns the sources that start with prefix, sorted.
+func (s *Store) Sources(ctx context.Context, prefix string) ([]string, error) {
+	if err := s.ensure(); err != nil {
+		return nil, err
+	}
+	var out []string
+	err := s.db.View(func(n storm.Node) error {
+		return n.From(rootBucket).Select().Bucket(bucketSources).RawEach(func(key, _ []byte) error {
+			if bytes.HasPrefix(key, []byte(prefix)) {
+				out = append(out, string(key))
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Stats are the memory's figures.
+type Stats struct {
+	Documents int `json:"documents"`
+	Chunks    int `json:"chunks"`
+	Terms     int `json:"terms"`
+	// Tokens is the number of indexed terms over all chunks (stop words
+	// excluded, overlaps counted in each chunk).
+	Tokens         int     `json:"tokens"`
+	AvgChunkTokens float64 `json:"avg_chunk_tokens"`
+	Vectors        int     `json:"vectors"`
+	EmbedModel     string  `json:"embed_model,omitempty"`
+	ChunkSize      int     `json:"chunk_size"`
+	ChunkOverlap   int     `json:"chunk_overlap"`
+	Database       string  `json:"database"`
+}
+
+// Stats returns the memory's figures.
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	if err := s.ensure(); err != nil {
+		return Stats{}, err
+	}
+	var st statsRecord
+	err := s.db.View(func(n storm.Node) error {
+		var err error
+		st, err = kv{n.From(rootBucket)}.stats()
+		return err
+	})
+	out := Stats{Documents: int(st.Docs), Chunks: int(st.Chunks), Terms: int(st.Terms), Tokens: int(st.Tokens),
+		Vectors: int(st.Vectors), ChunkSize: s.opts.ChunkSize, ChunkOverlap: s.opts.ChunkOverlap, Database: s.db.Path()}
+	if st.Chunks > 0 {
+		out.AvgChunkTokens = float64(st.Tokens) / float64(st.Chunks)
+	}
+	if s.Semantic() {
+		out.EmbedModel = s.opts.EmbedModel
+	}
+	return out, err
+}
+
+// kv is raw key/value access to the memory's buckets through storm.
+type kv struct{ n storm.Node }
+
+// get returns the value, nil when the bucket or key does not exist.
+func (k kv) get(bucket string, key []byte) ([]byte, error) {
+	v, err := k.n.GetBytes(bucket, key)
+	if errors.Is(err, storm.ErrNotFound) {
+		return nil, nil
+	}
+	return v, err
+}
+
+func (k kv) put(bucket string, key, value []byte) error { return k.n.SetBytes(bucket, key, value) }
+
+func (k kv) del(bucket string, key []byte) error {
+	if err := k.n.Delete(bucket, key); err != nil && !errors.Is(err, storm.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+func (k kv) stats() (statsRecord, error) {
+	raw, err := k.get(bucketMeta, statsKey)
+	if err != nil || raw == nil {
+		return statsRecord{Format: formatVersion, Analyzer: analyzerVersion}, err
+	}
+	return decodeStats(raw)
+}
+
+func (k kv) doc(id string) (docRecord, error) {
+	var rec docRecord
+	raw, err := k.get(bucketDocs, []byte(id))
+	if err != nil {
+		return rec, err
+	}
+	if raw == nil {
+		return rec, ErrNotFound
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return rec, fmt.Errorf("%w: document %s: %v", errCorrupt, id, err)
+	}
+	return rec, nil
+}
+
+// bySource returns the documents stored under source.
+func (k kv) bySource(source string) ([]docRecord, error) {
+	ids, err := k.sourceIDs(source)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]docRecord, 0, len(ids))
+	for _, id := range ids {
+		rec, err := k.doc(id)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+func (k kv) sourceIDs(source string) ([]string, error) {
+	raw, err := k.get(bucketSources, []byte(source))
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	r := reader{b: raw}
+	var ids []string
+	for len(r.b) > 0 && !r.err {
+		ids = append(ids, r.string())
+	}
+	if r.err {
+		return nil, fmt.Errorf("%w: source list of %q", errCorrupt, source)
+	}
+	return ids, nil
+}
+
+func (k kv) setSourceIDs(source string, ids []string) error {
+	if len(ids) == 0 {
+		return k.del(bucketSources, []byte(source))
+	}
+	var b []byte
+	for _, id := range ids {
+		b = appendString(b, id)
+	}
+	return k.put(bucketSources, []byte(source), b)
+}
+
+func (k kv) chunk(num uint32) (chunkRecord, error) {
+	raw, err := k.get(bucketChunks, u32key(num))
+	if err != nil {
+		return chunkRecord{}, err
+	}
+	if raw == nil {
+		return chunkRecord{}, fmt.Errorf("%w: chunk %d is missing", errCorrupt, num)
+	}
+	return decodeChunk(raw)
+}

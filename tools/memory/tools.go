@@ -1,0 +1,396 @@
+// Package memory holds the built-in tools over jarvis's long-term memory
+// (store/memory): retrieval, memory_store, memory_retrieve, memory_search
+// and memory_index, and IndexPath, the file-tree indexer that memory_index
+// and `jarvis memory index` share.
+//
+// Every tool takes the memory as a dependency that may be nil (no database
+// configured): the tool is still listed and described, and a call fails
+// with a message saying memory is not available.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	memstore "github.com/jarvis-workbench/jarvis/store/memory"
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/files"
+)
+
+// Result counts.
+const (
+	DefaultTopK = 5
+	MaxTopK     = 50
+)
+
+// MaxContentSize bounds what memory_store takes in one call: file_read's
+// limit, the size of the largest file memory_index takes.
+const MaxContentSize = files.MaxFileSize
+
+// noResults is the (successful) answer when nothing matches.
+const noResults = "No relevant results found."
+
+// unavailable is the answer of every tool when no memory is configured.
+const unavailable = "Memory is not available: no memory database is configured for this session."
+
+// Register adds the five memory tools to r, all working on s (nil: memory
+// not configured).
+func Register(r *tools.Registry, s *memstore.Store) error {
+	for name, f := range map[string]tools.Factory{
+		"retrieval":       func(tools.Deps) (tools.Tool, error) { return NewRetrieval(s), nil },
+		"memory_store":    func(tools.Deps) (tools.Tool, error) { return NewStore(s), nil },
+		"memory_retrieve": func(tools.Deps) (tools.Tool, error) { return NewRetrieve(s), nil },
+		"memory_search":   func(tools.Deps) (tools.Tool, error) { return NewSearch(s), nil },
+		"memory_index":    func(d tools.Deps) (tools.Tool, error) { return NewIndex(s, d) },
+	} {
+		if err := r.Register(name, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var queryParams = tools.Params(
+	tools.StringParam("query", "Search query", true),
+	tools.IntegerParam("top_k", fmt.Sprintf("Number of results (default: %d, at most %d)", DefaultTopK, MaxTopK), false),
+)
+
+// searchArgs reads query and top_k, returning a failure message when they
+// are unusable.
+func searchArgs(args tools.Args) (string, int, string) {
+	q := args.String("query")
+	if strings.TrimSpace(q) == "" {
+		return "", 0, "No query provided."
+	}
+	k, given, err := args.Int("top_k")
+	switch {
+	case err != nil:
+		return "", 0, fmt.Sprintf("Invalid arguments: %s.", err)
+	case !given:
+		k = DefaultTopK
+	case k < 1:
+		return "", 0, fmt.Sprintf("Invalid arguments: top_k must be at least 1, got %d.", k)
+	}
+	return q, min(k, MaxTopK), ""
+}
+
+// search runs a query for one of the search tools.
+func search(ctx context.Context, s *memstore.Store, args tools.Args) (memstore.Results, tools.Result, bool) {
+	if s == nil {
+		return memstore.Results{}, tools.Fail(unavailable), false
+	}
+	q, k, msg := searchArgs(args)
+	if msg != "" {
+		return memstore.Results{}, tools.Fail("%s", msg), false
+	}
+	res, err := s.Search(ctx, q, k)
+	if err != nil {
+		return res, tools.Fail("Memory search failed: %v", err), false
+	}
+	return res, tools.Result{}, true
+}
+
+// finish adds the common metadata to a search tool's result.
+func finish(r tools.Result, res memstore.Results) tools.Result {
+	r = r.WithMeta("num_results", len(res.Hits))
+	if res.Semantic {
+		r = r.WithMeta("semantic", true)
+	}
+	if res.Warning != "" {
+		r = r.WithMeta("warning", res.Warning)
+	}
+	return r
+}
+
+// score formats a 0..1 score with two decimals.
+func score(h memstore.Hit) string { return fmt.Sprintf("%.2f", h.Score) }
+
+// Retrieval is the retrieval tool: context for a question, each block
+// tagged with where it came from.
+type Retrieval struct{ s *memstore.Store }
+
+// NewRetrieval builds retrieval over s (nil: not configured).
+func NewRetrieval(s *memstore.Store) *Retrieval { return &Retrieval{s: s} }
+
+// Spec returns retrieval's spec.
+func (t *Retrieval) Spec() tools.Spec {
+	return tools.Spec{
+		Name:        "retrieval",
+		Description: "Search the memory for context relevant to a question; returns the best passages with their sources.",
+		Parameters:  queryParams,
+		Category:    "memory",
+	}
+}
+
+// Execute searches and formats `[Source: SRC] CONTENT` blocks.
+func (t *Retrieval) Execute(ctx context.Context, args tools.Args) tools.Result {
+	res, fail, ok := search(ctx, t.s, args)
+	if !ok {
+		return fail
+	}
+	if len(res.Hits) == 0 {
+		return finish(tools.OK(noResults), res)
+	}
+	blocks := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		if h.Source != "" {
+			blocks[i] = "[Source: " + h.Source + "] " + h.Content
+		} else {
+			blocks[i] = h.Content
+		}
+	}
+	return finish(tools.OK(strings.Join(blocks, "\n\n")), res)
+}
+
+// Retrieve is the memory_retrieve tool: passages with their scores.
+type Retrieve struct{ s *memstore.Store }
+
+// NewRetrieve builds memory_retrieve over s (nil: not configured).
+func NewRetrieve(s *memstore.Store) *Retrieve { return &Retrieve{s: s} }
+
+// Spec returns memory_retrieve's spec.
+func (t *Retrieve) Spec() tools.Spec {
+	return tools.Spec{
+		Name:        "memory_retrieve",
+		Description: "Fetch the stored passages most relevant to a query, each with its relevance score (0 to 1).",
+		Parameters:  queryParams,
+		Category:    "memory",
+	}
+}
+
+// Execute searches and formats `[0.87] CONTENT` passages.
+func (t *Retrieve) Execute(ctx context.Context, args tools.Args) tools.Result {
+	res, fail, ok := search(ctx, t.s, args)
+	if !ok {
+		return fail
+	}
+	if len(res.Hits) == 0 {
+		return finish(tools.OK(noResults), res)
+	}
+	parts := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		parts[i] = "[" + score(h) + "] " + h.Content
+	}
+	return finish(tools.OK(strings.Join(parts, "\n---\n")), res)
+}
+
+// Search is the memory_search tool: a ranked, numbered list.
+type Search struct{ s *memstore.Store }
+
+// NewSearch builds memory_search over s (nil: not configured).
+func NewSearch(s *memstore.Store) *Search { return &Search{s: s} }
+
+// Spec returns memory_search's spec.
+func (t *Search) Spec() tools.Spec {
+	return tools.Spec{
+		Name:        "memory_search",
+		Description: "Full-text search across everything stored in memory; returns a ranked list with scores and sources. Matches any of the query's words, ignoring case and word endings.",
+		Parameters:  queryParams,
+		Category:    "memory",
+	}
+}
+
+// Execute searches and formats `N. [0.87] (source: SRC) CONTENT` lines.
+func (t *Search) Execute(ctx context.Context, args tools.Args) tools.Result {
+	res, fail, ok := search(ctx, t.s, args)
+	if !ok {
+		return fail
+	}
+	if len(res.Hits) == 0 {
+		return finish(tools.OK(noResults), res)
+	}
+	lines := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		src := ""
+		if h.Source != "" {
+			src = "(source: " + h.Source + ") "
+		}
+		lines[i] = fmt.Sprintf("%d. [%s] %s%s", i+1, score(h), src, h.Content)
+	}
+	return finish(tools.OK(strings.Join(lines, "\n")), res)
+}
+
+// StoreTool is the memory_store tool.
+type StoreTool struct{ s *memstore.Store }
+
+// NewStore builds memory_store over s (nil: not configured).
+func NewStore(s *memstore.Store) *StoreTool { return &StoreTool{s: s} }
+
+// Spec returns memory_store's spec.
+func (t *StoreTool) Spec() tools.Spec {
+	return tools.Spec{
+		Name:        "memory_store",
+		Description: "Store text in long-term memory so that it can be found later with memory_search, memory_retrieve or retrieval.",
+		Parameters: tools.Params(
+			tools.StringParam("content", "The text to remember", true),
+			tools.StringParam("source", "Where the text comes from (a file, URL or topic), shown with search results", false),
+			tools.Param{Name: "metadata", Schema: &jsonschema.Schema{Type: "object", Description: "Extra key/value data to keep with the text"}},
+		),
+		Category: "memory",
+	}
+}
+
+// Execute stores the content and answers `Stored as ID`.
+func (t *StoreTool) Execute(ctx context.Context, args tools.Args) tools.Result {
+	if t.s == nil {
+		return tools.Fail(unavailable)
+	}
+	content := args.String("content")
+	if strings.TrimSpace(content) == "" {
+		return tools.Fail("No content provided.")
+	}
+	if len(content) > MaxContentSize {
+		return tools.Fail("Content too large: %d bytes (max %d). Store it as a file and use memory_index.", len(content), MaxContentSize)
+	}
+	var meta map[string]any
+	switch m := args["metadata"].(type) {
+	case nil:
+	case map[string]any:
+		meta = m
+	case tools.Args:
+		meta = m
+	default:
+		return tools.Fail("Invalid arguments: parameter 'metadata' must be an object.")
+	}
+	added, err := t.s.Add(ctx, memstore.Input{Content: content, Source: strings.TrimSpace(args.String("source")), Metadata: meta})
+	if err != nil {
+		return tools.Fail("Could not store the content: %v.", err)
+	}
+	r := tools.OK("Stored as "+added.ID).WithMeta("id", added.ID).WithMeta("chunks", added.Chunks)
+	if added.EmbedError != "" {
+		r = r.WithMeta("warning", added.EmbedError)
+	}
+	return r
+}
+
+// Index is the memory_index tool.
+type Index struct {
+	s      *memstore.Store
+	reader *files.FileRead
+}
+
+// NewIndex builds memory_index over s. It reads files with file_read's
+// rules and its allowed directories: memory_index's own allowed_dirs
+// setting when set, else file_read's, so restricting file_read restricts
+// what can be indexed too.
+func NewIndex(s *memstore.Store, deps tools.Deps) (*Index, error) {
+	dirs := deps.For("memory_index").AllowedDirs
+	if len(dirs) == 0 {
+		dirs = deps.For("file_read").AllowedDirs
+	}
+	reader, err := files.NewFileReadIn(dirs)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{s: s, reader: reader}, nil
+}
+
+// Spec returns memory_index's spec.
+func (t *Index) Spec() tools.Spec {
+	size, overlap := memstore.DefaultChunkSize, memstore.DefaultChunkOverlap
+	if t.s != nil {
+		size, overlap = t.s.ChunkDefaults()
+	}
+	return tools.Spec{
+		Name: "memory_index",
+		Description: "Index a text file, or every text file under a directory, into memory for later search. " +
+			"Binary files, sensitive files, files over 1 MiB and version-control or dependency directories are skipped; " +
+			"a file indexed before is replaced when it changed.",
+		Parameters: tools.Params(
+			tools.StringParam("path", "File or directory to index", true),
+			tools.IntegerParam("chunk_size", fmt.Sprintf("Words per chunk (default: %d)", size), false),
+			tools.IntegerParam("chunk_overlap", fmt.Sprintf("Words shared by consecutive chunks (default: %d)", overlap), false),
+		),
+		Category:       "memory",
+		TimeoutSeconds: 600,
+	}
+}
+
+// maxListedSkips bounds the skipped files named in the result.
+const maxListedSkips = 20
+
+// Execute indexes the path and answers `Indexed N chunks from PATH`, then a
+// line of file counts and the files skipped with why.
+func (t *Index) Execute(ctx context.Context, args tools.Args) tools.Result {
+	if t.s == nil {
+		return tools.Fail(unavailable)
+	}
+	path := args.String("path")
+	if strings.TrimSpace(path) == "" {
+		return tools.Fail("No path provided.")
+	}
+	opts := IndexOptions{Reader: t.reader}
+	size, sizeGiven, err := args.Int("chunk_size")
+	if err != nil {
+		return tools.Fail("Invalid arguments: %s.", err)
+	}
+	overlap, overlapGiven, err := args.Int("chunk_overlap")
+	if err != nil {
+		return tools.Fail("Invalid arguments: %s.", err)
+	}
+	if sizeGiven || overlapGiven {
+		defSize, defOverlap := t.s.ChunkDefaults()
+		if !sizeGiven {
+			size = defSize
+		}
+		if !overlapGiven {
+			overlap = min(defOverlap, size/8)
+		}
+		if err := memstore.CheckChunking(size, overlap); err != nil {
+			return tools.Fail("Invalid arguments: %s.", err)
+		}
+		opts.ChunkSize, opts.ChunkOverlap = size, overlap
+	}
+	rep, err := IndexPath(ctx, t.s, path, opts)
+	if err != nil {
+		var nf *NotFoundError
+		switch {
+		case errors.As(err, &nf):
+			return tools.Fail("%s", err)
+		case ctx.Err() != nil:
+			return tools.Fail("Indexing %s stopped after %d chunks: %v.", path, rep.Chunks, ctx.Err())
+		}
+		return tools.Fail("Indexing %s failed after %d chunks: %v.", path, rep.Chunks, err)
+	}
+	if rep.File && len(rep.Skipped) == 1 {
+		return tools.Fail("Cannot index %s: %s.", path, rep.Skipped[0].Reason)
+	}
+	return tools.OK(FormatReport(rep, path, maxListedSkips)).
+		WithMeta("chunks", rep.Chunks).
+		WithMeta("files_indexed", len(rep.Indexed)).
+		WithMeta("files_unchanged", len(rep.Unchanged)).
+		WithMeta("files_skipped", len(rep.Skipped)).
+		WithMeta("files_removed", len(rep.Removed))
+}
+
+// FormatReport renders a report: `Indexed N chunks from PATH`, a line of
+// file counts for a directory, and up to maxSkips skipped files with why.
+func FormatReport(rep Report, path string, maxSkips int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Indexed %d chunks from %s", rep.Chunks, path)
+	if rep.File && len(rep.Unchanged) == 1 {
+		sb.WriteString("\nThe file is unchanged since it was last indexed.")
+	}
+	if !rep.File {
+		fmt.Fprintf(&sb, "\nFiles: %d indexed, %d unchanged, %d skipped", len(rep.Indexed), len(rep.Unchanged), len(rep.Skipped))
+		if len(rep.Removed) > 0 {
+			fmt.Fprintf(&sb, ", %d removed (deleted since they were indexed)", len(rep.Removed))
+		}
+		sb.WriteString(".")
+	}
+	if len(rep.Skipped) > 0 && !rep.File {
+		sb.WriteString("\nSkipped:")
+		for i, s := range rep.Skipped {
+			if maxSkips > 0 && i == maxSkips {
+				fmt.Fprintf(&sb, "\n  ... and %d more", len(rep.Skipped)-i)
+				break
+			}
+			fmt.Fprintf(&sb, "\n  %s (%s)", s.Path, s.Reason)
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,201 @@
+package tui_test
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/vt"
+	"github.com/creack/pty"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+)
+
+// terminal is the built jarvis running in a pseudo-terminal, its output
+// interpreted by a terminal emulator so tests read the screen a person
+// would see.
+type terminal struct {
+	t    testing.TB
+	ptmx *os.File
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	emu  *vt.Emulator
+	done chan struct{}
+	// bytes counts what the program wrote; inBytes what the emulator
+	// answered on its own.
+	bytes, inBytes int
+}
+
+// buildJarvis builds the binary once per test run.
+var buildOnce struct {
+	sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+func buildJarvis(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "jarvis-e2e-")
+		if err != nil {
+			buildOnce.err = err
+			return
+		}
+		buildOnce.path = filepath.Join(dir, "jarvis")
+		cmd := exec.Command("go", "build", "-o", buildOnce.path, "github.com/jarvis-workbench/jarvis")
+		buildOnce.out, buildOnce.err = cmd.CombinedOutput()
+	})
+	if buildOnce.err != nil {
+		t.Fatalf("building jarvis: %v\n%s", buildOnce.err, buildOnce.out)
+	}
+	return buildOnce.path
+}
+
+func startTerminal(t testing.TB, cols, rows int, args ...string) *terminal {
+	t.Helper()
+	bin := buildJarvis(t)
+	home := t.TempDir()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "LANG=C.UTF-8",
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		"JARVIS_THEME=dark",
+	}
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		t.Skipf("no pseudo-terminal available: %v", err)
+	}
+	term := &terminal{t: t, ptmx: ptmx, cmd: cmd, emu: vt.NewEmulator(cols, rows), done: make(chan struct{})}
+	go func() {
+		defer close(term.done)
+		buf := make([]byte, 64*1024)
+		for {
+			n, err := ptmx.Read(buf)
+			if n > 0 {
+				term.mu.Lock()
+				term.emu.Write(buf[:n])
+				term.bytes += n
+				term.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// The emulator answers the program's terminal queries (cursor
+	// position, colours) like a real terminal would.
+	go io.Copy(ptmx, term.emu)
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		ptmx.Close()
+		term.emu.Close()
+	})
+	return term
+}
+
+func (term *terminal) screen() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.emu.String()
+}
+
+// waitFor waits until the screen contains every want, or fails with the
+// screen as it is.
+func (term *terminal) waitFor(timeout time.Duration, want ...string) string {
+	term.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := term.screen()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			term.t.Fatalf("screen never showed %q within %s:\n%s", missing, timeout, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (term *terminal) typeText(s string) {
+	term.t.Helper()
+	if _, err := term.ptmx.Write([]byte(s)); err != nil {
+		term.t.Fatal(err)
+	}
+}
+
+func TestEndToEndInPseudoTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	srv := ot.New(t)
+	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
+	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(ot.ToolResult("calculator")).Reply(ot.ToolCall("code_interpreter", `{"code":"print(340*0.15)"}`))
+	srv.On(ot.ToolResultContains("code_interpreter", "denied")).Reply(ot.TextChunks("15% of 340 is ", "**51**. ", "I could not double-check it in Python because you denied the call."))
+
+	term := startTerminal(t, 120, 40, "--host", srv.URL, "--model", "qwen3:8b", "--tools", "calculator,code_interpreter")
+	term.waitFor(10*time.Second, "qwen3:8b", "Ask anything")
+	term.typeText("What is 15% of 340?")
+	term.typeText("\r")
+
+	term.waitFor(10*time.Second, "Allow code_interpreter?", "print(340*0.15)", "[d/esc] deny")
+	// Keys in the dialog's first 400 ms are ignored; wait past it.
+	time.Sleep(600 * time.Millisecond)
+	term.typeText("d")
+
+	s := term.waitFor(10*time.Second, "I could not double-check it", "ready")
+	for _, want := range []string{
+		"✓ calculator", "→ 51.0", // the calculator panel and its result
+		"⊘ code_interpreter", "denied", // the denied call
+		"15% of 340 is 51.",    // the final answer, rendered
+		"2 tool calls",         // status bar totals
+		"in · ", " out · $0.0000", // tokens and cost in the status bar
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("screen lacks %q", want)
+		}
+	}
+	// The calculator panel shows its measured latency (µs or ms).
+	if !strings.Contains(s, "µs · $0.0000") && !strings.Contains(s, "ms · $0.0000") {
+		t.Errorf("no latency on the calculator panel")
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("screen:\n%s", s)
+	}
+
+	// ctrl+c twice on an idle prompt quits.
+	term.typeText("\x03")
+	term.waitFor(5*time.Second, "press ctrl+c again to quit")
+	term.typeText("\x03")
+	select {
+	case <-term.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("jarvis did not quit after ctrl+c twice")
+	}
+	if err := term.cmd.Wait(); err != nil {
+		t.Fatalf("jarvis exited with %v", err)
+	}
+	// The session was saved as it went.
+	if !bytes.Contains([]byte(s), []byte("What is 15% of 340?")) {
+		t.Fatal("the question is not on screen")
+	}
+}
+
+// asT lets benchmarks share the terminal helpers.
+func asT(b *testing.B) testing.TB { return b }
