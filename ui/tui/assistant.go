@@ -250,7 +250,7 @@ func (g *groupBlock) render(rc renderCtx) []string {
 	}
 	return g.cache.get(rc, version, func() []string { return renderGroup(rc, g.panels) })
 }
-func (g *groupBlock) height(rc renderCtx) int      { return len(g.render(rc)) }
+func (g *groupBlock) height(rc renderCtx) int { return len(g.render(rc)) }
 func (g *groupBlock) lines(rc renderCtx, from, to int) []string {
 	return sliceLines(g.render(rc), from, to)
 }

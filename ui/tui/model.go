@@ -58,6 +58,7 @@ type model struct {
 	sessionID string
 	title     string
 	totals    events.Usage
+	runUsage  events.Usage // the run in progress, until it is added to totals
 	toolCalls int
 
 	running   bool
@@ -324,9 +325,13 @@ func (m *model) runningTool() string {
 	return ""
 }
 
+// totalsText is the session's totals, the run in progress included, so
+// the status bar moves while a long run goes on.
 func (m *model) totalsText() string {
-	return fmt.Sprintf("%s in · %s out · %s · %d tool calls", format.Tokens(m.totals.PromptTokens),
-		format.Tokens(m.totals.OutputTokens), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false), m.toolCalls)
+	t := m.totals
+	t.Add(m.runUsage)
+	return fmt.Sprintf("%s in · %s out · %s · %d tool calls", format.Tokens(t.PromptTokens),
+		format.Tokens(t.OutputTokens), format.Cost(t.CostUSD+t.ToolCostUSD, false), m.toolCalls)
 }
 
 func (m *model) hostText() string {

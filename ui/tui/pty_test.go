@@ -163,8 +163,8 @@ func TestEndToEndInPseudoTerminal(t *testing.T) {
 	for _, want := range []string{
 		"✓ calculator", "→ 51.0", // the calculator panel and its result
 		"⊘ code_interpreter", "denied", // the denied call
-		"15% of 340 is 51.",    // the final answer, rendered
-		"2 tool calls",         // status bar totals
+		"15% of 340 is 51.",       // the final answer, rendered
+		"2 tool calls",            // status bar totals
 		"in · ", " out · $0.0000", // tokens and cost in the status bar
 	} {
 		if !strings.Contains(s, want) {

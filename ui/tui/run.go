@@ -35,6 +35,7 @@ func (m *model) startRun(text string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	ctx = events.WithRun(ctx, events.RunInfo{ID: m.runID})
 	m.cancel, m.running, m.runStart, m.status = cancel, true, m.now(), ""
+	m.runUsage = events.Usage{}
 	m.transcript.add(&userItem{text: text})
 	m.current = newAssistantItem()
 	m.transcript.add(m.current)
@@ -117,6 +118,9 @@ func (m *model) applyRunEvent(e events.Event) {
 		cur.appendThinking(e.Text)
 	case events.TurnEnd:
 		cur.endTurn(e.Turn)
+		if m.running {
+			m.runUsage.Add(e.Turn.Usage)
+		}
 	case events.ConfirmAsk:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = panelWaiting
@@ -131,6 +135,9 @@ func (m *model) applyRunEvent(e events.Event) {
 		p.latency, p.cost, p.result = e.Tool.LatencySeconds, e.Tool.CostUSD, e.Tool.Result
 		p.version++
 		m.toolCalls++
+		if m.running {
+			m.runUsage.ToolCostUSD += e.Tool.CostUSD
+		}
 	case events.ToolCallDenied, events.ToolCallError:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state, p.result = statusOf(e.Tool.Status), e.Tool.Result
@@ -166,6 +173,7 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 		m.cancel()
 	}
 	m.running, m.cancel = false, nil
+	m.runUsage = events.Usage{}
 	if msg.result != nil {
 		m.totals.Add(msg.result.Usage)
 		if m.current != nil && !m.current.done {

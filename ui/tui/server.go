@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -107,7 +108,7 @@ func (m *model) handleServer(msg serverMsg) tea.Cmd {
 		s.failures++
 		text := msg.err.Error()
 		if wasOnline || first || text != s.lastErr {
-			m.addNote(text+" jarvis keeps checking in the background; tools, sessions and /commands work meanwhile.", true)
+			m.addNote(strings.TrimSuffix(text, ".")+". jarvis keeps checking in the background; tools, sessions and /commands work meanwhile.", true)
 		}
 		s.lastErr = text
 		delay := min(time.Duration(1<<min(s.failures, 5))*time.Second, 30*time.Second)
