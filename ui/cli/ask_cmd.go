@@ -106,6 +106,11 @@ func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 		return err
 	}
 	cfg := env.cfg
+	if needsMCP(cfg.MCP, cfg.Tools) && len(cfg.Tools) > 0 {
+		if _, err := a.startMCP(ctx, env, true, a.io.Err); err != nil {
+			return err
+		}
+	}
 	list, err := env.buildTools(cfg.Tools)
 	if err != nil {
 		return err

@@ -63,7 +63,14 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	if err != nil {
 		return err
 	}
-	if _, err := env.buildTools(cfg.Tools); err != nil {
+	// MCP tools come as their servers start; the others must exist now.
+	var builtins []string
+	for _, n := range cfg.Tools {
+		if !needsMCP(cfg.MCP, []string{n}) {
+			builtins = append(builtins, n)
+		}
+	}
+	if _, err := env.buildTools(builtins); err != nil {
 		return err
 	}
 	// The terminal is asked for its background now, before Bubble Tea owns
@@ -81,6 +88,15 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
+	if len(cfg.MCP.Servers) > 0 {
+		// Started in the background: the workbench opens at once and the
+		// servers' tools appear in the Tools pane as each comes up.
+		m, err := a.startMCP(ctx, env, false, nil)
+		if err != nil {
+			return err
+		}
+		opts.MCP = m
+	}
 	if db, err := a.openDB("tui"); err == nil {
 		defer db.Close()
 		opts.Sessions = tui.NewSessionStore(sessions.New(db))

@@ -74,6 +74,7 @@ func Main(args []string, stdio IO) int {
 
 func run(ctx context.Context, args []string, stdio IO) int {
 	app := &app{io: stdio}
+	defer app.close()
 	root := app.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
@@ -107,6 +108,16 @@ type app struct {
 	cfg *config.Config
 	env *environment
 	db  *store.DB
+	// closers run when the command ends (MCP servers, the database).
+	closers []func()
+}
+
+// close releases what the command started, last first.
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
 }
 
 func (a *app) rootCommand() *cobra.Command {

@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/memory"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
+	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
@@ -31,6 +32,8 @@ type environment struct {
 	sched *lazyScheduler
 	// memory is the memory store; it touches the database on first use.
 	memory *memory.Store
+	// mcp runs the MCP servers once a command needs their tools.
+	mcp *mcp.Manager
 }
 
 // loadConfig reads the configuration with the global flags and the

@@ -18,6 +18,12 @@ func (a *app) taskRunner() (scheduler.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Tasks may use MCP tools; headless runs start the servers up front.
+	if len(env.cfg.MCP.Servers) > 0 {
+		if _, err := a.startMCP(context.Background(), env, true, a.io.Err); err != nil {
+			return nil, err
+		}
+	}
 	return newTaskRunner(env, nil), nil
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -28,12 +29,17 @@ to it, and run one call by hand through the same executor the agents use.`,
 
 // selectTools builds the named tools (all of them when names is empty).
 // Names may be given as several arguments, comma-separated, or both.
-func (a *app) selectTools(names []string) ([]tools.Tool, error) {
+func (a *app) selectTools(ctx context.Context, names []string) ([]tools.Tool, error) {
 	env, err := a.environment()
 	if err != nil {
 		return nil, err
 	}
 	list := tools.ParseList(strings.Join(names, ","))
+	if needsMCP(env.cfg.MCP, list) {
+		if _, err := a.startMCP(ctx, env, true, a.io.Err); err != nil {
+			return nil, err
+		}
+	}
 	var built []tools.Tool
 	if len(list) == 0 {
 		built, err = env.registry.BuildAll(env.deps)
@@ -53,7 +59,7 @@ func (a *app) toolsListCommand() *cobra.Command {
 		Short: "List every tool with its category, confirmation rule, cost and latency",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := a.selectTools(nil)
+			list, err := a.selectTools(cmd.Context(), nil)
 			if err != nil {
 				return err
 			}
@@ -91,7 +97,7 @@ or as separate arguments; all tools when none are named). This is the text a
 text-protocol agent puts in its system prompt.`,
 		Example: "  jarvis tools describe calculator,think\n  jarvis tools describe --cost",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := a.selectTools(args)
+			list, err := a.selectTools(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
@@ -109,7 +115,7 @@ func (a *app) toolsOpenAICommand() *cobra.Command {
 		Use:   "openai [NAMES]",
 		Short: "Print the tool definitions in the OpenAI function-calling format",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := a.selectTools(args)
+			list, err := a.selectTools(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
@@ -144,6 +150,11 @@ when stdin is not a terminal, unless --yes is given.`,
 				return err
 			}
 			name := args[0]
+			if needsMCP(env.cfg.MCP, []string{name}) {
+				if _, err := a.startMCP(cmd.Context(), env, true, a.io.Err); err != nil {
+					return err
+				}
+			}
 			// An unknown name still goes through the executor, which
 			// answers the way a model would be answered: with the list
 			// of tools that do exist.

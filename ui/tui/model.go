@@ -61,6 +61,12 @@ type model struct {
 	runUsage  events.Usage // the run in progress, until it is added to totals
 	toolCalls int
 
+	// MCP servers: a change signal rebuilds the tools (mcpDirty when it
+	// came during a run).
+	mcpChanges <-chan struct{}
+	mcpStop    func()
+	mcpDirty   bool
+
 	running   bool
 	runID     string
 	runSeq    int
@@ -111,9 +117,16 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 }
 
 // rebuildTools builds the executor for names (the session's approvals are
-// kept) and refreshes the specs the side pane lists.
+// kept) and refreshes the specs the side pane lists. An MCP tool whose
+// server is still starting stays enabled and joins when it appears.
 func (m *model) rebuildTools(names []string) error {
-	list, err := m.opts.Registry.BuildList(names, m.opts.ToolDeps)
+	var ready []string
+	for _, n := range names {
+		if m.opts.Registry.Has(n) || !m.mcpPending(n) {
+			ready = append(ready, n)
+		}
+	}
+	list, err := m.opts.Registry.BuildList(ready, m.opts.ToolDeps)
 	if err != nil {
 		return err
 	}
@@ -168,6 +181,9 @@ func (m *model) shutdown() {
 	if m.cancel != nil {
 		m.cancel()
 	}
+	if m.mcpStop != nil {
+		m.mcpStop()
+	}
 	m.dialog.denyAll()
 	m.closeTools()
 }
@@ -179,6 +195,12 @@ func (m *model) Init() tea.Cmd {
 	}
 	if m.sched != nil {
 		cmds = append(cmds, m.sched.init())
+	}
+	if m.opts.MCP != nil {
+		ch, stop := m.opts.MCP.Subscribe()
+		m.mcpStop = stop
+		m.mcpChanges = ch
+		cmds = append(cmds, m.waitMCP())
 	}
 	return tea.Batch(cmds...)
 }
@@ -229,6 +251,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case statusMsg:
 		m.status = string(msg)
 		return m, nil
+	case mcpChangedMsg:
+		return m, m.mcpChanged()
 	}
 	if m.sched != nil {
 		if cmd, ok := m.sched.update(msg); ok {

@@ -186,6 +186,12 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 	if m.title == "" && len(m.conv.Messages) > 0 {
 		m.title = format.OneLine(m.conv.Messages[0].Content, 40)
 	}
+	if m.mcpDirty {
+		m.mcpDirty = false
+		if err := m.rebuildTools(m.enabled); err != nil {
+			m.addNote(err.Error(), true)
+		}
+	}
 	// current stays: events of this run still in flight (the bridge and
 	// this message race) keep landing on it.
 	m.lastReply = m.current

@@ -118,7 +118,10 @@ type toolRow struct {
 	name    string
 	enabled bool
 	confirm bool
-	mcp     string // server status for MCP tools
+	mcp     string // "unavailable" for an MCP tool whose server is down
+	// header rows name an MCP server and its state; ok is true when it is
+	// ready.
+	header, ok bool
 }
 
 // view draws the pane.
@@ -160,11 +163,26 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 	start := min(max(p.toolCursor-listRoom+1, 0), max(len(rows)-listRoom, 0))
 	for i := start; i < min(start+listRoom, len(rows)); i++ {
 		r := rows[i]
+		if r.header {
+			style := st.warning
+			if r.ok {
+				style = st.success
+			}
+			line := style.Render("◆ " + r.name)
+			if focused && i == p.toolCursor {
+				line = st.selection.Render(padRight("◆ "+r.name, width))
+			}
+			out = append(out, ansi.Truncate(line, width, "…"))
+			continue
+		}
 		box := "[ ]"
 		if r.enabled {
 			box = "[x]"
 		}
 		line := box + " " + r.name
+		if strings.Contains(r.name, "__") {
+			line = "  " + line // under its server
+		}
 		if r.confirm {
 			line += " ⚠"
 		}
@@ -217,10 +235,14 @@ func (p *sidePane) eventsView(st *styles, width, height int) []string {
 	return out
 }
 
-// rowsFor lists every registered tool with whether it is enabled.
-func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string]tools.Spec) []toolRow {
+// rowsFor lists the built-in tools with whether each is enabled (MCP tools,
+// named SERVER__TOOL, are listed under their servers instead).
+func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string]tools.Spec, isMCP func(string) bool) []toolRow {
 	var rows []toolRow
 	for _, n := range registry.Names() {
+		if isMCP(n) {
+			continue
+		}
 		s := specs[n]
 		rows = append(rows, toolRow{name: n, enabled: enabled[n], confirm: s.RequiresConfirmation})
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent/events"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
@@ -43,6 +44,9 @@ type Options struct {
 	Scheduler SchedulerView
 	// ValidateTask checks a new task's agent and tools (the form's errors).
 	ValidateTask func(agent string, tools []string) error
+	// MCP runs the configured MCP servers; their tools join the registry as
+	// the servers come up. Nil when none are configured.
+	MCP *mcp.Manager
 	// Bus carries every event; the TUI subscribes to it. Nil makes one.
 	Bus *events.Bus
 

@@ -259,11 +259,15 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 
 // toggleTool enables or disables the tool under the pane's cursor.
 func (m *model) toggleTool() tea.Cmd {
-	names := m.opts.Registry.Names()
-	if len(names) == 0 {
+	rows := m.toolRows()
+	if len(rows) == 0 {
 		return nil
 	}
-	name := names[min(max(m.pane.toolCursor, 0), len(names)-1)]
+	row := rows[min(max(m.pane.toolCursor, 0), len(rows)-1)]
+	if row.header {
+		return nil
+	}
+	name := row.name
 	next := make([]string, 0, len(m.enabled)+1)
 	on := false
 	for _, n := range m.enabled {

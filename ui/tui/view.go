@@ -128,7 +128,21 @@ func (m *model) toolRows() []toolRow {
 	for _, n := range m.enabled {
 		on[n] = true
 	}
-	return rowsFor(m.opts.Registry, on, m.specs)
+	rows := rowsFor(m.opts.Registry, on, m.specs, m.isMCPTool)
+	return append(rows, m.mcpRows(on)...)
+}
+
+// isMCPTool reports whether name belongs to a configured MCP server.
+func (m *model) isMCPTool(name string) bool {
+	if m.opts.MCP == nil {
+		return false
+	}
+	server, _, ok := strings.Cut(name, "__")
+	if !ok {
+		return false
+	}
+	_, known := m.opts.MCP.Server(server)
+	return known
 }
 
 // describeTools is exactly what the model is told: BuildToolDescriptions of

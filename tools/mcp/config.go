@@ -1,0 +1,215 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// DefaultTimeoutSeconds bounds one call to an MCP tool when the server's
+// config sets no timeout: external tools may do long work (a build, a crawl).
+const DefaultTimeoutSeconds = 600
+
+// maxServerNameLen leaves room for the tool part of SERVER__TOOL within the
+// 64 characters model APIs accept for a function name.
+const maxServerNameLen = 32
+
+// Config is the [mcp] section of the config file.
+type Config struct {
+	Servers []ServerConfig `toml:"servers" json:"servers"`
+}
+
+// ServerConfig is one [[mcp.servers]] entry: a stdio server (command, args,
+// env, cwd) or a streamable HTTP server (url, headers).
+type ServerConfig struct {
+	// Name identifies the server and prefixes its tools' names
+	// (SERVER__TOOL), so it is limited to letters, digits, '_' and '-'.
+	Name string `toml:"name" json:"name"`
+
+	// Command and Args start a stdio server.
+	Command string   `toml:"command" json:"command,omitempty"`
+	Args    []string `toml:"args" json:"args,omitempty"`
+	// Env is added to jarvis's environment for the server process. Values
+	// may refer to jarvis's environment as ${VAR}, so secrets need not be
+	// written into the config file.
+	Env map[string]string `toml:"env" json:"env,omitempty"`
+	// Cwd is the server's working directory ("~" is expanded).
+	Cwd string `toml:"cwd" json:"cwd,omitempty"`
+
+	// URL is the endpoint of a streamable HTTP server.
+	URL string `toml:"url" json:"url,omitempty"`
+	// Headers are sent with every HTTP request (values may use ${VAR}).
+	Headers map[string]string `toml:"headers" json:"headers,omitempty"`
+
+	// Trusted servers' tools run without asking for confirmation.
+	Trusted bool `toml:"trusted" json:"trusted,omitempty"`
+	// Timeout bounds one tool call, in seconds; 0 means DefaultTimeoutSeconds.
+	Timeout float64 `toml:"timeout" json:"timeout,omitempty"`
+	// Enabled is true when unset: a server is listed to be used.
+	Enabled *bool `toml:"enabled" json:"enabled,omitempty"`
+}
+
+// Transport names how jarvis talks to a server.
+type Transport string
+
+// Transports.
+const (
+	TransportStdio Transport = "stdio"
+	TransportHTTP  Transport = "http"
+)
+
+// Transport reports whether s is a stdio or an HTTP server.
+func (s ServerConfig) Transport() Transport {
+	if s.URL != "" {
+		return TransportHTTP
+	}
+	return TransportStdio
+}
+
+// IsEnabled reports whether the server should be started.
+func (s ServerConfig) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// TimeoutSeconds is the effective per-call timeout.
+func (s ServerConfig) TimeoutSeconds() float64 {
+	if s.Timeout <= 0 {
+		return DefaultTimeoutSeconds
+	}
+	return s.Timeout
+}
+
+// Target is what the server runs or reaches, for status displays: the
+// command line or the URL. Header and environment values are left out
+// because they often hold secrets.
+func (s ServerConfig) Target() string {
+	if s.Transport() == TransportHTTP {
+		return s.URL
+	}
+	parts := append([]string{s.Command}, s.Args...)
+	for i, p := range parts {
+		if p == "" || strings.ContainsAny(p, " \t\"'") {
+			parts[i] = fmt.Sprintf("%q", p)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Validate checks every server and returns all problems at once, each
+// naming the entry and what to change.
+func (c Config) Validate() error {
+	var errs []error
+	seen := map[string]int{}
+	for i, s := range c.Servers {
+		where := fmt.Sprintf("mcp.servers[%d]", i)
+		if s.Name != "" {
+			where += fmt.Sprintf(" (%q)", s.Name)
+		}
+		for _, problem := range s.problems() {
+			errs = append(errs, fmt.Errorf("%s: %s", where, problem))
+		}
+		if s.Name != "" {
+			if j, dup := seen[s.Name]; dup {
+				errs = append(errs, fmt.Errorf("%s: name %q is already used by mcp.servers[%d]; server names must be unique", where, s.Name, j))
+			} else {
+				seen[s.Name] = i
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// problems lists what is wrong with one entry, as phrases that say what to do.
+func (s ServerConfig) problems() []string {
+	var out []string
+	switch {
+	case s.Name == "":
+		out = append(out, "name is required (it prefixes the server's tool names, as NAME__TOOL)")
+	case !serverNameRE.MatchString(s.Name):
+		out = append(out, fmt.Sprintf("name %q may contain only letters, digits, '_' and '-' (it becomes part of tool names)", s.Name))
+	case strings.Contains(s.Name, "__") || strings.HasSuffix(s.Name, "_"):
+		out = append(out, fmt.Sprintf("name %q must not contain \"__\" or end with '_': \"__\" separates server and tool in tool names", s.Name))
+	case len(s.Name) > maxServerNameLen:
+		out = append(out, fmt.Sprintf("name %q is %d characters long; use at most %d so tool names stay within 64", s.Name, len(s.Name), maxServerNameLen))
+	}
+	switch {
+	case s.Command == "" && s.URL == "":
+		out = append(out, "set command (a stdio server) or url (a streamable HTTP server)")
+	case s.Command != "" && s.URL != "":
+		out = append(out, "set either command (a stdio server) or url (a streamable HTTP server), not both")
+	case s.URL != "":
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			out = append(out, fmt.Sprintf("url %q must be an absolute http:// or https:// URL", s.URL))
+		}
+		if len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
+			out = append(out, "args, env and cwd apply to stdio servers (command) only; remove them or use command instead of url")
+		}
+	default:
+		if len(s.Headers) > 0 {
+			out = append(out, "headers apply to HTTP servers (url) only; remove them or use url instead of command")
+		}
+	}
+	if s.Timeout < 0 {
+		out = append(out, fmt.Sprintf("timeout must be a positive number of seconds, got %v (leave it out for %d)", s.Timeout, DefaultTimeoutSeconds))
+	}
+	return out
+}
+
+// Server returns the entry called name. An unknown name is an error that
+// lists the configured ones.
+func (c Config) Server(name string) (ServerConfig, error) {
+	names := make([]string, 0, len(c.Servers))
+	for _, s := range c.Servers {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		return ServerConfig{}, fmt.Errorf("no MCP server named %q: no servers are configured (add [[mcp.servers]] entries to the config file)", name)
+	}
+	return ServerConfig{}, fmt.Errorf("no MCP server named %q; configured servers: %s", name, strings.Join(names, ", "))
+}
+
+// Names returns the configured server names in order.
+func (c Config) Names() []string {
+	out := make([]string, len(c.Servers))
+	for i, s := range c.Servers {
+		out[i] = s.Name
+	}
+	return out
+}
+
+var envRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expand replaces ${VAR} with the variable's value. An unset variable is an
+// error: sending "Bearer " to a server would fail later and less clearly.
+func expand(what, value string) (string, error) {
+	var missing []string
+	out := envRefRE.ReplaceAllStringFunc(value, func(ref string) string {
+		name := ref[2 : len(ref)-1]
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s refers to ${%s}, which is not set in jarvis's environment", what, strings.Join(missing, "}, ${"))
+	}
+	return out, nil
+}
+
+// expandHome turns a leading "~" into the home directory.
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return home + p[1:]
+		}
+	}
+	return p
+}

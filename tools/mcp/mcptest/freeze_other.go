@@ -1,0 +1,8 @@
+//go:build !unix
+
+package mcptest
+
+import "errors"
+
+// freeze needs job-control signals, which this system does not have.
+func freeze() error { return errors.New("freeze is not supported on this system") }

@@ -1,0 +1,11 @@
+//go:build unix
+
+package mcptest
+
+import (
+	"os"
+	"syscall"
+)
+
+// freeze stops the process until someone sends SIGCONT (or kills it).
+func freeze() error { return syscall.Kill(os.Getpid(), syscall.SIGSTOP) }

@@ -1,0 +1,536 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// server supervises one configured server: it connects, lists the tools,
+// watches the session, and reconnects with back-off when anything fails.
+// Everything the rest of jarvis reads (state, tools, the live session) is
+// guarded by mu and changed only by the supervisor goroutine, which then
+// tells the manager.
+type server struct {
+	cfg  ServerConfig
+	m    *Manager
+	log  *slog.Logger
+	book *schemaBook
+
+	// relist asks the supervisor for a new listing (at most one pending).
+	relist chan struct{}
+
+	firstDone chan struct{} // closed after the first attempt, whatever its outcome
+	firstOnce sync.Once
+
+	mu         sync.Mutex
+	state      State
+	reason     string // why the server is failed
+	lastErr    string
+	lastErrAt  time.Time
+	nextRetry  time.Time
+	attempts   int
+	since      time.Time
+	info       string
+	conn       *conn
+	tools      []*remoteTool
+	byOriginal map[string]*remoteTool
+	skipped    []string
+	listed     bool // a listing has been applied at least once
+}
+
+// conn is one connection to the server: a session and what it runs on.
+type conn struct {
+	// ctx ends when the connection is closed; calls run under it too, so
+	// that closing never waits for a call the server will not answer.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	sess     *sdk.ClientSession
+	stdio    *stdioTransport // nil for HTTP
+	http     *http.Transport // nil for stdio
+	done     chan struct{}   // closed when the session has ended
+	checking atomic.Bool     // a health check is running
+
+	lostOnce   sync.Once
+	lost       chan struct{} // closed when the connection is known to be dead
+	lostReason string        // why; set before lost is closed
+}
+
+// reason says why the connection ended, for calls it cut short.
+func (c *conn) reason() string {
+	select {
+	case <-c.lost:
+		return c.lostReason
+	default:
+		return "the connection to the server was closed"
+	}
+}
+
+// markLost tells the supervisor, which restarts the server, that the
+// connection no longer works.
+func (c *conn) markLost(reason string) {
+	c.lostOnce.Do(func() {
+		c.lostReason = reason
+		close(c.lost)
+	})
+}
+
+// close ends the calls in flight, stops a stdio server (closing its stdin
+// first, as the MCP spec asks) and closes the session.
+func (c *conn) close() {
+	c.cancel()
+	if c.stdio != nil {
+		if p := c.stdio.process(); p != nil {
+			p.stop()
+		}
+	}
+	if c.sess != nil {
+		_ = c.sess.Close()
+	}
+	if c.http != nil {
+		c.http.CloseIdleConnections()
+	}
+}
+
+// exitReason is the process's exit description (stdio), waiting up to d for
+// the process to finish exiting; "" when it is still running or for HTTP.
+func (c *conn) exitReason(d time.Duration) string {
+	if c.stdio == nil {
+		return ""
+	}
+	p := c.stdio.process()
+	if p == nil {
+		return ""
+	}
+	p.waitExit(d)
+	return p.exitReason()
+}
+
+func newServer(cfg ServerConfig, m *Manager) *server {
+	s := &server{
+		cfg:        cfg,
+		m:          m,
+		log:        m.log.With("mcp_server", cfg.Name),
+		book:       newSchemaBook(),
+		relist:     make(chan struct{}, 1),
+		firstDone:  make(chan struct{}),
+		state:      StateStarting,
+		since:      time.Now(),
+		byOriginal: map[string]*remoteTool{},
+	}
+	if !cfg.IsEnabled() {
+		s.state = StateDisabled
+		s.firstOnce.Do(func() { close(s.firstDone) })
+	}
+	return s
+}
+
+// run is the supervisor loop. It returns when ctx ends, having closed the
+// connection (and stopped the process).
+func (s *server) run(ctx context.Context) {
+	defer s.firstOnce.Do(func() { close(s.firstDone) })
+	failures := 0
+	for {
+		c, err := s.connect(ctx)
+		if ctx.Err() != nil {
+			if c != nil {
+				c.close()
+			}
+			return
+		}
+		if err == nil {
+			up := time.Now()
+			reason := s.serve(ctx, c)
+			if ctx.Err() == nil {
+				c.markLost(reason) // calls cut short by close report it
+			}
+			c.close()
+			if ctx.Err() != nil {
+				return
+			}
+			if time.Since(up) >= s.m.opts.RestartMax {
+				failures = 0 // it ran long enough: this is a new problem, not a crash loop
+			}
+			err = errors.New(reason)
+		}
+		failures++
+		delay := s.m.backoff(failures)
+		s.setFailed(err.Error(), delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// connect starts or reaches the server, completes the handshake and lists
+// its tools, all within ConnectTimeout.
+func (s *server) connect(ctx context.Context) (*conn, error) {
+	s.setStarting()
+	cctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
+	defer cancel()
+
+	c := &conn{done: make(chan struct{}), lost: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	var transport sdk.Transport
+	if s.cfg.Transport() == TransportHTTP {
+		t, base, err := newHTTPTransport(s.cfg, s.book)
+		if err != nil {
+			c.cancel()
+			return nil, err
+		}
+		transport, c.http = t, base
+	} else {
+		c.stdio = &stdioTransport{cfg: s.cfg, grace: s.m.opts.StopGrace, log: s.log, book: s.book}
+		transport = c.stdio
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "jarvis", Version: s.m.opts.ClientVersion}, &sdk.ClientOptions{
+		Logger:       s.log,
+		Capabilities: &sdk.ClientCapabilities{}, // jarvis offers no roots, sampling or elicitation
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			// Runs on the session's reading goroutine: listing here would
+			// wait for a reply that goroutine has to read. Hand it over.
+			select {
+			case s.relist <- struct{}{}:
+			default:
+			}
+		},
+	})
+	sess, err := client.Connect(cctx, transport, nil)
+	if err != nil {
+		err = s.explain(ctx, cctx, c, "connecting failed", err)
+		c.close()
+		return nil, err
+	}
+	c.sess = sess
+	go func() {
+		_ = sess.Wait()
+		close(c.done)
+	}()
+	list, err := s.listTools(cctx, sess)
+	if err != nil {
+		err = s.explain(ctx, cctx, c, "listing tools failed", err)
+		c.close()
+		return nil, err
+	}
+	info := ""
+	if r := sess.InitializeResult(); r != nil && r.ServerInfo != nil {
+		info = r.ServerInfo.Name
+		if r.ServerInfo.Version != "" {
+			info += " " + r.ServerInfo.Version
+		}
+	}
+	s.setReady(c, info, list)
+	return c, nil
+}
+
+// explain turns a connection error into the reason people read: a process
+// that exited says how, a handshake that ran out of time says so.
+func (s *server) explain(ctx, cctx context.Context, c *conn, what string, err error) error {
+	var se *startError
+	if errors.As(err, &se) {
+		return se
+	}
+	if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s: the server did not answer within %s", what, s.m.opts.ConnectTimeout)
+	}
+	// When the server answered with an error, that answer is the reason,
+	// even if the process then exited because the session was closed.
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code == codeRejected {
+		if exit := c.exitReason(time.Second); exit != "" {
+			return errors.New(exit)
+		}
+	}
+	return fmt.Errorf("%s: %s", what, describeErr(err))
+}
+
+// serve watches a ready connection until it ends and returns why.
+func (s *server) serve(ctx context.Context, c *conn) string {
+	for {
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-c.done:
+			if exit := c.exitReason(time.Second); exit != "" {
+				return exit
+			}
+			return "the connection to the server was closed"
+		case <-c.lost:
+			return c.lostReason
+		case <-s.relist:
+			lctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
+			list, err := s.listTools(lctx, c.sess)
+			cancel()
+			var wire *jsonrpc.Error
+			switch {
+			case err == nil:
+				s.setTools(list)
+			case ctx.Err() != nil:
+				return ""
+			case errors.As(err, &wire) && wire.Code != codeRejected:
+				// The server answered but refused: keep the tools we have.
+				s.noteError(fmt.Sprintf("listing tools after a change failed: %s", wire.Message))
+			default:
+				return "listing tools after a change failed: " + describeErr(err)
+			}
+		}
+	}
+}
+
+// listTools reads every page of the tool list and turns it into tools.
+func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) (*toolList, error) {
+	var listed []*sdk.Tool
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		listed = append(listed, t)
+	}
+	return s.buildTools(listed), nil
+}
+
+// toolList is one listing turned into jarvis tools.
+type toolList struct {
+	tools   []*remoteTool
+	skipped []string
+}
+
+// buildTools makes a remoteTool per listed tool. A tool whose schema the
+// executor could not check arguments against is left out and named in the
+// server's status, rather than failing every run that lists all tools.
+func (s *server) buildTools(listed []*sdk.Tool) *toolList {
+	originals := make([]string, len(listed))
+	for i, t := range listed {
+		originals[i] = t.Name
+	}
+	names := nameTools(s.cfg.Name, originals)
+	out := &toolList{}
+	for i, t := range listed {
+		schema, err := s.book.schema(t.Name, t.InputSchema)
+		if err != nil {
+			out.skipped = append(out.skipped, fmt.Sprintf("%s: its input schema cannot be read: %v", t.Name, err))
+			continue
+		}
+		desc := t.Description
+		if desc == "" {
+			desc = t.Title
+		}
+		if desc == "" {
+			desc = fmt.Sprintf("Tool '%s' of MCP server '%s'.", t.Name, s.cfg.Name)
+		}
+		rt := &remoteTool{srv: s, original: t.Name, spec: tools.Spec{
+			Name:                 names[i],
+			Description:          desc,
+			Parameters:           schema,
+			Category:             Category,
+			RequiresConfirmation: !s.cfg.Trusted,
+			TimeoutSeconds:       s.cfg.TimeoutSeconds(),
+			Metadata:             map[string]any{MetaServer: s.cfg.Name, MetaOriginalName: t.Name},
+		}}
+		if _, err := tools.NewExecutor([]tools.Tool{rt}, tools.ExecutorOptions{}); err != nil {
+			out.skipped = append(out.skipped, fmt.Sprintf("%s: %v", t.Name, err))
+			continue
+		}
+		out.tools = append(out.tools, rt)
+	}
+	for _, msg := range out.skipped {
+		s.log.Warn("mcp tool skipped", "reason", msg)
+	}
+	return out
+}
+
+// connFor returns the live connection for a call to tool original, or
+// nil and the message the call fails with.
+func (s *server) connFor(original string) (*conn, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := s.cfg.Name
+	switch s.state {
+	case StateReady:
+		if _, ok := s.byOriginal[original]; !ok {
+			return nil, fmt.Sprintf("MCP server '%s' no longer offers tool '%s'.", name, original)
+		}
+		return s.conn, ""
+	case StateFailed:
+		return nil, fmt.Sprintf("MCP server '%s' is unavailable: %s; it is being restarted", name, s.reason)
+	case StateStarting:
+		if s.lastErr != "" {
+			return nil, fmt.Sprintf("MCP server '%s' is unavailable: %s; it is being restarted", name, s.lastErr)
+		}
+		return nil, fmt.Sprintf("MCP server '%s' is still starting; try again in a moment.", name)
+	case StateDisabled:
+		return nil, fmt.Sprintf("MCP server '%s' is disabled in the config.", name)
+	}
+	return nil, fmt.Sprintf("MCP server '%s' is stopped: jarvis is shutting down.", name)
+}
+
+// connectionLost is called by a call whose session failed under it. It asks
+// the supervisor to reconnect and returns the reason for the call's result.
+func (s *server) connectionLost(c *conn, err error) string {
+	reason := c.exitReason(time.Second)
+	if reason == "" {
+		reason = describeErr(err)
+	}
+	c.markLost(reason)
+	return reason
+}
+
+// checkHealth pings the server after a call timed out: a server that still
+// answers keeps running (only that call was slow); one that does not is
+// restarted.
+func (s *server) checkHealth(c *conn) {
+	if !c.checking.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer c.checking.Store(false)
+		ctx, cancel := context.WithTimeout(c.ctx, s.m.opts.PingTimeout)
+		defer cancel()
+		if err := c.sess.Ping(ctx, nil); err != nil && c.ctx.Err() == nil {
+			c.markLost(fmt.Sprintf("the server stopped answering (a call timed out, then a ping got no reply within %s)", s.m.opts.PingTimeout))
+		}
+	}()
+}
+
+func (s *server) closing() bool { return s.m.closed.Load() }
+
+// State changes. Each notifies the manager after releasing mu.
+
+func (s *server) setStarting() {
+	s.mu.Lock()
+	s.state = StateStarting
+	s.since = time.Now()
+	s.nextRetry = time.Time{}
+	s.attempts++
+	s.mu.Unlock()
+	s.m.changed()
+}
+
+func (s *server) setReady(c *conn, info string, list *toolList) {
+	s.mu.Lock()
+	s.state = StateReady
+	s.since = time.Now()
+	s.reason = ""
+	s.conn = c
+	s.info = info
+	s.applyTools(list)
+	n := len(s.tools)
+	s.mu.Unlock()
+	s.firstOnce.Do(func() { close(s.firstDone) })
+	s.log.Info("mcp server ready", "tools", n)
+	s.m.notice(fmt.Sprintf("MCP server '%s' is ready with %s.", s.cfg.Name, plural(n, "tool")))
+	s.m.changed()
+}
+
+func (s *server) setTools(list *toolList) {
+	s.mu.Lock()
+	s.applyTools(list)
+	n := len(s.tools)
+	s.mu.Unlock()
+	s.log.Info("mcp tool list changed", "tools", n)
+	s.m.changed()
+}
+
+// applyTools installs a listing, keeping the object of every tool whose spec
+// did not change so that executors holding it stay current. mu is held.
+func (s *server) applyTools(list *toolList) {
+	next := make(map[string]*remoteTool, len(list.tools))
+	for i, t := range list.tools {
+		if old, ok := s.byOriginal[t.original]; ok && reflect.DeepEqual(old.spec, t.spec) {
+			list.tools[i] = old
+		}
+		next[t.original] = list.tools[i]
+	}
+	s.tools = list.tools
+	s.byOriginal = next
+	s.skipped = list.skipped
+	s.listed = true
+}
+
+func (s *server) setFailed(reason string, retry time.Duration) {
+	s.mu.Lock()
+	s.state = StateFailed
+	s.since = time.Now()
+	s.reason = reason
+	s.lastErr = reason
+	s.lastErrAt = s.since
+	s.nextRetry = s.since.Add(retry)
+	s.conn = nil
+	s.mu.Unlock()
+	s.firstOnce.Do(func() { close(s.firstDone) })
+	s.log.Warn("mcp server failed", "reason", reason, "retry_in", retry)
+	s.m.notice(fmt.Sprintf("MCP server '%s' is unavailable: %s; restarting in %s.", s.cfg.Name, reason, roundDuration(retry)))
+	s.m.changed()
+}
+
+// noteError records a problem that did not stop the server.
+func (s *server) noteError(msg string) {
+	s.mu.Lock()
+	s.lastErr = msg
+	s.lastErrAt = time.Now()
+	s.mu.Unlock()
+	s.log.Warn("mcp server problem", "error", msg)
+	s.m.changed()
+}
+
+func (s *server) setStopped() {
+	s.mu.Lock()
+	if s.state != StateDisabled {
+		s.state = StateStopped
+		s.since = time.Now()
+		s.conn = nil
+		s.nextRetry = time.Time{}
+	}
+	s.mu.Unlock()
+}
+
+// snapshot returns the server's status and tools.
+func (s *server) snapshot() ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := ServerStatus{
+		Name:           s.cfg.Name,
+		Transport:      s.cfg.Transport(),
+		Target:         s.cfg.Target(),
+		State:          s.state,
+		Trusted:        s.cfg.Trusted,
+		TimeoutSeconds: s.cfg.TimeoutSeconds(),
+		Reason:         s.reason,
+		LastError:      s.lastErr,
+		LastErrorAt:    s.lastErrAt,
+		NextRetry:      s.nextRetry,
+		Since:          s.since,
+		ServerInfo:     s.info,
+		Listed:         s.listed,
+		Skipped:        append([]string(nil), s.skipped...),
+	}
+	if s.attempts > 1 {
+		st.Restarts = s.attempts - 1
+	}
+	for _, t := range s.tools {
+		st.Tools = append(st.Tools, ToolInfo{Name: t.spec.Name, Original: t.original, Spec: t.spec})
+	}
+	return st
+}
+
+// currentTools returns the tools of the last listing.
+func (s *server) currentTools() []*remoteTool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*remoteTool(nil), s.tools...)
+}

@@ -1,0 +1,68 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/tools/mcp"
+)
+
+// mcpChangedMsg says an MCP server changed state or its tool list.
+type mcpChangedMsg struct{}
+
+// waitMCP waits for the next change signal (a command, so the wait is off
+// the UI goroutine) and is re-armed after each.
+func (m *model) waitMCP() tea.Cmd {
+	ch := m.mcpChanges
+	return func() tea.Msg {
+		if _, ok := <-ch; !ok {
+			return nil
+		}
+		return mcpChangedMsg{}
+	}
+}
+
+// mcpChanged rebuilds the tools so enabled MCP tools follow their servers;
+// during a run it waits for the run to end.
+func (m *model) mcpChanged() tea.Cmd {
+	if m.running {
+		m.mcpDirty = true
+	} else if err := m.rebuildTools(m.enabled); err != nil {
+		m.addNote(err.Error(), true)
+	}
+	return m.waitMCP()
+}
+
+// mcpPending reports whether name is an MCP tool of a configured server
+// that has not listed it (yet): it stays enabled and joins later.
+func (m *model) mcpPending(name string) bool {
+	if m.opts.MCP == nil {
+		return false
+	}
+	server, _, ok := strings.Cut(name, "__")
+	if !ok {
+		return false
+	}
+	_, known := m.opts.MCP.Server(server)
+	return known
+}
+
+// mcpRows are the Tools tab's MCP part: each server with its state, then
+// its tools.
+func (m *model) mcpRows(enabled map[string]bool) []toolRow {
+	if m.opts.MCP == nil {
+		return nil
+	}
+	var rows []toolRow
+	now := m.now()
+	for _, s := range m.opts.MCP.Status() {
+		rows = append(rows, toolRow{header: true, name: fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), ok: s.State == mcp.StateReady})
+		for _, t := range s.Tools {
+			rows = append(rows, toolRow{name: t.Name, enabled: enabled[t.Name], confirm: t.Spec.RequiresConfirmation,
+				mcp: map[bool]string{true: "", false: "unavailable"}[s.Available()]})
+		}
+	}
+	return rows
+}
