@@ -83,7 +83,11 @@ func (s *Scheduler) Serve(ctx context.Context) error {
 			case <-ticker.C:
 				// Another process may have added or changed tasks, and a
 				// suspended machine may have slept past the timer.
-				if watch.changed() || (ok && !s.now().Before(next)) {
+				if watch.changed() {
+					s.notify() // a UI watching this scheduler reloads too
+					break sleep
+				}
+				if ok && !s.now().Before(next) {
 					break sleep
 				}
 			}

@@ -250,6 +250,11 @@ func (s *Scheduler) changed() {
 	case s.wake <- struct{}{}:
 	default:
 	}
+	s.notify()
+}
+
+// notify tells the watchers that tasks may have changed.
+func (s *Scheduler) notify() {
 	s.mu.Lock()
 	for c := range s.watchers {
 		select {

@@ -42,4 +42,6 @@ var keyHelp = [][2]string{
 	{"?", "this help (prompt empty)"},
 	{"dialog: a / s / d", "allow once / allow for session / deny (esc denies)"},
 	{"pane: space, c, $", "toggle tool, category lines, cost lines"},
+	{"scheduler: n p r x", "new task, pause, resume, cancel"},
+	{"scheduler: g l f", "run now, run logs, show finished tasks"},
 }

@@ -184,6 +184,9 @@ func (m *model) shutdown() {
 	if m.mcpStop != nil {
 		m.mcpStop()
 	}
+	if m.sched != nil {
+		m.sched.close()
+	}
 	m.dialog.denyAll()
 	m.closeTools()
 }
@@ -354,8 +357,12 @@ func (m *model) runningTool() string {
 func (m *model) totalsText() string {
 	t := m.totals
 	t.Add(m.runUsage)
-	return fmt.Sprintf("%s in · %s out · %s · %d tool calls", format.Tokens(t.PromptTokens),
-		format.Tokens(t.OutputTokens), format.Cost(t.CostUSD+t.ToolCostUSD, false), m.toolCalls)
+	calls := "tool calls"
+	if m.toolCalls == 1 {
+		calls = "tool call"
+	}
+	return fmt.Sprintf("%s in · %s out · %s · %d %s", format.Tokens(t.PromptTokens),
+		format.Tokens(t.OutputTokens), format.Cost(t.CostUSD+t.ToolCostUSD, false), m.toolCalls, calls)
 }
 
 func (m *model) hostText() string {

@@ -89,12 +89,12 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 			m.focusPane = false
 		}
 		m.layout()
-		return nil
+		return m.paneShown()
 	case "f3", "f4", "f5":
 		m.pane.visible = true
 		m.pane.tab = int(k.String()[1] - '3')
 		m.layout()
-		return nil
+		return m.paneShown()
 	case "f2":
 		return m.toggleMouse()
 	case "ctrl+y":
@@ -225,8 +225,10 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		m.focusPane = false
 	case "left":
 		m.pane.tab = (m.pane.tab + tabCount - 1) % tabCount
+		return m.paneShown()
 	case "right":
 		m.pane.tab = (m.pane.tab + 1) % tabCount
+		return m.paneShown()
 	case "up", "k":
 		if m.pane.tab == tabTools {
 			m.pane.toolCursor--
@@ -319,4 +321,13 @@ func (m *model) toggleMouse() tea.Cmd {
 	}
 	m.status = "mouse capture off: select text with the mouse; F2 turns it back on"
 	return tea.DisableMouse
+}
+
+// paneShown starts what a newly shown tab needs (the Scheduler tab's clock
+// for its relative times).
+func (m *model) paneShown() tea.Cmd {
+	if m.pane.visible && m.pane.tab == tabScheduler && m.sched != nil {
+		return m.sched.shown(m.now())
+	}
+	return nil
 }

@@ -23,7 +23,7 @@ func (m *model) View() string {
 	if pw := m.paneWidth(); pw > 0 {
 		var sched []string
 		if m.pane.tab == tabScheduler {
-			sched = m.schedulerLines(pw, len(body)-1)
+			sched = m.schedulerLines(pw-1, len(body)-1) // the pane keeps a column of air
 		}
 		pane := m.pane.view(m.st, pw, len(body), m.focusPane, m.toolRows(), m.describeTools(), sched)
 		sep := m.st.muted.Render("│")
