@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/compute"
 	"github.com/jarvis-workbench/jarvis/tools/files"
 	"github.com/jarvis-workbench/jarvis/tools/llm"
+	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	schedtools "github.com/jarvis-workbench/jarvis/tools/scheduler"
 	"github.com/jarvis-workbench/jarvis/tools/web"
@@ -43,6 +44,9 @@ type Deps struct {
 	// Memory is the long-term memory (store/memory); nil makes the memory
 	// tools answer "Memory is not available: ...".
 	Memory *memory.Store
+	// MCP returns the running MCP servers (nil while none run), for the
+	// mcp_adapter tool; their own tools are registered as SERVER__TOOL.
+	MCP func() *mcp.Manager
 }
 
 // Registry returns a registry holding every built-in tool, their factories
@@ -63,6 +67,7 @@ func Registry(d Deps) *tools.Registry {
 	must(r.Register("code_interpreter", code.InterpreterFactory(d.Code)))
 	must(r.Register("repl", code.REPLFactory(d.Code)))
 	must(r.Register("code_interpreter_docker", code.DockerFactory(d.Code)))
+	must(r.Register(mcp.AdapterName, mcp.AdapterFactory(d.MCP)))
 	return r
 }
 

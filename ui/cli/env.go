@@ -91,7 +91,9 @@ func (a *app) environment() (*environment, error) {
 	// scheduler (the TUI) replaces this with its running scheduler.
 	lazy := &lazyScheduler{}
 	bd.Scheduler = lazy
-	env := &environment{cfg: cfg, engine: eng, registry: builtin.Registry(bd), deps: bd.ToolDeps(), sched: lazy, memory: mem}
+	env := &environment{cfg: cfg, engine: eng, deps: bd.ToolDeps(), sched: lazy, memory: mem}
+	bd.MCP = func() *mcp.Manager { return env.mcp }
+	env.registry = builtin.Registry(bd)
 	lazy.open = func() (*scheduler.Scheduler, error) {
 		validate, err := a.taskValidator()
 		if err != nil {

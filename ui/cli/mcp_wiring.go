@@ -37,7 +37,7 @@ func needsMCP(cfg mcp.Config, names []string) bool {
 	if len(names) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "__") })
+	return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "__") || n == mcp.AdapterName })
 }
 
 // startMCP starts the configured MCP servers and keeps their tools
