@@ -21,7 +21,6 @@ import (
 // agentFlags are the flags shared by ask and the TUI.
 type agentFlags struct {
 	agent, system, tools string
-	toolsSet             bool
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {

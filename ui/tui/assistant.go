@@ -53,17 +53,6 @@ func (a *assistantItem) lines(rc renderCtx, from, to int) []string {
 	return out
 }
 
-// active reports whether a tool panel is waiting or running (the view then
-// needs ticks for its timer).
-func (a *assistantItem) active() bool {
-	for _, p := range a.panels {
-		if p.active() {
-			return true
-		}
-	}
-	return false
-}
-
 func (a *assistantItem) appendText(s string) {
 	if a.text == nil {
 		a.text = &textBlock{}

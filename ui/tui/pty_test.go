@@ -28,9 +28,8 @@ type terminal struct {
 	mu   sync.Mutex
 	emu  *vt.Emulator
 	done chan struct{}
-	// bytes counts what the program wrote; inBytes what the emulator
-	// answered on its own.
-	bytes, inBytes int
+	// bytes counts what the program wrote.
+	bytes int
 }
 
 // buildJarvis builds the binary once per test run.
@@ -97,7 +96,8 @@ func startTerminal(t testing.TB, cols, rows int, args ...string) *terminal {
 		cmd.Process.Kill()
 		cmd.Wait()
 		ptmx.Close()
-		term.emu.Close()
+		// The emulator is not closed: its Close races with the Read blocked
+		// in the forwarding goroutine, which simply ends with the test.
 	})
 	return term
 }
