@@ -1,6 +1,10 @@
 package themes
 
 import (
+	"reflect"
+	"strconv"
+	"strings"
+
 	"github.com/alecthomas/chroma/v2"
 	chromastyles "github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/glamour"
@@ -39,6 +43,9 @@ func init() {
 func MarkdownOptions(t Theme, width int) []glamour.TermRendererOption {
 	profile := lipgloss.ColorProfile()
 	cfg := t.Markdown
+	if profile == termenv.ANSI256 || profile == termenv.ANSI {
+		cfg = quantize(cfg, profile)
+	}
 	if profile == termenv.Ascii {
 		// Chroma writes colour codes whatever the profile; without a
 		// theme glamour prints the code plain.
@@ -265,3 +272,59 @@ func color(c lipgloss.Color) *string { return strPtr(string(c)) }
 func strPtr(s string) *string        { return &s }
 func boolPtr(b bool) *bool           { return &b }
 func uintPtr(u uint) *uint           { return &u }
+
+// quantize converts every hex colour of a style to the profile's palette
+// once, here. Left as hex, termenv converts a colour again for every styled
+// span it writes, with colour-space arithmetic: rendering a 20,000-token
+// answer in a 256-colour terminal spent half its time doing that.
+func quantize(c ansi.StyleConfig, p termenv.Profile) ansi.StyleConfig {
+	cache := map[string]string{}
+	convert := func(s *string) *string {
+		if s == nil || !strings.HasPrefix(*s, "#") {
+			return s
+		}
+		if out, ok := cache[*s]; ok {
+			return &out
+		}
+		out := *s
+		switch col := p.Color(*s).(type) {
+		case termenv.ANSI256Color:
+			out = strconv.Itoa(int(col))
+		case termenv.ANSIColor:
+			out = strconv.Itoa(int(col))
+		}
+		cache[*s] = out
+		return &out
+	}
+	quantizeValue(reflect.ValueOf(&c).Elem(), convert)
+	return c
+}
+
+// quantizeValue walks a style struct and rewrites its colour fields
+// (named Color or BackgroundColor, of type *string) with convert.
+func quantizeValue(v reflect.Value, convert func(*string) *string) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() && v.Elem().Kind() == reflect.Struct {
+			// Copy before changing: style configs share pointers with
+			// glamour's package-level defaults.
+			cp := reflect.New(v.Elem().Type())
+			cp.Elem().Set(v.Elem())
+			quantizeValue(cp.Elem(), convert)
+			v.Set(cp)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < v.NumField(); i++ {
+			f, sf := v.Field(i), t.Field(i)
+			if !sf.IsExported() {
+				continue
+			}
+			if (sf.Name == "Color" || sf.Name == "BackgroundColor") && f.Type() == reflect.TypeOf((*string)(nil)) {
+				f.Set(reflect.ValueOf(convert(f.Interface().(*string))))
+				continue
+			}
+			quantizeValue(f, convert)
+		}
+	}
+}

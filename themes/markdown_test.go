@@ -109,3 +109,22 @@ func TestStylesUseThePalette(t *testing.T) {
 		t.Errorf("selection style renders %q", got)
 	}
 }
+
+func TestQuantizeConvertsEveryHexColourOnce(t *testing.T) {
+	th, err := Get(Dark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := *th.Markdown.Document.Color
+	q := quantize(th.Markdown, termenv.ANSI256)
+	got := *q.Document.Color
+	if strings.HasPrefix(got, "#") || got == "" {
+		t.Fatalf("document colour not converted: %q", got)
+	}
+	if *th.Markdown.Document.Color != before {
+		t.Fatal("quantize changed the theme's own style config")
+	}
+	if q.H1.Color != nil && strings.HasPrefix(*q.H1.Color, "#") {
+		t.Fatalf("heading colour not converted: %q", *q.H1.Color)
+	}
+}

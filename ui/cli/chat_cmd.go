@@ -97,26 +97,29 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 		}
 		opts.MCP = m
 	}
-	if db, err := a.openDB("tui"); err == nil {
-		defer db.Close()
-		opts.Sessions = tui.NewSessionStore(sessions.New(db))
-		// The TUI runs the scheduler while it is open, so tasks run and
-		// the Scheduler tab is live.
-		validate, err := a.taskValidator()
-		if err != nil {
-			return err
-		}
-		s := scheduler.New(db, scheduler.Options{Runner: newTaskRunner(env, bus), Events: bus, Validate: validate,
-			Logger: slog.New(slog.DiscardHandler)})
-		env.sched.use(s)
-		opts.Scheduler, opts.ValidateTask = s, validate
-		served := make(chan struct{})
-		go func() { defer close(served); s.Serve(ctx) }()
-		// Leaving waits for running tasks to record their logs.
-		defer func() { cancel(); <-served }()
-	} else {
-		fmt.Fprintf(a.io.Err, "jarvis: sessions will not be saved and the scheduler will not run: %v\n", err)
+	// The database is not touched before the first frame: sessions and the
+	// scheduler open it on first use, and say so if they cannot.
+	db, err := a.database()
+	if err != nil {
+		return err
 	}
+	db.SetPurpose("tui")
+	defer db.Close()
+	opts.Sessions = tui.NewSessionStore(sessions.New(db))
+	// The TUI runs the scheduler while it is open, so tasks run and the
+	// Scheduler tab is live. Its problems go to the Events tab.
+	validate, err := a.taskValidator()
+	if err != nil {
+		return err
+	}
+	s := scheduler.New(db, scheduler.Options{Runner: newTaskRunner(env, bus), Events: bus, Validate: validate,
+		Logger: slog.New(noticeHandler{bus: bus, source: "scheduler"})})
+	env.sched.use(s)
+	opts.Scheduler, opts.ValidateTask = s, validate
+	served := make(chan struct{})
+	go func() { defer close(served); s.Serve(ctx) }()
+	// Leaving waits for running tasks to record their logs.
+	defer func() { cancel(); <-served }()
 	if err := tui.Run(ctx, opts); err != nil {
 		return failErr("%v", err)
 	}
@@ -132,3 +135,36 @@ func isTerminalReader(r any) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// noticeHandler turns warnings and errors logged by a background part of
+// the TUI (the scheduler) into notice events, which the Events tab shows:
+// text written to the terminal would tear the screen.
+type noticeHandler struct {
+	bus    events.Publisher
+	source string
+	attrs  []slog.Attr
+}
+
+func (h noticeHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h noticeHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(h.source + ": " + r.Message)
+	add := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	h.bus.Publish(events.Event{Type: events.Notice, Run: events.RunInfo{ID: h.source}, Text: b.String()})
+	return nil
+}
+
+func (h noticeHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
+	return h
+}
+
+func (h noticeHandler) WithGroup(string) slog.Handler { return h }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/agent/events"
@@ -20,9 +21,21 @@ type eventsMsg []events.Event
 // out at once, so order is kept and terminal events are never delayed.
 func bridge(sub *events.Subscription, send func(any), window time.Duration) {
 	var pending []events.Event
+	// delta gathers the text of the last pending event when it is a delta:
+	// appending to a builder keeps a window of thousands of tokens linear.
+	var delta strings.Builder
+	deltaOpen := false
 	var timer *time.Timer
 	var timerC <-chan time.Time
+	closeDelta := func() {
+		if deltaOpen {
+			pending[len(pending)-1].Text = delta.String()
+			delta.Reset()
+			deltaOpen = false
+		}
+	}
 	flush := func() {
+		closeDelta()
 		if len(pending) > 0 {
 			send(eventsMsg(pending))
 			pending = nil
@@ -40,14 +53,18 @@ func bridge(sub *events.Subscription, send func(any), window time.Duration) {
 				return
 			}
 			if !e.Type.Lossy() {
+				closeDelta()
 				pending = append(pending, e)
 				flush()
 				continue
 			}
-			if n := len(pending); n > 0 && pending[n-1].Type == e.Type && pending[n-1].Run.ID == e.Run.ID {
-				pending[n-1].Text += e.Text
+			if n := len(pending); deltaOpen && pending[n-1].Type == e.Type && pending[n-1].Run.ID == e.Run.ID {
+				delta.WriteString(e.Text)
 			} else {
+				closeDelta()
 				pending = append(pending, e)
+				delta.WriteString(e.Text)
+				deltaOpen = true
 			}
 			if timerC == nil {
 				if timer == nil {
@@ -59,6 +76,7 @@ func bridge(sub *events.Subscription, send func(any), window time.Duration) {
 			}
 		case <-timerC:
 			timerC = nil
+			closeDelta()
 			if len(pending) > 0 {
 				send(eventsMsg(pending))
 				pending = nil
