@@ -48,6 +48,7 @@ type entry struct {
 	spec      Spec
 	validator *validator
 	timeout   time.Duration
+	inline    bool // the tool is NonBlocking
 }
 
 // ExecutorOptions configure NewExecutor. Every field is optional.
@@ -106,7 +107,8 @@ func (e *Executor) Add(t Tool) error {
 	if _, dup := e.tools[spec.Name]; dup {
 		return fmt.Errorf("tool %s is listed twice", spec.Name)
 	}
-	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: time.Duration(spec.Timeout() * float64(time.Second))}
+	_, inline := unwrap(t).(NonBlocking)
+	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: time.Duration(spec.Timeout() * float64(time.Second)), inline: inline}
 	e.order = append(e.order, spec.Name)
 	return nil
 }
@@ -257,6 +259,9 @@ func (e *Executor) run(ctx context.Context, en *entry, args Args) Result {
 	if err := ctx.Err(); err != nil {
 		return cancelled(en.spec.Name)
 	}
+	if en.inline {
+		return e.runInline(ctx, en, args)
+	}
 	tctx, cancel := context.WithTimeout(ctx, en.timeout)
 	defer cancel()
 	done := make(chan Result, 1)
@@ -292,6 +297,29 @@ func (e *Executor) run(ctx context.Context, en *entry, args Args) Result {
 	r = Fail("Tool '%s' timed out after %ss.", en.spec.Name, formatSeconds(en.spec.Timeout()))
 	r.Status = StatusTimeout
 	return r
+}
+
+// runInline runs a NonBlocking tool on the caller's goroutine, still
+// turning a panic into a failed result.
+func (e *Executor) runInline(ctx context.Context, en *entry, args Args) (r Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.Error("tool panicked", "tool", en.spec.Name, "panic", p, "stack", string(debug.Stack()))
+			r = Fail("Tool execution error: %v", p)
+		}
+	}()
+	return en.tool.Execute(ctx, args)
+}
+
+// unwrap returns the tool under any settings wrapper.
+func unwrap(t Tool) Tool {
+	for {
+		u, ok := t.(interface{ Unwrap() Tool })
+		if !ok {
+			return t
+		}
+		t = u.Unwrap()
+	}
 }
 
 func cancelled(name string) Result {

@@ -449,3 +449,22 @@ func TestAddRemoveAndOpenAI(t *testing.T) {
 		t.Fatalf("openai = %+v", oa)
 	}
 }
+
+type inlinePanic struct{ fakeTool }
+
+func (inlinePanic) NonBlocking() {}
+
+func TestNonBlockingToolPanicIsRecovered(t *testing.T) {
+	rec := &events.Recorder{}
+	tool := &inlinePanic{fakeTool{spec: tools.Spec{Name: "pure", Parameters: tools.Params()}, run: func(context.Context, tools.Args) tools.Result {
+		panic("inline boom")
+	}}}
+	e := newExec(t, rec, nil, tool)
+	r := e.Execute(context.Background(), tools.Call{Name: "pure"})
+	if r.Success || r.Content != "Tool execution error: inline boom" || r.Status != tools.StatusError {
+		t.Fatalf("got %+v", r)
+	}
+	if types := rec.Types(); len(types) != 2 || types[1] != events.ToolCallEnd {
+		t.Fatalf("events = %v", types)
+	}
+}

@@ -32,6 +32,14 @@ type Tool interface {
 	Execute(ctx context.Context, args Args) Result
 }
 
+// NonBlocking is implemented by tools that only compute in memory and
+// return in microseconds (think, calculator). The executor runs them on the
+// caller's goroutine with no timer: a watchdog goroutine and a timeout
+// would cost more than the tool, and such a tool has nothing to wait for.
+type NonBlocking interface {
+	NonBlocking()
+}
+
 // Spec describes a tool's interface and characteristics (the spec's ToolSpec).
 type Spec struct {
 	Name        string `json:"name"`

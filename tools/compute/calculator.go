@@ -42,6 +42,10 @@ var calculatorSpec = tools.Spec{
 	TimeoutSeconds:  5,
 }
 
+// NonBlocking marks the calculator as pure computation: its limits bound
+// every evaluation to microseconds, so the executor needs no watchdog.
+func (Calculator) NonBlocking() {}
+
 // Spec returns the calculator's spec.
 func (Calculator) Spec() tools.Spec { return calculatorSpec }
 

@@ -20,6 +20,9 @@ var thinkSpec = tools.Spec{
 	Category:    "reasoning",
 }
 
+// NonBlocking marks think as pure computation (it echoes).
+func (Think) NonBlocking() {}
+
 // Spec returns the think tool's spec.
 func (Think) Spec() tools.Spec { return thinkSpec }
 

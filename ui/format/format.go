@@ -40,11 +40,15 @@ func Args(args map[string]any, max int) string {
 	if len(args) == 0 {
 		return "{}"
 	}
-	b, err := json.Marshal(args)
-	if err != nil {
+	// An encoder, not json.Marshal: arguments are code and shell text,
+	// where "<" must not turn into \u003c.
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
 		return fmt.Sprint(args)
 	}
-	return OneLine(string(b), max)
+	return OneLine(sb.String(), max)
 }
 
 // PrettyArgs renders arguments as indented JSON for a panel or dialog.

@@ -1,8 +1,8 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -174,10 +174,7 @@ func mainArgument(args map[string]any) string {
 	return ""
 }
 
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
+func quote(s string) string { return strconv.Quote(s) }
 
 // renderGroup lays out a turn's panels: side by side when they are parallel
 // and the width allows, stacked otherwise.
