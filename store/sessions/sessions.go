@@ -228,6 +228,10 @@ type Store struct {
 // New returns a Store on db.
 func New(db *store.DB) *Store { return &Store{db: db, now: time.Now} }
 
+// SetClock makes s take "now" from clock, so tests of what a session
+// shows (an export, a listing) get fixed times.
+func SetClock(s *Store, clock func() time.Time) { s.now = clock }
+
 func (s *Store) view(fn func(storm.Node) error) error {
 	return s.db.View(func(n storm.Node) error { return fn(n.From(root)) })
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/store"
-	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 func openStore(t testing.TB, path string) (*Store, *store.DB) {
@@ -405,27 +404,5 @@ func TestConcurrentAppends(t *testing.T) {
 	want := Totals{PromptTokens: 2 * per, OutputTokens: 4 * per, ToolCostUSD: per, Turns: 2 * per, ToolCalls: 2 * per}
 	if !totalsEqual(got.Totals, want) {
 		t.Errorf("totals %+v, want %+v", got.Totals, want)
-	}
-}
-
-// The export shows figures as ui/format does; this package cannot import
-// it, so its copies are checked here.
-func TestFormattersMatchUIFormat(t *testing.T) {
-	for _, sec := range []float64{0, 0.00004, 0.0009999, 0.0123, 0.5, 1, 1.2345, 59.99, 60, 125.5, 3600} {
-		if got, want := latency(sec), format.Latency(sec); got != want {
-			t.Errorf("latency(%v) = %q, ui/format says %q", sec, got, want)
-		}
-	}
-	for _, usd := range []float64{0, 0.00004, 0.0012, 1.5} {
-		for _, est := range []bool{false, true} {
-			if got, want := cost(usd, est), format.Cost(usd, est); got != want {
-				t.Errorf("cost(%v, %v) = %q, ui/format says %q", usd, est, got, want)
-			}
-		}
-	}
-	for _, n := range []int{0, 999, 1000, 12345, 999_999, 1_000_000, 2_500_000} {
-		if got, want := tokens(n), format.Tokens(n); got != want {
-			t.Errorf("tokens(%d) = %q, ui/format says %q", n, got, want)
-		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 // storeAdapter is the SessionStore over the database's sessions package,
@@ -92,5 +93,5 @@ func (a storeAdapter) Export(id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return sessions.ExportMarkdown(sess, msgs), nil
+	return format.SessionMarkdown(sess, msgs), nil
 }

@@ -1,4 +1,4 @@
-package sessions
+package format
 
 import (
 	"bytes"
@@ -6,20 +6,22 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/store/sessions"
 )
 
-// ExportMarkdown renders a session as a markdown transcript: a header with
+// SessionMarkdown renders a session as a markdown transcript: a header with
 // the session's metadata, every message in order (thinking as a quote),
 // each tool call with its arguments as a JSON block and its result, status,
 // latency and cost, each reply's usage, and the session totals at the end.
 // Times are shown in the location they carry (Store returns UTC).
-func ExportMarkdown(s Session, msgs []Message) string {
+func SessionMarkdown(s sessions.Session, msgs []sessions.Message) string {
 	var b strings.Builder
 	title := s.Title
 	if title == "" {
 		title = "Untitled session"
 	}
-	fmt.Fprintf(&b, "# %s\n\n", oneLine(title))
+	fmt.Fprintf(&b, "# %s\n\n", OneLine(title, 0))
 	fmt.Fprintf(&b, "- Session: `%s`\n", s.ID)
 	fmt.Fprintf(&b, "- Started: %s\n", stamp(s.CreatedAt))
 	fmt.Fprintf(&b, "- Last activity: %s\n", stamp(s.UpdatedAt))
@@ -39,10 +41,10 @@ func ExportMarkdown(s Session, msgs []Message) string {
 
 	// Results are shown under the call they answer; a tool message whose
 	// call is not in the transcript is shown where it stands.
-	results := make(map[string]Message)
+	results := make(map[string]sessions.Message)
 	calls := make(map[string]bool)
 	for _, m := range msgs {
-		if m.Role == RoleTool && m.ToolCallID != "" {
+		if m.Role == sessions.RoleTool && m.ToolCallID != "" {
 			results[m.ToolCallID] = m
 		}
 		for _, c := range m.ToolCalls {
@@ -57,7 +59,7 @@ func ExportMarkdown(s Session, msgs []Message) string {
 	}
 	prev := s.CreatedAt
 	for _, m := range msgs {
-		if m.Role == RoleTool && calls[m.ToolCallID] {
+		if m.Role == sessions.RoleTool && calls[m.ToolCallID] {
 			continue
 		}
 		when := ""
@@ -66,18 +68,18 @@ func ExportMarkdown(s Session, msgs []Message) string {
 			prev = m.CreatedAt
 		}
 		switch m.Role {
-		case RoleUser:
+		case sessions.RoleUser:
 			fmt.Fprintf(&b, "\n## User%s\n\n%s\n", when, body(m.Content))
-		case RoleSystem:
+		case sessions.RoleSystem:
 			fmt.Fprintf(&b, "\n## System%s\n\n%s\n", when, body(m.Content))
-		case RoleAssistant:
+		case sessions.RoleAssistant:
 			writeAssistant(&b, m, when, results)
-		case RoleTool:
+		case sessions.RoleTool:
 			b.WriteString("\n")
 			writeToolCall(&b, m.ToolName, nil, &m)
-		case RoleNotice:
+		case sessions.RoleNotice:
 			fmt.Fprintf(&b, "\n> **Note:** %s\n", quoteRest(m.Content))
-		case RoleError:
+		case sessions.RoleError:
 			fmt.Fprintf(&b, "\n> **Error:** %s\n", quoteRest(m.Content))
 		}
 	}
@@ -87,14 +89,14 @@ func ExportMarkdown(s Session, msgs []Message) string {
 	fmt.Fprintf(&b, "- Messages: %d\n", s.Messages)
 	fmt.Fprintf(&b, "- Model turns: %d\n", t.Turns)
 	fmt.Fprintf(&b, "- Tool calls: %d\n", t.ToolCalls)
-	fmt.Fprintf(&b, "- Tokens: %s in · %s out\n", tokens(t.PromptTokens), tokens(t.OutputTokens))
-	fmt.Fprintf(&b, "- Model cost: %s\n", cost(t.CostUSD, false))
-	fmt.Fprintf(&b, "- Tool cost: %s\n", cost(t.ToolCostUSD, t.ToolCostEstimated))
-	fmt.Fprintf(&b, "- Total cost: %s\n", cost(t.CostUSD+t.ToolCostUSD, t.ToolCostEstimated))
+	fmt.Fprintf(&b, "- Tokens: %s in · %s out\n", Tokens(t.PromptTokens), Tokens(t.OutputTokens))
+	fmt.Fprintf(&b, "- Model cost: %s\n", Cost(t.CostUSD, false))
+	fmt.Fprintf(&b, "- Tool cost: %s\n", Cost(t.ToolCostUSD, t.ToolCostEstimated))
+	fmt.Fprintf(&b, "- Total cost: %s\n", Cost(t.CostUSD+t.ToolCostUSD, t.ToolCostEstimated))
 	return b.String()
 }
 
-func writeAssistant(b *strings.Builder, m Message, when string, results map[string]Message) {
+func writeAssistant(b *strings.Builder, m sessions.Message, when string, results map[string]sessions.Message) {
 	model := ""
 	if m.Model != "" {
 		model = " · " + m.Model
@@ -129,7 +131,7 @@ func writeAssistant(b *strings.Builder, m Message, when string, results map[stri
 // writeToolCall writes a call's heading, arguments and result. call is nil
 // for a result whose call is not in the transcript; res is the tool message
 // answering the call, nil when none was stored.
-func writeToolCall(b *strings.Builder, name string, call *ToolCall, res *Message) {
+func writeToolCall(b *strings.Builder, name string, call *sessions.ToolCall, res *sessions.Message) {
 	if name == "" && res != nil {
 		name = res.ToolName
 	}
@@ -139,7 +141,7 @@ func writeToolCall(b *strings.Builder, name string, call *ToolCall, res *Message
 		head = append(head, "no result recorded")
 	case res.Result != nil:
 		r := res.Result
-		head = append(head, statusWord(r.Status, r.Success), latency(r.LatencySeconds), cost(r.CostUSD, r.CostEstimated))
+		head = append(head, statusWord(r.Status, r.Success), Latency(r.LatencySeconds), Cost(r.CostUSD, r.CostEstimated))
 	}
 	b.WriteString(strings.Join(head, " · "))
 	b.WriteString("\n")
@@ -214,8 +216,6 @@ func quoteRest(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n> ")
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 func stamp(t time.Time) string {
 	if t.IsZero() {
 		return "unknown"
@@ -235,50 +235,16 @@ func clock(t, prev time.Time) string {
 }
 
 // usageLine is a reply's footer, as the TUI shows it.
-func usageLine(u Usage) string {
-	parts := []string{fmt.Sprintf("%s in · %s out", tokens(u.PromptTokens), tokens(u.OutputTokens))}
+func usageLine(u sessions.Usage) string {
+	parts := []string{fmt.Sprintf("%s in · %s out", Tokens(u.PromptTokens), Tokens(u.OutputTokens))}
 	if u.TokensPerSec > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f tok/s", u.TokensPerSec))
 	}
 	if u.WallSeconds > 0 {
-		parts = append(parts, latency(u.WallSeconds))
+		parts = append(parts, Latency(u.WallSeconds))
 	} else if u.TotalSeconds > 0 {
-		parts = append(parts, latency(u.TotalSeconds))
+		parts = append(parts, Latency(u.TotalSeconds))
 	}
-	parts = append(parts, cost(u.CostUSD, false))
+	parts = append(parts, Cost(u.CostUSD, false))
 	return strings.Join(parts, " · ")
-}
-
-// The formatters below match ui/format's (Latency, Cost, Tokens), which
-// this package cannot import; a test keeps them equal.
-
-func latency(seconds float64) string {
-	d := time.Duration(seconds * float64(time.Second))
-	switch {
-	case d < time.Millisecond:
-		return fmt.Sprintf("%dµs", d.Microseconds())
-	case d < time.Second:
-		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-	case d < time.Minute:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	}
-	m := int(d.Minutes())
-	return fmt.Sprintf("%dm%02ds", m, int(d.Seconds())-60*m)
-}
-
-func cost(usd float64, estimate bool) string {
-	if estimate {
-		return fmt.Sprintf("~$%.4f", usd)
-	}
-	return fmt.Sprintf("$%.4f", usd)
-}
-
-func tokens(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d", n)
-	case n < 1_000_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	}
-	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
 }

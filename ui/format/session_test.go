@@ -1,0 +1,112 @@
+package format
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jarvis-workbench/jarvis/store"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var t0 = time.Date(2025, 3, 14, 9, 26, 53, 589_793_238, time.UTC)
+
+// sample is a stored exchange with every kind of message.
+func sample() []sessions.Message {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	return []sessions.Message{
+		{Role: sessions.RoleUser, Content: "What is 6*7, and what is in notes.txt?\nBe brief.", CreatedAt: at(1)},
+		{
+			Role: sessions.RoleAssistant, Content: "Let me check both.", Thinking: "Two tools, in parallel.",
+			Model: "qwen3:8b", CreatedAt: at(3),
+			ToolCalls: []sessions.ToolCall{
+				{ID: "call_1", Index: 0, Name: "calculator", Arguments: `{"expression":"6*7"}`},
+				{ID: "call_2", Index: 1, Name: "file_read", Arguments: `{"path":"notes.txt","max_lines":5}`},
+			},
+			Usage: &sessions.Usage{PromptTokens: 412, OutputTokens: 38, EvalSeconds: 0.95, TokensPerSec: 40, LoadSeconds: 0.1,
+				TotalSeconds: 1.2, CostUSD: 0.0004, WallSeconds: 1.3, ThinkingTokens: 9},
+		},
+		{Role: sessions.RoleTool, Content: "42", ToolName: "calculator", ToolCallID: "call_1", CreatedAt: at(4),
+			Result: &sessions.ToolResult{Success: true, Status: "ok", LatencySeconds: 0.0021, CostUSD: 0}},
+		{Role: sessions.RoleTool, Content: "permission denied by the person", ToolName: "file_read", ToolCallID: "call_2", CreatedAt: at(5),
+			Result: &sessions.ToolResult{Success: false, Status: "denied", LatencySeconds: 1.5, CostUSD: 0.001, CostEstimated: true,
+				Metadata: map[string]any{"path": "notes.txt", "lines": 3.0}}},
+		{Role: sessions.RoleNotice, Content: "orchestrator fell back to react", CreatedAt: at(6)},
+		{Role: sessions.RoleAssistant, Content: "6*7 = 42. I could not read notes.txt.", Model: "qwen3:8b", CreatedAt: at(8),
+			Usage: &sessions.Usage{PromptTokens: 520, OutputTokens: 17, EvalSeconds: 0.4, TokensPerSec: 42.5, TotalSeconds: 0.5, CostUSD: 0.0002}},
+		{Role: sessions.RoleError, Content: "Ollama is not reachable at http://127.0.0.1:11434.", CreatedAt: at(9)},
+	}
+}
+
+// TestSessionMarkdownGolden exports a stored session with every kind of
+// message and compares it with testdata/session.golden.md.
+func TestSessionMarkdownGolden(t *testing.T) {
+	// The session goes through a real store: the export shows what was
+	// saved (totals, title, sequence), not what was handed in.
+	db, err := store.Open(filepath.Join(t.TempDir(), "j.db"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := sessions.New(db)
+	sessions.SetClock(s, func() time.Time { return t0 })
+	sess, err := s.Create(sessions.Meta{Model: "qwen3:8b", Agent: "orchestrator", Tools: []string{"calculator", "file_read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := sample()
+	// A result whose call is not in the transcript, arguments that are not
+	// JSON, a call without a result, and content with a code fence.
+	msgs = append(msgs,
+		sessions.Message{Role: sessions.RoleUser, Content: "Show a fence:", CreatedAt: t0.Add(26 * time.Hour)},
+		sessions.Message{Role: sessions.RoleAssistant, Content: "Here:\n\n```go\nfmt.Println(1)\n```", Model: "qwen3:8b", CreatedAt: t0.Add(26*time.Hour + time.Second),
+			ToolCalls: []sessions.ToolCall{{ID: "call_3", Name: "python", Arguments: "print(1"}}},
+		sessions.Message{Role: sessions.RoleTool, Content: "```\nraw\n```", ToolName: "web_fetch", ToolCallID: "gone",
+			Result: &sessions.ToolResult{Success: false, Status: "timeout", LatencySeconds: 30, CostUSD: 0}, CreatedAt: t0.Add(26*time.Hour + 2*time.Second)},
+	)
+	sessions.SetClock(s, func() time.Time { return t0.Add(26*time.Hour + 3*time.Second) })
+	if err := s.Append(sess.ID, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	got, stored, err := s.Load(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The id is random; the golden file has a fixed one.
+	got.ID = "01jpa3k8c0abcdef"
+	out := SessionMarkdown(got, stored)
+
+	golden := filepath.Join("testdata", "session.golden.md")
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if out != string(want) {
+		t.Errorf("export differs from %s (go test -update rewrites it after review):\n%s", golden, out)
+	}
+}
+
+func TestExportEmptyAndFences(t *testing.T) {
+	out := SessionMarkdown(sessions.Session{ID: "x"}, nil)
+	for _, want := range []string{"# Untitled session", "_No messages yet._", "- Messages: 0", "- Total cost: $0.0000"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("empty export lacks %q:\n%s", want, out)
+		}
+	}
+	if got := fenced("a ```` b", "text"); !strings.HasPrefix(got, "`````text\n") || !strings.HasSuffix(got, "\n`````") {
+		t.Errorf("fence = %q", got)
+	}
+	if got, lang := prettyJSON(`{"b":1,"a":[1,2]}`); lang != "json" || got != "{\n  \"b\": 1,\n  \"a\": [\n    1,\n    2\n  ]\n}" {
+		t.Errorf("pretty = %q %s", got, lang)
+	}
+}
