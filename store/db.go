@@ -59,6 +59,9 @@ type LockedError struct {
 
 func (e *LockedError) Error() string {
 	who := "another process"
+	if e.PID == os.Getpid() {
+		return fmt.Sprintf("database %s is held by another handle in this same process (pid %d) and was not released within %s; this is a bug in jarvis, please report it", e.Path, e.PID, LockTimeout)
+	}
 	if e.PID > 0 {
 		who = fmt.Sprintf("another jarvis process (pid %d", e.PID)
 		if e.What != "" {
@@ -104,6 +107,13 @@ func New(path, what string) (*DB, error) {
 	if path == "" {
 		path = DefaultPath()
 	}
+	if path == "~" || strings.HasPrefix(path, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("database path %q: %w", path, err)
+		}
+		path = filepath.Join(home, path[1:])
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
@@ -129,9 +139,9 @@ func (d *DB) View(fn func(storm.Node) error) error { return d.tx(false, fn) }
 // and rolled back otherwise: a failed operation leaves no half-written record.
 func (d *DB) Update(fn func(storm.Node) error) error { return d.tx(true, fn) }
 
-// Hold keeps the file open until release is called, for a batch of many
-// transactions (indexing a tree, a scheduler tick). Other processes wait for
-// it like for any transaction.
+// Hold keeps the file open until release is called, for a batch of
+// transactions that should not reopen the file between them. Other
+// processes wait for it like for any transaction.
 func (d *DB) Hold() (release func(), err error) {
 	if _, err := d.acquire(); err != nil {
 		return nil, err
@@ -165,9 +175,11 @@ func (d *DB) Close() error {
 	if d.sdb == nil {
 		return nil
 	}
+	// The note goes first: once the file lock is released, a waiting
+	// process may write its own.
+	os.Remove(d.path + ".lock")
 	err := d.sdb.Close()
 	d.sdb = nil
-	os.Remove(d.path + ".lock")
 	return err
 }
 
@@ -242,9 +254,9 @@ func (d *DB) closeIfIdle() {
 	if d.users > 0 || d.hold || d.sdb == nil {
 		return
 	}
+	os.Remove(d.path + ".lock")
 	d.sdb.Close()
 	d.sdb = nil
-	os.Remove(d.path + ".lock")
 }
 
 // writeLock records who holds the file, so a waiting process can say so.

@@ -21,6 +21,10 @@ func TestSecondHandleWaitsThenSaysWhoHoldsTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The holder's note, as another process would have written it.
+	if err := os.WriteFile(path+".lock", []byte("4242\nindexing memory\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	b, err := New(path, "cli")
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +38,7 @@ func TestSecondHandleWaitsThenSaysWhoHoldsTheFile(t *testing.T) {
 	if waited := time.Since(start); waited > LockTimeout+time.Second {
 		t.Fatalf("waited %s, longer than the lock timeout", waited)
 	}
-	if locked.PID != os.Getpid() || locked.What != "indexing memory" || !strings.Contains(err.Error(), "--db") {
+	if locked.PID != 4242 || locked.What != "indexing memory" || !strings.Contains(err.Error(), "pid 4242, indexing memory") || !strings.Contains(err.Error(), "--db") {
 		t.Fatalf("error does not say who holds the file or what to do: %v", err)
 	}
 	release()
@@ -108,5 +112,17 @@ func TestDefaultPath(t *testing.T) {
 	t.Setenv("JARVIS_DB", "/x/y.db")
 	if got := DefaultPath(); got != "/x/y.db" {
 		t.Fatal(got)
+	}
+}
+
+func TestHomeIsExpandedInPaths(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	db, err := New("~/data/j.db", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, "data", "j.db"); db.Path() != want {
+		t.Fatalf("path = %s, want %s", db.Path(), want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,4 +110,31 @@ func TestKilledDuringARunLosesNothing(t *testing.T) {
 	if r.count(string(killed)) != 0 {
 		t.Fatal("the interrupted slot ran again")
 	}
+}
+
+// A run left by a process that dies while this scheduler serves is found
+// without a restart, and the task runs again at its next slot.
+func TestAbandonedRunFoundWhileServing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jarvis.db")
+	ids := seedDue(t, path, 1)
+	db := openDB(t, path)
+	st := tasks.New(db)
+	r := &fakeRunner{}
+	s := New(db, Options{Runner: r, WatchInterval: 20 * time.Millisecond, RecoverInterval: 50 * time.Millisecond})
+	serve(t, s)
+	waitFor(t, "the first run", func() bool { return r.count(ids[0]) == 1 })
+
+	dead := exec.Command(os.Args[0], "-test.run=^$")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	owner := strings.ReplaceAll(host, "/", "_") + "/" + strconv.Itoa(dead.Process.Pid) + "/00000000"
+	if _, err := st.ClaimManual(ids[0], time.Now(), owner); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the dead process's run to be recorded as interrupted", func() bool {
+		task, err := st.Get(ids[0])
+		return err == nil && !task.Running && task.LastOutcome == tasks.OutcomeInterrupted
+	})
 }

@@ -51,6 +51,11 @@ func (s *Scheduler) Serve(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var retry time.Duration
+	// Runs left by a process that died while this one serves (another
+	// scheduler on the same file) are looked for now and then, not only at
+	// start: until then their tasks would stay claimed.
+	recoverEvery := max(int(s.opts.RecoverInterval/s.opts.WatchInterval), 1)
+	ticks := 0
 
 	for {
 		next, ok, err := l.claimDue()
@@ -81,6 +86,14 @@ func (s *Scheduler) Serve(ctx context.Context) error {
 			case <-timer.C:
 				break sleep
 			case <-ticker.C:
+				if ticks++; ticks%recoverEvery == 0 {
+					if n, err := s.recoverAbandoned(); err != nil {
+						s.loopError("checking for interrupted runs", err)
+					} else if n > 0 {
+						s.changed()
+						break sleep
+					}
+				}
 				// Another process may have added or changed tasks, and a
 				// suspended machine may have slept past the timer.
 				if watch.changed() {

@@ -72,6 +72,13 @@ func (s *Scheduler) RunNow(ctx context.Context, ref string) (Run, error) {
 		return Run{}, ErrNoRunner
 	}
 	c, err := s.store.ClaimManual(ref, s.now(), s.owner)
+	if errors.Is(err, tasks.ErrRunning) {
+		// The run in the way may belong to a process that died: record it
+		// as interrupted, then try once more.
+		if n, rerr := s.recoverAbandoned(); rerr == nil && n > 0 {
+			c, err = s.store.ClaimManual(ref, s.now(), s.owner)
+		}
+	}
 	if err != nil {
 		return Run{}, err
 	}

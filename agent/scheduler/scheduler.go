@@ -74,6 +74,8 @@ const (
 	DefaultMaxConcurrent = 2
 	DefaultStopGrace     = 5 * time.Second
 	DefaultWatchInterval = time.Second
+	// DefaultRecoverInterval: see Options.RecoverInterval.
+	DefaultRecoverInterval = 30 * time.Second
 )
 
 // Options configure a Scheduler. Only Runner is needed to run tasks; a
@@ -96,6 +98,9 @@ type Options struct {
 	// WatchInterval is how often the database file is checked for changes
 	// made by other processes (DefaultWatchInterval when <= 0).
 	WatchInterval time.Duration
+	// RecoverInterval is how often a serving scheduler looks for runs left
+	// by processes that died (DefaultRecoverInterval when <= 0).
+	RecoverInterval time.Duration
 	// Logger records loop errors; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock (time.Now when nil).
@@ -127,6 +132,9 @@ func New(db *store.DB, opts Options) *Scheduler {
 	}
 	if opts.StopGrace == 0 {
 		opts.StopGrace = DefaultStopGrace
+	}
+	if opts.RecoverInterval <= 0 {
+		opts.RecoverInterval = DefaultRecoverInterval
 	}
 	if opts.WatchInterval <= 0 {
 		opts.WatchInterval = DefaultWatchInterval

@@ -12,7 +12,7 @@ import (
 // analyzerVersion names the rules below. The index stores it: terms written
 // by one version are meaningless to another, so a store opened with a
 // different version rebuilds its index from the stored chunk texts.
-const analyzerVersion = 1
+const analyzerVersion = 2
 
 // maxTermBytes drops longer runs (base64 blobs, hashes, minified code):
 // nobody searches for them and they would bloat the term dictionary.
@@ -29,10 +29,12 @@ const stemCacheMax = 200_000
 //   - a term is a run of letters, digits and combining marks in any script;
 //     everything else (punctuation, quotes, apostrophes, symbols) separates
 //     terms, so `"don't"`, (don't) and don't analyse alike;
-//   - Han, Hiragana and Katakana characters are one term each, since those
-//     scripts do not separate words with spaces;
+//   - Han, Hiragana, Katakana, Thai, Lao, Khmer and Myanmar characters are
+//     one term each, since those scripts do not separate words with spaces;
 //   - lower case (Unicode rules);
-//   - English stop words (the Snowball list) are dropped;
+//   - English stop words (the Snowball list) are indexed like any word, so
+//     "it's", "The Who" or "not" can be found; a query drops them when it
+//     has other words, which rank better (see queryTerms);
 //   - terms made only of Latin letters are stemmed with the Snowball English
 //     stemmer ("Running" and "runs" both become "run"); terms with digits or
 //     in other scripts are kept as they are.
@@ -112,17 +114,27 @@ func (a *analyzer) each(text string, memo stemMemo, fn func(term string)) {
 	flush()
 }
 
-// terms returns the distinct terms of text, for queries.
+// terms returns the distinct terms of text, for queries. Stop words are
+// left out when the query has other words (they match nearly everything
+// and only blur the ranking) and kept when it has nothing else, so a
+// search for "it's" or "The Who" still finds them.
 func (a *analyzer) terms(text string) []string {
-	var out []string
+	var all, content []string
 	seen := map[string]bool{}
 	a.each(text, nil, func(t string) {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		all = append(all, t)
+		if !english.IsStopWord(t) {
+			content = append(content, t)
 		}
 	})
-	return out
+	if len(content) > 0 {
+		return content
+	}
+	return all
 }
 
 // frequencies counts the terms of text and returns the map and the number
@@ -153,9 +165,7 @@ func (a *analyzer) term(word []byte, latin bool, memo stemMemo) string {
 	}
 	w := string(word)
 	switch {
-	case english.IsStopWord(w):
-		t = ""
-	case latin:
+	case latin && !english.IsStopWord(w):
 		t = english.Stem(w, true)
 	default:
 		t = w
@@ -175,5 +185,5 @@ func (a *analyzer) term(word []byte, latin bool, memo stemMemo) string {
 // isIdeographic reports characters of scripts written without spaces
 // between words.
 func isIdeographic(r rune) bool {
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
 }

@@ -18,10 +18,10 @@ func TestAnalyzerTerms(t *testing.T) {
 		want []string
 	}{
 		{"Running runners RUN", []string{"run", "runner", "run"}},
-		{"The cat sat on the mat", []string{"cat", "sat", "mat"}},                        // stop words dropped
+		{"The cat sat on the mat", []string{"the", "cat", "sat", "on", "the", "mat"}},    // stop words kept, not stemmed
 		{"hello,world...foo!bar?(baz)", []string{"hello", "world", "foo", "bar", "baz"}}, // punctuation separates
 		{`"Quoted" 'single' «guillemets» “curly”`, []string{"quot", "singl", "guillemet", "cur"}},
-		{"don't won't", []string{"won"}}, // "don" and "t" are stop words; "won" is not
+		{"don't won't", []string{"don", "t", "won", "t"}}, // apostrophes separate
 		{"v3.2.1 HTTP/2 x86_64", []string{"v3", "2", "1", "http", "2", "x86", "64"}},
 		{"   \n\t  ", nil},
 		{"...!?;:", nil},
@@ -31,6 +31,27 @@ func TestAnalyzerTerms(t *testing.T) {
 		if got := allTerms(c.in); !slices.Equal(got, c.want) {
 			t.Errorf("terms(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+func TestQueryTermsDropStopWordsOnlyWithOtherWords(t *testing.T) {
+	a := newAnalyzer()
+	for q, want := range map[string][]string{
+		"The cat sat on the mat": {"cat", "sat", "mat"},
+		"it's":                   {"it", "s"},
+		"The Who":                {"the", "who"},
+		"not":                    {"not"},
+		"don't panic":            {"panic"},
+	} {
+		if got := a.terms(q); !slices.Equal(got, want) {
+			t.Errorf("query terms of %q = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestScriptsWithoutSpacesAreSplitByCharacter(t *testing.T) {
+	if got := allTerms("สวัสดีครับ"); len(got) != 10 {
+		t.Errorf("Thai text gave %d terms (%q), want one per character", len(got), got)
 	}
 }
 

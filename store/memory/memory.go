@@ -123,10 +123,11 @@ type Store struct {
 	norms atomic.Pointer[normCache]
 	accs  sync.Pool // *accumulator
 
-	// ready runs the first-use check (buckets, format, analyzer version)
-	// once; initErr is its outcome, returned by every call.
-	ready   sync.Once
-	initErr error
+	// readyMu guards ready: whether the first-use check (buckets, format,
+	// analyzer version) has succeeded. A failure (the file was busy) is
+	// not kept: the next call tries again.
+	readyMu sync.Mutex
+	ready   bool
 }
 
 // New returns the memory in db. It checks the options now and touches the
@@ -152,15 +153,46 @@ func New(db *store.DB, opts Options) (*Store, error) {
 	return &Store{db: db, opts: opts, an: newAnalyzer()}, nil
 }
 
-// ensure runs the first-use check once and returns its outcome.
+// ensure runs the first-use check until it succeeds once.
 func (s *Store) ensure() error {
-	s.ready.Do(func() { s.initErr = s.init() })
-	return s.initErr
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	if s.ready {
+		return nil
+	}
+	if err := s.init(); err != nil {
+		return err
+	}
+	s.ready = true
+	return nil
 }
 
+// init checks the memory's records, reading only, and writes only when
+// they are missing or must be rebuilt: a search must not write to the file
+// (it would fail on a read-only database and wake every other process
+// watching it).
 func (s *Store) init() error {
 	db := s.db
-	err := db.Update(func(n storm.Node) error {
+	current := false
+	err := db.View(func(n storm.Node) error {
+		raw, err := kv{n.From(rootBucket)}.get(bucketMeta, statsKey)
+		if err != nil || raw == nil {
+			return err
+		}
+		st, err := decodeStats(raw)
+		if err != nil {
+			return err
+		}
+		current = st.Format == formatVersion && st.Analyzer == analyzerVersion
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("opening memory: %w", err)
+	}
+	if current {
+		return nil
+	}
+	err = db.Update(func(n storm.Node) error {
 		k := kv{n.From(rootBucket)}
 		raw, err := k.get(bucketMeta, statsKey)
 		if err != nil {

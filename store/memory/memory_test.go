@@ -36,17 +36,17 @@ func mustSearch(t *testing.T, s *Store, q string, k int) []Hit {
 }
 
 // TestBM25Ranking checks the order and the scores on a corpus small enough
-// to compute by hand. After analysis (stop words dropped, stems):
+// to compute by hand. After analysis (stems; stop words are indexed too):
 //
-//	A  solar panel convert sunlight electr          dl 5
-//	B  solar power solar panel solar farm solar invert   dl 8
-//	C  wind turbin convert wind electr              dl 5
-//	D  histori bicycl                               dl 2
+//	A  solar panel convert sunlight into electr                  dl 6
+//	B  solar power solar panel solar farm and solar invert       dl 9
+//	C  wind turbin convert wind into electr                      dl 6
+//	D  the histori of the bicycl                                 dl 5
 //
-// N = 4, avgdl = 5; "solar" and "electr" each have df 2, so idf = ln 2 for
-// both. For "solar electricity": A = 2 ln2 (tf 1 each, dl = avgdl),
-// B = ln2 * 2.2*4 / (4 + 1.2*(0.25+0.75*8/5)), C = ln2. The best possible
-// score is 2 * 2.2 * ln2.
+// N = 4, avgdl = 6.5; "solar" and "electr" each have df 2, so idf = ln 2
+// for both. A term with frequency tf in a chunk of length dl scores
+// idf * 2.2 tf / (tf + 1.2 (0.25 + 0.75 dl/avgdl)); the best possible
+// score for the query is 2 * 2.2 * ln2.
 func TestBM25Ranking(t *testing.T) {
 	s, db := openTest(t, Options{})
 	ids := map[string]string{}
@@ -67,7 +67,8 @@ func TestBM25Ranking(t *testing.T) {
 		t.Fatalf("order = %v, want [A B C] (D shares no term)", order)
 	}
 	ln2, best := math.Ln2, 2*2.2*math.Ln2
-	want := []float64{2 * ln2 / best, ln2 * 2.2 * 4 / (4 + 1.2*(0.25+0.75*8.0/5)) / best, ln2 / best}
+	term := func(tf, dl float64) float64 { return ln2 * 2.2 * tf / (tf + 1.2*(0.25+0.75*dl/6.5)) }
+	want := []float64{2 * term(1, 6) / best, term(4, 9) / best, term(1, 6) / best}
 	for i, h := range hits {
 		if math.Abs(h.Score-want[i]) > 1e-6 || h.Score != h.Lexical {
 			t.Errorf("%s: score %.6f, want %.6f", order[i], h.Score, want[i])
@@ -119,10 +120,14 @@ func TestSearchIgnoresCaseStemsAndPunctuation(t *testing.T) {
 			t.Errorf("query %q found %d hits, want the runners' text", q, len(hits))
 		}
 	}
-	for _, q := range []string{"", `"`, "''", "***", "the of and", "?!"} {
+	for _, q := range []string{"", `"`, "''", "***", "?!"} {
 		if hits := mustSearch(t, s, q, 5); len(hits) != 0 {
 			t.Errorf("query %q without index terms found %d hits", q, len(hits))
 		}
+	}
+	// A query of stop words alone still searches for them.
+	if hits := mustSearch(t, s, "the of and", 5); len(hits) != 1 || hits[0].DocID != id {
+		t.Errorf("query of stop words found %d hits, want the text with \"the\"", len(hits))
 	}
 }
 

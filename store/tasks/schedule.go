@@ -354,9 +354,10 @@ func fieldError(v string, fields []string, whole error) error {
 func (s Schedule) cronNext(t time.Time) time.Time {
 	lt := t.In(s.loc)
 	wall := time.Date(lt.Year(), lt.Month(), lt.Day(), lt.Hour(), lt.Minute(), lt.Second(), lt.Nanosecond(), time.UTC)
-	// A match can map to an instant at or before t only inside a repeated
-	// hour; one hour holds at most 60 minute matches.
-	for range 100 {
+	// A match maps to an instant at or before t only inside repeated wall
+	// time (clocks set back: by two hours in some zones, so an every-minute
+	// expression may step 120 times); past it every match is after t.
+	for range 10_000 {
 		wall = s.spec.Next(wall)
 		if wall.IsZero() {
 			return time.Time{}

@@ -324,3 +324,21 @@ func TestZones(t *testing.T) {
 		t.Errorf("unknown type: %v", err)
 	}
 }
+
+// In Antarctica/Troll the clocks go back two hours: an every-minute cron
+// claimed at the start of the repeated time still has a next run. Wall
+// times repeated by the change run at their first occurrence only, so the
+// next run is the first wall time not already passed: 03:00.
+func TestCronThroughATwoHourFallBack(t *testing.T) {
+	sched, err := ParseSchedule(Cron, "* * * * *", "Antarctica/Troll")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc := sched.Location()
+	// 2025-10-26 01:00 UTC is 03:00 +02 becoming 01:00 +00.
+	at := time.Date(2025, 10, 26, 1, 0, 30, 0, time.UTC)
+	next := sched.After(at, at)
+	if want := time.Date(2025, 10, 26, 3, 0, 0, 0, time.UTC); !next.Equal(want) {
+		t.Fatalf("next after %s = %s (%s)", at, next, next.In(loc))
+	}
+}

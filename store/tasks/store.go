@@ -532,7 +532,11 @@ func (s *Store) Finish(c Claim, f Finish) (Task, Run, error) {
 			row.LastResult = cut(run.Result, SummaryLimit)
 			row.LastError = cut(run.Error, SummaryLimit)
 		}
-		if row.Status == Active && row.NextRun.IsZero() {
+		// A task with no run left is done, also when it was paused while
+		// its last run went on (resuming could not give it a next run).
+		if (row.Status == Active || row.Status == Paused) && row.NextRun.IsZero() && row.ScheduleType == Once {
+			row.Status = Completed
+		} else if row.Status == Active && row.NextRun.IsZero() {
 			row.Status = Completed
 		}
 		row.Due = row.dueKey()

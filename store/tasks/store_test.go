@@ -386,3 +386,25 @@ func TestRunningListsClaimsInProgress(t *testing.T) {
 		t.Errorf("still running after finish: %d", len(running))
 	}
 }
+
+// A once task paused while its only run goes on is completed when the run
+// ends: it ran, and resuming could give it no next run.
+func TestOncePausedDuringItsRunCompletes(t *testing.T) {
+	s := openStore(t)
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	task, err := s.Create(NewTask{Prompt: "p", ScheduleType: Once, ScheduleValue: "2026-01-01T12:05:00Z", TimeZone: "UTC"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := s.ClaimDue(now.Add(5*time.Minute), 1, "me")
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("claims %v %v", claims, err)
+	}
+	if _, err := s.Pause(task.ID); err != nil {
+		t.Fatal(err)
+	}
+	done, _, err := s.Finish(claims[0], Finish{At: now.Add(6 * time.Minute), Success: true, Result: "ok"})
+	if err != nil || done.Status != Completed {
+		t.Fatalf("after the run: %+v %v", done, err)
+	}
+}

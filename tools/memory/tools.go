@@ -269,8 +269,9 @@ func (t *StoreTool) Execute(ctx context.Context, args tools.Args) tools.Result {
 
 // Index is the memory_index tool.
 type Index struct {
-	s      *memstore.Store
-	reader *files.FileRead
+	s             *memstore.Store
+	reader        *files.FileRead
+	misconfigured error
 }
 
 // NewIndex builds memory_index over s. It reads files with file_read's
@@ -284,7 +285,8 @@ func NewIndex(s *memstore.Store, deps tools.Deps) (*Index, error) {
 	}
 	reader, err := files.NewFileReadIn(dirs)
 	if err != nil {
-		return nil, err
+		// Listed all the same; calls say what is wrong.
+		return &Index{s: s, misconfigured: err}, nil
 	}
 	return &Index{s: s, reader: reader}, nil
 }
@@ -318,6 +320,9 @@ const maxListedSkips = 20
 func (t *Index) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if t.s == nil {
 		return tools.Fail(unavailable)
+	}
+	if t.misconfigured != nil {
+		return tools.Fail("memory_index is misconfigured: %v. Fix allowed_dirs under [tool.memory_index] (or [tool.file_read]) in the config file.", t.misconfigured)
 	}
 	path := args.String("path")
 	if strings.TrimSpace(path) == "" {

@@ -64,7 +64,7 @@ func All(svc Service) []tools.Tool {
 		listTasks{svc},
 		changeTask{svc, "pause_scheduled_task", "Pause a scheduled task: it stops running until resumed. A run in progress finishes.", "paused", Service.Pause},
 		changeTask{svc, "resume_scheduled_task", "Resume a paused scheduled task. Its next run is computed from now; runs missed while paused are not made up.", "resumed", Service.Resume},
-		changeTask{svc, "cancel_scheduled_task", "Cancel a scheduled task for good: it never runs again, and a run in progress is stopped.", "cancelled", Service.Cancel},
+		changeTask{svc, "cancel_scheduled_task", "Cancel a scheduled task for good: it never runs again. A run in progress in this jarvis is stopped; one in another jarvis process finishes.", "cancelled", Service.Cancel},
 	}
 }
 
