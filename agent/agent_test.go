@@ -277,12 +277,24 @@ func TestFallbackToReactWhenModelLacksTools(t *testing.T) {
 			if users != 1 {
 				t.Fatalf("the question appears %d times in the conversation", users)
 			}
-			noticed := false
+			noticed, starts, ends := false, 0, 0
 			for _, e := range rec.Events() {
 				noticed = noticed || e.Type == events.Notice
+				if e.Type == events.RunStart {
+					starts++
+				}
+				if e.Type == events.RunEnd {
+					ends++
+					if e.Turn.Turn != res.Turns {
+						t.Errorf("run_end says %d turns, the result %d", e.Turn.Turn, res.Turns)
+					}
+				}
 			}
 			if !noticed {
 				t.Fatal("no notice event for the fallback")
+			}
+			if starts != 1 || ends != 1 {
+				t.Fatalf("one run must have one run_start and one run_end, got %d and %d", starts, ends)
 			}
 		})
 	}
@@ -452,5 +464,37 @@ func TestOnMessageReportsEveryAppendedMessage(t *testing.T) {
 				t.Fatalf("usage/result not attached: %+v", seen)
 			}
 		})
+	}
+}
+
+func TestToolCallWrittenAsTextIsRun(t *testing.T) {
+	for name, reply := range map[string]string{
+		"hermes tags": "<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"6*7\"}}\n</tool_call>",
+		"bare json":   "```json\n{\"name\": \"calculator\", \"parameters\": \"{\\\"expression\\\": \\\"6*7\\\"}\"}\n```",
+	} {
+		t.Run(name, func(t *testing.T) {
+			eng := &fakeEngine{reply: func(req engine.ChatRequest, n int) (engine.ChatResponse, []string, error) {
+				if n == 1 {
+					return text(reply), nil, nil
+				}
+				return text("42"), nil, nil
+			}}
+			a := newAgent(t, Orchestrator, eng, executor(t, nil, nil), nil)
+			conv := &Conversation{}
+			res, err := a.Run(context.Background(), conv, "6*7?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.ToolResults) != 1 || res.ToolResults[0].Content != "42" || res.Content != "42" || len(res.Notices) != 1 {
+				t.Fatalf("result = %+v", res)
+			}
+			checkConsistent(t, conv)
+		})
+	}
+	// Text that only looks like JSON, or names a tool not offered, is an answer.
+	for _, reply := range []string{`{"answer": 42}`, `<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>`, "Use the calculator."} {
+		if calls := textToolCalls(reply, map[string]bool{"calculator": true}); calls != nil {
+			t.Errorf("%q read as calls %+v", reply, calls)
+		}
 	}
 }

@@ -34,7 +34,7 @@ func (l *loop) begin(ctx context.Context, conv *Conversation, input string, appe
 	if info.ID == "" {
 		info.ID = newRunID()
 	}
-	info.Agent = l.name
+	info.Agent, info.Model = l.name, l.cfg.Model
 	r := &run{
 		loop: l, ctx: events.WithRun(ctx, info), info: info, conv: conv,
 		result: &Result{Model: l.cfg.Model, Agent: l.name, ToolResults: []tools.Result{}}, started: time.Now(),

@@ -43,6 +43,12 @@ func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input s
 			return r.finish(err)
 		}
 		msg := resp.Message
+		if len(msg.ToolCalls) == 0 && len(defs) > 0 {
+			if calls := textToolCalls(msg.Content, offered(defs)); len(calls) > 0 {
+				msg.ToolCalls = calls
+				r.notice(fmt.Sprintf("The model wrote %d tool call(s) as text instead of calling natively; jarvis ran them.", len(calls)))
+			}
+		}
 		r.append(engine.Message{Role: engine.RoleAssistant, Content: msg.Content, Thinking: msg.Thinking, ToolCalls: msg.ToolCalls}, &resp.Usage, nil)
 		r.result.Content = msg.Content
 		if len(msg.ToolCalls) == 0 {
@@ -87,29 +93,35 @@ func (a *orchestratorAgent) refuseCalls(r *run, calls []engine.ToolCall, looping
 func (a *orchestratorAgent) fallback(ctx context.Context, conv *Conversation, input string, started *run) (*Result, error) {
 	msg := fmt.Sprintf("Model %s does not support native tool calls; continuing with the react agent (tools are described in the prompt instead).", a.cfg.Model)
 	react := &reactAgent{loop{cfg: a.cfg, name: ReAct}}
-	var prior *Result
-	if started != nil {
-		started.notice(msg)
-		prior = started.result
-		ctx = events.WithRun(ctx, started.info) // one run, whichever agent ends it
-	} else {
+	if started == nil {
+		// Known before anything ran: the run is react's from the start.
 		info := events.RunFrom(ctx)
 		if info.ID == "" {
 			info.ID = newRunID()
 		}
 		info.Agent = Orchestrator
-		ctx = events.WithRun(ctx, info)
 		a.cfg.Bus.Publish(events.Event{Type: events.Notice, Run: info, Text: msg})
-	}
-	res, err := react.run(ctx, conv, input, started == nil)
-	if res != nil {
-		res.Notices = append([]string{msg}, res.Notices...)
-		if prior != nil {
-			res.Usage.Add(prior.Usage)
-			res.Turns += prior.Turns
+		res, err := react.run(events.WithRun(ctx, info), conv, input, true)
+		if res != nil {
+			res.Notices = append([]string{msg}, res.Notices...)
 		}
+		return res, err
 	}
-	return res, err
+	// Found out by the server's answer to the first turn: the same run
+	// goes on as react, its turns and usage counted on.
+	started.notice(msg)
+	started.loop = &react.loop
+	started.info.Agent = ReAct
+	started.result.Agent = ReAct
+	return react.steps(started)
+}
+
+func offered(defs []engine.ToolDef) map[string]bool {
+	m := make(map[string]bool, len(defs))
+	for _, d := range defs {
+		m[d.Name] = true
+	}
+	return m
 }
 
 func (l *loop) toolDefs() []engine.ToolDef {

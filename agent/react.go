@@ -67,7 +67,12 @@ func (a *reactAgent) Run(ctx context.Context, conv *Conversation, input string) 
 }
 
 func (a *reactAgent) run(ctx context.Context, conv *Conversation, input string, appendInput bool) (*Result, error) {
-	r := a.begin(ctx, conv, input, appendInput)
+	return a.steps(a.begin(ctx, conv, input, appendInput))
+}
+
+// steps runs the protocol's turns on r, a run that is begun: a new one, or
+// an orchestrator run that found out its model has no native tools.
+func (a *reactAgent) steps(r *run) (*Result, error) {
 	system := ReActSystemPrompt(a.cfg.System, a.cfg.Executor)
 	var guard loopGuard
 	calls := 0

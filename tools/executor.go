@@ -19,7 +19,8 @@ import (
 // Executor runs tool calls: it is the spec's ToolExecutor. The steps, in
 // order, each early exit being a failed Result and never a panic:
 //
-//  1. look the tool up (unknown -> "Unknown tool: NAME");
+//  1. look the tool up (unknown -> "Unknown tool: NAME", then the tools
+//     that exist);
 //  2. parse the arguments and check them against the tool's schema;
 //  3. ask for confirmation when the spec requires it (no Confirmer means
 //     the call fails; a denial publishes tool_call_denied);
@@ -41,6 +42,10 @@ type Executor struct {
 	confirmer Confirmer
 	approvals *Approvals
 	log       *slog.Logger
+	// asking serialises confirmation requests: parallel calls to one tool
+	// ask one at a time, so "allow for the session" given to the first
+	// answers the others.
+	asking sync.Mutex
 }
 
 type entry struct {
@@ -108,9 +113,20 @@ func (e *Executor) Add(t Tool) error {
 		return fmt.Errorf("tool %s is listed twice", spec.Name)
 	}
 	_, inline := unwrap(t).(NonBlocking)
-	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: time.Duration(spec.Timeout() * float64(time.Second)), inline: inline}
+	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: timeoutOf(spec), inline: inline}
 	e.order = append(e.order, spec.Name)
 	return nil
+}
+
+// maxTimeout caps a spec's timeout: a larger value (a typo in a config
+// file) would overflow a time.Duration and time out at once.
+const maxTimeout = 24 * time.Hour
+
+func timeoutOf(s Spec) time.Duration {
+	if s.Timeout() >= maxTimeout.Seconds() {
+		return maxTimeout
+	}
+	return time.Duration(s.Timeout() * float64(time.Second))
 }
 
 // Remove removes a tool by name; unknown names are ignored.
@@ -218,7 +234,7 @@ func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result 
 	}
 
 	if en.spec.RequiresConfirmation && !e.approvals.Allowed(call.Name) {
-		if r, allowed := e.confirm(ctx, confirmer, en, call, args, run); !allowed {
+		if r, allowed := e.confirmOne(ctx, confirmer, en, call, args, run); !allowed {
 			return r
 		}
 	}
@@ -328,6 +344,17 @@ func cancelled(name string) Result {
 	return r
 }
 
+// confirmOne asks for one call, after any request already being asked has
+// been answered (which may have allowed this tool for the session).
+func (e *Executor) confirmOne(ctx context.Context, c Confirmer, en *entry, call Call, args Args, run events.RunInfo) (Result, bool) {
+	e.asking.Lock()
+	defer e.asking.Unlock()
+	if e.approvals.Allowed(call.Name) {
+		return Result{}, true
+	}
+	return e.confirm(ctx, c, en, call, args, run)
+}
+
 // confirm runs step 3. It returns allowed=false with the failed result when
 // the call must not run.
 func (e *Executor) confirm(ctx context.Context, c Confirmer, en *entry, call Call, args Args, run events.RunInfo) (Result, bool) {
@@ -343,6 +370,9 @@ func (e *Executor) confirm(ctx context.Context, c Confirmer, en *entry, call Cal
 	}
 	if c == nil {
 		return deny(fmt.Sprintf("Tool '%s' requires confirmation but no confirmation callback is available.", call.Name), StatusDenied)
+	}
+	if ctx.Err() != nil {
+		return deny(fmt.Sprintf("Tool '%s' was not run: the confirmation was cancelled.", call.Name), StatusCancelled)
 	}
 	e.bus.Publish(events.Event{Type: events.ConfirmAsk, Run: run, Tool: &events.ToolPayload{Tool: call.Name, CallID: call.ID, Arguments: args}})
 	d, err := c.Confirm(ctx, ConfirmRequest{Call: call, Spec: en.spec, Arguments: args, Run: run})
@@ -375,11 +405,18 @@ func (e *Executor) reject(run events.RunInfo, call Call, args Args, msg string) 
 	return r
 }
 
+// availableNames lists the tools for the unknown-tool message (the note's
+// `Unknown tool: NAME`, followed by what exists so a model can correct
+// itself); a long list is cut so it cannot flood the model's context.
 func (e *Executor) availableNames() string {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	if len(e.order) == 0 {
+	const most = 20
+	switch {
+	case len(e.order) == 0:
 		return "none"
+	case len(e.order) > most:
+		return strings.Join(e.order[:most], ", ") + fmt.Sprintf(" and %d more", len(e.order)-most)
 	}
 	return strings.Join(e.order, ", ")
 }

@@ -468,3 +468,29 @@ func TestNonBlockingToolPanicIsRecovered(t *testing.T) {
 		t.Fatalf("events = %v", types)
 	}
 }
+
+func TestParallelCallsAskOnceWhenAllowedForSession(t *testing.T) {
+	var ran, asked atomic.Int32
+	c := tools.ConfirmFunc(func(context.Context, tools.ConfirmRequest) (tools.Decision, error) {
+		asked.Add(1)
+		time.Sleep(20 * time.Millisecond) // a person reading the dialog
+		return tools.AllowSession, nil
+	})
+	e := newExec(t, nil, c, confirmTool("danger", &ran))
+	e.ExecuteAll(context.Background(), []tools.Call{{ID: "1", Name: "danger"}, {ID: "2", Name: "danger"}, {ID: "3", Name: "danger"}})
+	if asked.Load() != 1 || ran.Load() != 3 {
+		t.Fatalf("asked %d times, ran %d, want 1 and 3", asked.Load(), ran.Load())
+	}
+}
+
+func TestHugeTimeoutDoesNotOverflow(t *testing.T) {
+	tool := &fakeTool{spec: tools.Spec{Name: "slowish", Parameters: tools.Params(), TimeoutSeconds: 1e10},
+		run: func(context.Context, tools.Args) tools.Result {
+			time.Sleep(10 * time.Millisecond)
+			return tools.OK("done")
+		}}
+	e := newExec(t, nil, nil, tool)
+	if r := e.Execute(context.Background(), tools.Call{Name: "slowish"}); !r.Success {
+		t.Fatalf("got %+v", r)
+	}
+}

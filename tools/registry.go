@@ -21,8 +21,6 @@ type Settings struct {
 	TimeoutSeconds *float64 `toml:"timeout" json:"timeout,omitempty"`
 	// AllowedDirs restricts file tools to these directories.
 	AllowedDirs []string `toml:"allowed_dirs" json:"allowed_dirs,omitempty"`
-	// Options are tool-specific settings, read by the tool's factory.
-	Options map[string]any `toml:"options" json:"options,omitempty"`
 }
 
 // Deps are what factories may need. ui/cli fills them once from the

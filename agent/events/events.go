@@ -79,10 +79,12 @@ type Event struct {
 	Task *TaskPayload
 }
 
-// RunInfo says which run an event belongs to.
+// RunInfo says which run an event belongs to, and the model it talks to
+// (a tool that asks the model a sub-question uses the same one).
 type RunInfo struct {
 	ID    string
 	Agent string
+	Model string
 }
 
 // ToolPayload is the payload of the tool_call_* and tool_timeout events.

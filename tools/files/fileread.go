@@ -25,13 +25,21 @@ const MaxFileSize = 1 << 20
 type FileRead struct {
 	// allowed are absolute, symlink-free directories; empty means any.
 	allowed []string
+	// misconfigured is set when a configured directory is unusable: every
+	// call then fails saying so, and no file is read (an allowed list
+	// that silently became "anything" or "nothing" would be worse).
+	misconfigured error
 }
 
 // NewFileRead builds file_read with the allowed directories from its
-// settings. A configured directory that does not exist is an error: a typo
-// there would otherwise deny every read without saying why.
+// settings. A configured directory that does not exist does not stop the
+// tool from being listed; calling it fails with the reason.
 func NewFileRead(deps tools.Deps) (tools.Tool, error) {
-	return NewFileReadIn(deps.For("file_read").AllowedDirs)
+	f, err := NewFileReadIn(deps.For("file_read").AllowedDirs)
+	if err != nil {
+		return &FileRead{misconfigured: err}, nil
+	}
+	return f, nil
 }
 
 // NewFileReadIn builds file_read restricted to dirs (none: unrestricted).
@@ -74,6 +82,9 @@ func (f *FileRead) Spec() tools.Spec {
 
 // Execute reads args["path"].
 func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
+	if f.misconfigured != nil {
+		return tools.Fail("file_read is misconfigured: %v. Fix allowed_dirs under [tool.file_read] in the config file.", f.misconfigured)
+	}
 	path := args.String("path")
 	if strings.TrimSpace(path) == "" {
 		return tools.Fail("No path provided.")

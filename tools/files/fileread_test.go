@@ -189,3 +189,14 @@ func TestFileReadBadMaxLines(t *testing.T) {
 		t.Fatalf("got %q", r.Content)
 	}
 }
+
+func TestMisconfiguredAllowedDirFailsAtCallNotAtBuild(t *testing.T) {
+	tool, err := NewFileRead(tools.Deps{Settings: map[string]tools.Settings{"file_read": {AllowedDirs: []string{"/definitely/not/here"}}}})
+	if err != nil {
+		t.Fatalf("the factory must build the tool: %v", err)
+	}
+	r := tool.Execute(context.Background(), tools.Args{"path": "/etc/hostname"})
+	if r.Success || !strings.Contains(r.Content, "misconfigured") || !strings.Contains(r.Content, "/definitely/not/here") {
+		t.Fatalf("got %+v", r)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/jarvis-workbench/jarvis/agent/events"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
@@ -22,8 +23,11 @@ type Tool struct {
 	price   Price
 }
 
-// New returns the llm tool for engine and model. A nil engine gives a tool
-// that fails with a message saying no model server is configured.
+// New returns the llm tool for engine. A sub-query goes to the model of the
+// run that calls the tool (events.RunFrom), so it follows a model chosen
+// on the fly or switched in the TUI; model is used only outside a run
+// (`jarvis tools run llm`). A nil engine gives a tool that fails with a
+// message saying no model server is configured.
 func New(eng engine.InferenceEngine, model string, opts engine.Options, price Price) *Tool {
 	return &Tool{engine: eng, model: model, options: opts, price: price}
 }
@@ -52,10 +56,14 @@ func (t *Tool) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if t.engine == nil {
 		return tools.Fail("No model server is configured for the llm tool.")
 	}
-	if t.model == "" {
+	model := events.RunFrom(ctx).Model
+	if model == "" {
+		model = t.model
+	}
+	if model == "" {
 		return tools.Fail("No model is set for the llm tool; set one with --model or 'model' in the config.")
 	}
-	resp, err := t.engine.Generate(ctx, engine.GenerateRequest{Model: t.model, Prompt: prompt, System: args.String("system"), Options: t.options})
+	resp, err := t.engine.Generate(ctx, engine.GenerateRequest{Model: model, Prompt: prompt, System: args.String("system"), Options: t.options})
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return tools.Fail("The sub-query was stopped before the model answered.")
@@ -69,9 +77,8 @@ func (t *Tool) Execute(ctx context.Context, args tools.Args) tools.Result {
 		"total_tokens":      resp.Usage.PromptTokens + resp.Usage.OutputTokens,
 		"tokens_per_second": resp.Usage.TokensPerSec,
 	}
-	model := resp.Model
-	if model == "" {
-		model = t.model
+	if resp.Model != "" {
+		model = resp.Model
 	}
 	if t.price != nil {
 		r.CostUSD = t.price(model, resp.Usage.PromptTokens, resp.Usage.OutputTokens)

@@ -67,3 +67,12 @@ func TestLLMToolFailures(t *testing.T) {
 		}
 	}
 }
+
+func TestLLMToolUsesTheRunsModel(t *testing.T) {
+	eng := &genEngine{}
+	tool := New(eng, "", engine.Options{}, nil)
+	ctx := events.WithRun(context.Background(), events.RunInfo{ID: "r", Model: "llama3.2"})
+	if r := tool.Execute(ctx, tools.Args{"prompt": "x"}); !r.Success || eng.got.Model != "llama3.2" {
+		t.Fatalf("result %+v, model asked %q", r, eng.got.Model)
+	}
+}

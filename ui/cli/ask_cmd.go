@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/events"
@@ -46,7 +44,8 @@ func (a *app) askCommand() *cobra.Command {
 		Short: "Ask one question from the shell; the answer streams to stdout",
 		Long: `Ask the model one question. The answer streams to stdout; each tool call is
 shown on stderr when it starts and when it ends (name, arguments, result
-preview, latency, cost). With no QUERY, the question is read from stdin.
+preview, latency, cost). Text piped on stdin is added after the QUERY (or is
+the question when there is none).
 
 Tools that can do harm ask for approval on the terminal ([y/N]); when stdin is
 not a terminal they are refused unless --yes is given.
@@ -57,13 +56,9 @@ Exit status: 0 answered, 1 the run failed (server or model error),
   jarvis ask --json --tools calculator,think "Solve: 2x + 5 = 13"
   git diff | jarvis ask --agent simple "Write a commit message for this diff"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			query := joinArgs(args)
-			if query == "" {
-				q, err := a.readQueryFromStdin()
-				if err != nil {
-					return err
-				}
-				query = q
+			query, err := a.askQuery(joinArgs(args))
+			if err != nil {
+				return err
 			}
 			if _, err := a.loadConfig(af.configFlags(cmd)); err != nil {
 				return err
@@ -78,21 +73,48 @@ Exit status: 0 answered, 1 the run failed (server or model error),
 	return cmd
 }
 
-// readQueryFromStdin takes the question from a pipe; a terminal on stdin
-// with no QUERY is a usage error rather than a silent wait.
-func (a *app) readQueryFromStdin() (string, error) {
-	if f, ok := a.io.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return "", usageErr("no question given. Usage: jarvis ask [flags] QUERY...")
-	}
-	b, err := io.ReadAll(io.LimitReader(a.io.In, 1<<20))
+// maxPiped bounds what ask reads from a pipe.
+const maxPiped = 1 << 20
+
+// askQuery builds the question: the arguments, followed by what is piped
+// on stdin (`git diff | jarvis ask "Write a commit message"`), or stdin
+// alone when there are no arguments. A terminal on stdin is never read.
+func (a *app) askQuery(args string) (string, error) {
+	piped, err := a.pipedInput()
 	if err != nil {
-		return "", failErr("reading the question from stdin: %v", err)
+		return "", err
 	}
-	q := strings.TrimSpace(string(b))
-	if q == "" {
-		return "", usageErr("no question given (stdin was empty). Usage: jarvis ask [flags] QUERY...")
+	switch {
+	case args != "" && piped != "":
+		return args + "\n\n" + piped, nil
+	case args != "":
+		return args, nil
+	case piped != "":
+		return piped, nil
 	}
-	return q, nil
+	return "", usageErr("no question given. Usage: jarvis ask [flags] QUERY... (or pipe the question on stdin)")
+}
+
+// pipedInput reads stdin when it is a pipe or a file; a terminal or a
+// device (/dev/null) gives nothing.
+func (a *app) pipedInput() (string, error) {
+	if f, ok := a.io.In.(*os.File); ok {
+		info, err := f.Stat()
+		if err != nil || info.Mode()&(os.ModeNamedPipe) == 0 && !info.Mode().IsRegular() {
+			return "", nil
+		}
+	}
+	if a.io.In == nil {
+		return "", nil
+	}
+	b, err := io.ReadAll(io.LimitReader(a.io.In, maxPiped+1))
+	if err != nil {
+		return "", failErr("reading stdin: %v", err)
+	}
+	if len(b) > maxPiped {
+		return "", usageErr("the input on stdin is larger than %d MiB; pass a smaller part, or index it with 'jarvis memory index' and ask with the retrieval tool", maxPiped>>20)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 type askOptions struct {
@@ -122,6 +144,11 @@ func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 	if note != "" {
 		printer.note(note)
 	}
+	defer func() {
+		for _, t := range list {
+			closeIfCloser(t)
+		}
+	}()
 	confirmer := a.terminalConfirmer(opts.yes)
 	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Confirmer: confirmer})
 	if err != nil {
@@ -141,16 +168,13 @@ func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 		if err := writeJSON(a.io.Out, askJSON(res)); err != nil {
 			return err
 		}
-	} else if !printer.streamedAnswer && res != nil && res.Content != "" {
+	} else if res != nil && res.Content != "" && !printer.streamed(res.Content) {
 		fmt.Fprintln(a.io.Out, res.Content)
 	}
 	if confirmer == nil && deniedForNoTerminal(res) {
 		printer.note("a tool needed approval but stdin is not a terminal, so jarvis could not ask; rerun with --yes to approve")
 	}
 	if runErr != nil {
-		if ctx.Err() != nil {
-			return &exitError{code: exitSignal, err: errors.New("interrupted")}
-		}
 		return failErr("%v", runErr)
 	}
 	return nil
@@ -212,10 +236,10 @@ type askPrinter struct {
 	tools  *eventPrinter
 	stream bool
 
-	turnWrote      bool // the current turn put text on stdout
-	anyWrote       bool
-	lastNewline    bool
-	streamedAnswer bool
+	turn        strings.Builder // what the current turn put on stdout
+	lastTurn    string          // what the last finished turn put on stdout
+	anyWrote    bool
+	lastNewline bool
 }
 
 func (p *askPrinter) Publish(e events.Event) {
@@ -226,30 +250,36 @@ func (p *askPrinter) Publish(e events.Event) {
 		}
 		p.mu.Lock()
 		io.WriteString(p.out, e.Text)
-		p.turnWrote, p.anyWrote, p.streamedAnswer = true, true, true
+		p.turn.WriteString(e.Text)
+		p.anyWrote = true
 		p.lastNewline = strings.HasSuffix(e.Text, "\n")
 		p.mu.Unlock()
 	case events.TurnStart:
 		p.mu.Lock()
-		if p.turnWrote && !p.lastNewline {
+		if p.turn.Len() > 0 && !p.lastNewline {
 			io.WriteString(p.out, "\n")
 			p.lastNewline = true
 		}
-		p.turnWrote = false
+		p.turn.Reset()
 		p.mu.Unlock()
 	case events.TurnEnd:
-		// A turn that asked for tools was working, not answering: its text
-		// stays on screen but the final answer is what follows.
-		if e.Turn != nil && e.Turn.ToolCalls > 0 {
-			p.mu.Lock()
-			p.streamedAnswer = false
-			p.mu.Unlock()
-		}
+		p.mu.Lock()
+		p.lastTurn = p.turn.String()
+		p.mu.Unlock()
 	case events.Notice:
 		p.note(e.Text)
 	default:
 		p.tools.Publish(e)
 	}
+}
+
+// streamed reports whether answer is what the last turn already streamed,
+// so it is not printed twice (an answer that was not streamed, such as a
+// react answer or the max-turns text, is printed at the end).
+func (p *askPrinter) streamed(answer string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.TrimSpace(p.lastTurn) == strings.TrimSpace(answer)
 }
 
 func (p *askPrinter) note(msg string) {

@@ -84,16 +84,17 @@ func run(ctx context.Context, args []string, stdio IO) int {
 	if err == nil {
 		return ExitOK
 	}
+	if ctx.Err() != nil {
+		// Interrupted: whatever failed afterwards failed because of it.
+		fmt.Fprintln(stdio.Err, "jarvis: interrupted")
+		return exitSignal
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if msg := ee.Error(); msg != "" {
 			fmt.Fprintf(stdio.Err, "jarvis: %s\n", msg)
 		}
 		return ee.code
-	}
-	if ctx.Err() != nil {
-		fmt.Fprintln(stdio.Err, "jarvis: interrupted")
-		return exitSignal
 	}
 	// Anything else cobra returns is a flag or argument problem.
 	fmt.Fprintf(stdio.Err, "jarvis: %s\n%s\n", err, helpSuffix)

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
+
+	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // runCLI runs jarvis with args and returns stdout, stderr and the exit code.
@@ -114,7 +118,7 @@ func TestToolsDescribePrintsExactFormat(t *testing.T) {
 		t.Errorf("--no-category:\n%s", out2)
 	}
 	_, errOut, code := runCLI(t, "", "tools", "describe", "calculater")
-	if code != ExitFailed || !strings.Contains(errOut, `did you mean "calculator"`) {
+	if code != ExitUsage || !strings.Contains(errOut, `did you mean "calculator"`) {
 		t.Errorf("unknown name: code %d err %q", code, errOut)
 	}
 }
@@ -183,5 +187,48 @@ func TestYesApprovesConfirmationTools(t *testing.T) {
 	out, errOut, code := runCLI(t, "", "tools", "run", "code_interpreter", `{"code":"print(6*7)"}`, "--yes")
 	if code != ExitOK || !strings.Contains(out, "42") {
 		t.Fatalf("exit %d out %q err %q", code, out, errOut)
+	}
+}
+
+func TestPromptConfirmerAnswers(t *testing.T) {
+	in, w := io.Pipe()
+	var out bytes.Buffer
+	p := newPromptConfirmer(in, &out)
+	req := tools.ConfirmRequest{Spec: tools.Spec{Name: "code_interpreter", Description: "Runs code."}, Arguments: tools.Args{"code": "print(1)"}}
+	go w.Write([]byte("a\ny\nnope\n"))
+	for _, want := range []tools.Decision{tools.AllowSession, tools.AllowOnce, tools.Deny} {
+		if d, err := p.Confirm(context.Background(), req); d != want || err != nil {
+			t.Fatalf("decision %v %v, want %v", d, err, want)
+		}
+	}
+	// A cancelled question returns at once and leaves the reader for the next.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if d, err := p.Confirm(ctx, req); d != tools.Deny || err == nil {
+		t.Fatalf("cancelled: %v %v", d, err)
+	}
+	go w.Write([]byte("y\n"))
+	if d, _ := p.Confirm(context.Background(), req); d != tools.AllowOnce {
+		t.Fatalf("after a cancel: %v", d)
+	}
+	w.Close()
+	if d, _ := p.Confirm(context.Background(), req); d != tools.Deny {
+		t.Fatalf("at end of input: %v", d)
+	}
+	if !strings.Contains(out.String(), "[y/N]") || !strings.Contains(out.String(), "print(1)") {
+		t.Fatalf("prompt: %q", out.String())
+	}
+}
+
+func TestAskAppendsPipedInputAndPrintsOnce(t *testing.T) {
+	srv := fakeOllama(t)
+	srv.On(ot.UserSays("diff --git")).Reply(ot.Text("Add the thing."))
+	out, errOut, code := runCLI(t, "diff --git a/x b/x\n+thing\n", "ask", "--host", srv.URL, "--model", "qwen3:8b", "--tools", "none", "Write a commit message")
+	if code != ExitOK || out != "Add the thing.\n" {
+		t.Fatalf("exit %d out %q err %q", code, out, errOut)
+	}
+	last := srv.Chats()[len(srv.Chats())-1].Messages
+	if q := last[len(last)-1].Content; !strings.HasPrefix(q, "Write a commit message\n\ndiff --git") {
+		t.Fatalf("question sent: %q", q)
 	}
 }

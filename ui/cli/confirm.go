@@ -27,36 +27,55 @@ func (a *app) terminalConfirmer(yes bool) tools.Confirmer {
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	return &promptConfirmer{in: bufio.NewReader(a.io.In), out: a.io.Err}
+	return newPromptConfirmer(a.io.In, a.io.Err)
 }
 
 // promptConfirmer asks on the terminal, one question at a time even when a
-// turn's calls run in parallel.
+// turn's calls run in parallel. One goroutine reads the terminal's lines
+// for the whole run, so a question abandoned by a cancelled run leaves no
+// second reader behind.
 type promptConfirmer struct {
-	mu  sync.Mutex
-	in  *bufio.Reader
-	out io.Writer
+	mu    sync.Mutex
+	out   io.Writer
+	lines chan string
+}
+
+func newPromptConfirmer(in io.Reader, out io.Writer) *promptConfirmer {
+	p := &promptConfirmer{out: out, lines: make(chan string)}
+	go func() {
+		r := bufio.NewReader(in)
+		for {
+			line, err := r.ReadString('\n')
+			if line != "" || err == nil {
+				p.lines <- strings.ToLower(strings.TrimSpace(line))
+			}
+			if err != nil {
+				close(p.lines)
+				return
+			}
+		}
+	}()
+	return p
 }
 
 func (p *promptConfirmer) Confirm(ctx context.Context, req tools.ConfirmRequest) (tools.Decision, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return tools.Deny, err
+	}
 	fmt.Fprintf(p.out, "\nTool '%s' needs your approval.\n  %s\n  arguments:\n%s\n",
 		req.Spec.Name, format.OneLine(req.Spec.Description, 100), indent(format.PrettyArgs(req.Arguments), "    "))
 	fmt.Fprint(p.out, "Allow this call? [y/N] (a: allow this tool for the rest of the session) ")
-	answer := make(chan string, 1)
-	go func() {
-		line, err := p.in.ReadString('\n')
-		if err != nil && line == "" {
-			line = ""
-		}
-		answer <- strings.ToLower(strings.TrimSpace(line))
-	}()
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(p.out)
 		return tools.Deny, ctx.Err()
-	case s := <-answer:
+	case s, ok := <-p.lines:
+		if !ok {
+			fmt.Fprintln(p.out)
+			return tools.Deny, nil // end of input: nobody said yes
+		}
 		switch s {
 		case "y", "yes":
 			return tools.AllowOnce, nil

@@ -44,6 +44,7 @@ func (a *app) loadConfig(f config.Flags) (*config.Config, error) {
 		return a.cfg, nil
 	}
 	f.ConfigPath, f.Host, f.Model, f.DB = a.g.configPath, a.g.host, a.g.model, a.g.dbPath
+	f.ToolNames = builtin.Registry(builtin.Deps{}).Names()
 	cfg, err := config.Load(f)
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -124,12 +125,26 @@ func (env *environment) resolveModel(ctx context.Context) (string, string, error
 	if len(models) == 0 {
 		return "", "", fmt.Errorf("no model is set and the server at %s has none. Download one with 'ollama pull qwen3', then run again", env.engine.Host())
 	}
+	// The first model that can chat and call tools, else the first that can
+	// chat (an embedding model cannot answer at all).
+	var chat string
 	for _, m := range models {
-		if caps, err := env.engine.Capabilities(ctx, m.Name); err == nil && slices.Contains(caps, engine.CapTools) {
-			return m.Name, fmt.Sprintf("no model set; using %s (set one with --model or 'model' in the config)", m.Name), nil
+		caps, err := env.engine.Capabilities(ctx, m.Name)
+		if err != nil || !slices.Contains(caps, engine.CapCompletion) {
+			continue
+		}
+		if slices.Contains(caps, engine.CapTools) {
+			chat = m.Name
+			break
+		}
+		if chat == "" {
+			chat = m.Name
 		}
 	}
-	return models[0].Name, fmt.Sprintf("no model set; using %s (set one with --model or 'model' in the config)", models[0].Name), nil
+	if chat == "" {
+		return "", "", fmt.Errorf("no model is set and none of the server's models can chat (%d models, e.g. embedding models). Download one with 'ollama pull qwen3'", len(models))
+	}
+	return chat, fmt.Sprintf("no model set; using %s (set one with --model or 'model' in the config)", chat), nil
 }
 
 // buildTools builds the named tools; an unknown name is a usage error.
@@ -175,7 +190,8 @@ func (a *app) openDB(what string) (*store.DB, error) {
 		return nil, err
 	}
 	db.SetPurpose(what)
-	if err := db.Update(func(storm.Node) error { return nil }); err != nil {
+	// A read: opening checks the file without writing to it.
+	if err := db.View(func(storm.Node) error { return nil }); err != nil {
 		return nil, failErr("%v", err)
 	}
 	return db, nil

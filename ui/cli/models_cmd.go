@@ -124,10 +124,14 @@ func (a *app) doctor(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	version, err := env.engine.Version(ctx)
-	if err != nil {
+	switch {
+	case errors.Is(err, engine.ErrUnreachable):
 		add(check{name: "server", detail: fmt.Sprintf("no answer from %s", env.engine.Host()),
 			fix: "start Ollama with 'ollama serve' (or open the Ollama app), or point jarvis at it with --host or OLLAMA_HOST"})
-	} else {
+	case err != nil:
+		add(check{name: "server", detail: fmt.Sprintf("%s answered, but not like Ollama: %v", env.engine.Host(), err),
+			fix: "check that --host or OLLAMA_HOST points at an Ollama server (not a proxy or another service)"})
+	default:
 		add(check{name: "server", ok: true, detail: fmt.Sprintf("Ollama %s at %s", version, env.engine.Host())})
 		a.doctorModel(ctx, env, add)
 	}

@@ -74,25 +74,32 @@ func newTaskRunner(env *environment, bus events.Publisher) scheduler.Runner {
 // lazyScheduler lets the scheduler tools reach the task store without
 // opening the database until a tool is actually called: listing tools or
 // asking a question that uses none must not wait for another process's lock.
+// A failed open (the file was busy) is not kept: the next call tries again.
 type lazyScheduler struct {
-	once sync.Once
+	mu   sync.Mutex
 	open func() (*scheduler.Scheduler, error)
 	s    *scheduler.Scheduler
-	err  error
 }
 
 // use makes the tools call s (a scheduler already running) from now on.
 func (l *lazyScheduler) use(s *scheduler.Scheduler) {
-	l.once.Do(func() {})
-	l.s, l.err = s, nil
+	l.mu.Lock()
+	l.s = s
+	l.mu.Unlock()
 }
 
 func (l *lazyScheduler) get() (*scheduler.Scheduler, error) {
-	l.once.Do(func() { l.s, l.err = l.open() })
-	if l.err != nil {
-		return nil, fmt.Errorf("the task database could not be opened: %w", l.err)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.s != nil {
+		return l.s, nil
 	}
-	return l.s, nil
+	s, err := l.open()
+	if err != nil {
+		return nil, fmt.Errorf("the task database could not be opened: %w", err)
+	}
+	l.s = s
+	return s, nil
 }
 
 func (l *lazyScheduler) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, error) {

@@ -47,6 +47,9 @@ func (a *app) selectTools(ctx context.Context, names []string) ([]tools.Tool, er
 		built, err = env.registry.BuildList(list, env.deps)
 	}
 	if err != nil {
+		if _, unknown := err.(*tools.UnknownToolError); unknown {
+			return nil, usageErr("%v", err)
+		}
 		return nil, failErr("%v", err)
 	}
 	return built, nil

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,6 +114,9 @@ type Flags struct {
 	Tools      *string // nil: not given; "" or "none": no tools
 	System     string
 	Theme      string
+	// ToolNames are the built-in tool names, to check [tool.NAME] sections
+	// against (nil: not checked).
+	ToolNames []string
 }
 
 // DefaultPath is $XDG_CONFIG_HOME/jarvis/config.toml (~/.config/... when unset).
@@ -155,7 +159,7 @@ func Load(f Flags) (*Config, error) {
 	}
 	c.applyEnv()
 	c.applyFlags(f)
-	if err := c.validate(); err != nil {
+	if err := c.validate(f.ToolNames); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -226,6 +230,24 @@ func (c *Config) loadFile(path string, explicit bool) error {
 	return nil
 }
 
+// lineOf returns the line of the file where text starts a line (0: not
+// found or no file).
+func (c *Config) lineOf(text string) int {
+	if c.path == "" {
+		return 0
+	}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return 0
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), text) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // findKeyLine finds the line where the last part of key is set, for
 // messages about keys the decoder cannot point at.
 func findKeyLine(text string, key toml.Key) int {
@@ -272,7 +294,7 @@ func (c *Config) applyFlags(f Flags) {
 	}
 }
 
-func (c *Config) validate() error {
+func (c *Config) validate(toolNames []string) error {
 	known := false
 	for _, a := range Agents {
 		known = known || a == c.Agent
@@ -289,6 +311,14 @@ func (c *Config) validate() error {
 	if err := c.MCP.Validate(); err != nil {
 		return fmt.Errorf("config %s: %w", c.path, err)
 	}
+	for name := range c.Tool {
+		// MCP tools (SERVER__TOOL) appear only once their server runs.
+		if toolNames != nil && !strings.Contains(name, "__") && !slices.Contains(toolNames, name) {
+			return &FileError{Path: c.path, Key: "tool." + name, Line: c.lineOf("[tool." + name + "]"),
+				Msg: "no built-in tool has that name; the tools are: " + strings.Join(toolNames, ", ")}
+		}
+	}
+	c.Options.Think = strings.ToLower(strings.TrimSpace(c.Options.Think))
 	switch c.Options.Think {
 	case "", "true", "false", "low", "medium", "high":
 	default:

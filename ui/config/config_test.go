@@ -198,3 +198,17 @@ chat_id = -100123
 		t.Fatalf("channels = %+v", c.Channels)
 	}
 }
+
+func TestMisspelledToolSectionIsAnError(t *testing.T) {
+	clearEnv(t)
+	p := writeConfig(t, "model = \"m\"\n\n[tool.fileread]\nallowed_dirs = [\"/srv\"]\n")
+	_, err := Load(Flags{ConfigPath: p, ToolNames: []string{"file_read", "calculator"}})
+	if err == nil || !strings.Contains(err.Error(), ":3") || !strings.Contains(err.Error(), `"tool.fileread"`) || !strings.Contains(err.Error(), "file_read") {
+		t.Fatalf("err = %v", err)
+	}
+	// MCP tool names are not known in advance and are accepted.
+	p = writeConfig(t, "[tool.github__create_issue]\nconfirm = true\n")
+	if _, err := Load(Flags{ConfigPath: p, ToolNames: []string{"file_read"}}); err != nil {
+		t.Fatal(err)
+	}
+}
