@@ -9,7 +9,10 @@
 // None of them ever reaches a tool result, an event or a log: results name
 // a channel by its configured name and type only, and every error message
 // from a service or the network passes through the channel's redactor,
-// which replaces each secret with a label such as "<slack webhook>".
+// which replaces each secret with a label such as "<slack webhook>". That
+// includes the first label of a webhook's host name when it may be the
+// credential (a per-user subdomain such as Pipedream's), since hosts
+// appear in checks and network errors where URLs do not.
 //
 // The destinations come from the user's configuration, not from a model,
 // so they are not subject to http_request's address policy: a self-hosted
@@ -18,6 +21,7 @@ package channels
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -231,7 +235,13 @@ type redactor struct {
 	secrets []secret
 }
 
-type secret struct{ value, label string }
+type secret struct {
+	value, label string
+	// word marks a host label: it is replaced only where it stands as a
+	// whole label, so that a label that is also a word ("status") does not
+	// garble the middle of other words.
+	word bool
+}
 
 func newRedactor() *redactor { return &redactor{} }
 
@@ -240,12 +250,42 @@ func newRedactor() *redactor { return &redactor{} }
 // they protect nothing.
 func (r *redactor) add(value, label string) {
 	for _, v := range []string{value, url.PathEscape(value), url.QueryEscape(value)} {
-		if len(v) >= 6 {
-			r.secrets = append(r.secrets, secret{v, label})
+		if len(v) >= minSecret {
+			r.secrets = append(r.secrets, secret{value: v, label: label})
 		}
 	}
-	// Longest first, so a URL is replaced whole before its token is.
+	r.sort()
+}
+
+// minSecret is the shortest value worth redacting.
+const minSecret = 6
+
+// sort puts the longest secrets first, so a URL is replaced whole before
+// its token is.
+func (r *redactor) sort() {
 	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i].value) > len(r.secrets[j].value) })
+}
+
+// addHostLabel registers the first label of u's host name. Some webhook
+// services put the credential there (https://eo1a2b3c4d5.m.pipedream.net/),
+// and the host, unlike the URL, appears in reachability checks and in
+// network errors ("could not reach HOST", "lookup HOST: no such host").
+// A host of one or two labels (localhost, webhook.site) is left readable:
+// its first label is a registered domain everyone can look up, not a
+// credential someone was issued. Callers also leave out a service's own
+// well-known hosts, which say where a message went.
+func (r *redactor) addHostLabel(u *url.URL, label string) {
+	host := strings.TrimSuffix(u.Hostname(), ".")
+	if host == "" || net.ParseIP(host) != nil || strings.Count(host, ".") < 2 {
+		return
+	}
+	first, _, _ := strings.Cut(host, ".")
+	for _, v := range []string{first, strings.ToLower(first)} {
+		if len(v) >= minSecret {
+			r.secrets = append(r.secrets, secret{value: v, label: label, word: true})
+		}
+	}
+	r.sort()
 }
 
 // addURL registers a secret URL: the whole of it, and the path segments and
@@ -275,9 +315,43 @@ func (r *redactor) addURL(u *url.URL, label string) {
 
 func (r *redactor) redact(s string) string {
 	for _, sec := range r.secrets {
-		s = strings.ReplaceAll(s, sec.value, sec.label)
+		if sec.word {
+			s = replaceLabel(s, sec.value, sec.label)
+		} else {
+			s = strings.ReplaceAll(s, sec.value, sec.label)
+		}
 	}
 	return s
+}
+
+// replaceLabel replaces each occurrence of old in s that stands as the
+// first label of a host name: not preceded by a character of a label, and
+// followed by a dot. A word in a sentence that happens to be the same as
+// the label is left alone.
+func replaceLabel(s, old, repl string) string {
+	var b strings.Builder
+	start := 0
+	for from := 0; from < len(s); {
+		i := strings.Index(s[from:], old)
+		if i < 0 {
+			break
+		}
+		i += from
+		end := i + len(old)
+		if (i == 0 || !labelByte(s[i-1])) && end < len(s) && s[end] == '.' {
+			b.WriteString(s[start:i])
+			b.WriteString(repl)
+			start, from = end, end
+			continue
+		}
+		from = i + 1
+	}
+	b.WriteString(s[start:])
+	return b.String()
+}
+
+func labelByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 }
 
 func orUnknown(s string) string {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -163,6 +164,20 @@ func checkReachable(ctx context.Context, c *http.Client, u *url.URL) step {
 	return step{what: what, ok: true, detail: fmt.Sprintf("the host answered (HTTP %d)", a.status)}
 }
 
+// The services' own webhook hosts: their names carry no secret, so they
+// stay readable in results. A Slack- or Discord-compatible webhook
+// elsewhere (a self-hosted chat, a relay) gets its host label redacted like
+// a generic webhook's.
+var (
+	slackHosts   = []string{"hooks.slack.com", "hooks.slack-gov.com"}
+	discordHosts = []string{"discord.com", "discordapp.com", "canary.discord.com", "ptb.discord.com"}
+)
+
+func wellKnownHost(u *url.URL, hosts []string) bool {
+	h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	return slices.Contains(hosts, h)
+}
+
 // --- Slack -----------------------------------------------------------------
 
 type slack struct{ u *url.URL }
@@ -173,6 +188,9 @@ func newSlack(ch Channel, red *redactor) (service, []string) {
 		return nil, []string{p}
 	}
 	red.addURL(u, "<slack webhook>")
+	if !wellKnownHost(u, slackHosts) {
+		red.addHostLabel(u, "<webhook host>")
+	}
 	return &slack{u: u}, nil
 }
 
@@ -212,6 +230,9 @@ func newDiscord(ch Channel, red *redactor) (service, []string) {
 		return nil, []string{p}
 	}
 	red.addURL(u, "<discord webhook>")
+	if !wellKnownHost(u, discordHosts) {
+		red.addHostLabel(u, "<webhook host>")
+	}
 	return &discord{u: u}, nil
 }
 
@@ -388,6 +409,7 @@ func newWebhook(name string, ch Channel, red *redactor) (service, []string) {
 		return nil, []string{p}
 	}
 	red.addURL(u, "<webhook url>")
+	red.addHostLabel(u, "<webhook host>")
 	token := strings.TrimSpace(ch.Token)
 	if token != "" {
 		red.add(token, "<webhook token>")

@@ -195,7 +195,8 @@ func (t *Status) Execute(ctx context.Context, args tools.Args) tools.Result {
 			state = "FAILED"
 		}
 		fmt.Fprintf(&b, "\n- %s: %s, %s", s.what, state, s.detail)
-		checks = append(checks, map[string]any{"check": s.what, "ok": s.ok})
+		// Metadata reaches events and transcripts like the content does.
+		checks = append(checks, map[string]any{"check": c.red.redact(s.what), "ok": s.ok})
 	}
 	verdict := "works"
 	if !ok {

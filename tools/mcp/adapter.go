@@ -2,8 +2,11 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -46,15 +49,29 @@ var adapterSpec = tools.Spec{
 	TimeoutSeconds:       DefaultTimeoutSeconds,
 }
 
-// Spec returns the adapter's spec.
-func (a *Adapter) Spec() tools.Spec { return adapterSpec }
+// Spec returns the adapter's spec. Its timeout is the executor's bound on
+// the whole call; each server's own, shorter or not, is applied inside
+// Execute, so the spec leaves room for the longest one configured.
+func (a *Adapter) Spec() tools.Spec {
+	spec := adapterSpec
+	if m := a.get(); m != nil {
+		for _, s := range m.Status() {
+			spec.TimeoutSeconds = max(spec.TimeoutSeconds, s.TimeoutSeconds)
+		}
+	}
+	return spec
+}
+
+func (a *Adapter) get() *Manager {
+	if a.manager == nil {
+		return nil
+	}
+	return a.manager()
+}
 
 // Execute lists a server's tools or calls one of them.
 func (a *Adapter) Execute(ctx context.Context, args tools.Args) tools.Result {
-	var m *Manager
-	if a.manager != nil {
-		m = a.manager()
-	}
+	m := a.get()
 	if m == nil || len(m.Status()) == 0 {
 		return tools.Fail("No MCP servers are configured. Add [[mcp.servers]] entries to the config file; 'jarvis mcp list' shows their state.")
 	}
@@ -71,7 +88,7 @@ func (a *Adapter) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if tool == "" {
 		return listTools(srv)
 	}
-	t, ok := m.Tool(ToolName(name, tool))
+	t, ok := lookupTool(m, srv, tool)
 	if !ok {
 		if !srv.Available() {
 			return tools.Fail("MCP server '%s' is unavailable: %s", name, srv.Reason)
@@ -87,7 +104,45 @@ func (a *Adapter) Execute(ctx context.Context, args tools.Args) tools.Result {
 	default:
 		return tools.Fail("Invalid arguments: 'arguments' must be a JSON object with the tool's parameters.")
 	}
-	return t.Execute(ctx, inner)
+	return callWithTimeout(ctx, t, inner)
+}
+
+// lookupTool finds the tool a call names. The name is the tool's own name
+// on the server, which is what the parameter asks for and what the user
+// approves; the jarvis name (SERVER__TOOL, as the listing shows it) is
+// accepted too, since it is unique. Recomputing ToolName from the original
+// would be wrong: when two originals sanitise alike, the plain name belongs
+// to the other tool.
+func lookupTool(m *Manager, srv ServerStatus, tool string) (tools.Tool, bool) {
+	if t, ok := m.ToolByOriginal(srv.Name, tool); ok {
+		return t, true
+	}
+	for _, ti := range srv.Tools {
+		if ti.Name == tool {
+			return m.ToolByOriginal(srv.Name, ti.Original)
+		}
+	}
+	return nil, false
+}
+
+// callWithTimeout runs t under its server's timeout, which a direct call gets
+// from the executor. A call that runs out of time reports it the way the
+// executor does; the tool itself then has its server pinged and restarted
+// if it no longer answers, as on the direct path.
+func callWithTimeout(ctx context.Context, t tools.Tool, args tools.Args) tools.Result {
+	spec := t.Spec()
+	tctx, cancel := context.WithTimeout(ctx, time.Duration(spec.Timeout()*float64(time.Second)))
+	defer cancel()
+	r := t.Execute(tctx, args)
+	if r.Success || ctx.Err() != nil || !errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		// A call cut short by the caller keeps its own result: the
+		// executor reports the cancellation or its own timeout.
+		return r
+	}
+	timedOut := tools.Fail("Tool '%s' timed out after %ss.", spec.Name, strconv.FormatFloat(spec.Timeout(), 'g', -1, 64))
+	timedOut.Status = tools.StatusTimeout
+	timedOut.Metadata = r.Metadata
+	return timedOut
 }
 
 func listTools(s ServerStatus) tools.Result {

@@ -32,9 +32,11 @@ type ServerConfig struct {
 	// Command and Args start a stdio server.
 	Command string   `toml:"command" json:"command,omitempty"`
 	Args    []string `toml:"args" json:"args,omitempty"`
-	// Env is added to jarvis's environment for the server process. Values
-	// may refer to jarvis's environment as ${VAR}, so secrets need not be
-	// written into the config file.
+	// Env is the server's own environment, on top of the few variables
+	// every program needs that it inherits from jarvis (see baseEnv); the
+	// rest of jarvis's environment, API keys included, is not passed on.
+	// Values may refer to jarvis's environment as ${VAR}, so secrets need
+	// not be written into the config file.
 	Env map[string]string `toml:"env" json:"env,omitempty"`
 	// Cwd is the server's working directory ("~" is expanded).
 	Cwd string `toml:"cwd" json:"cwd,omitempty"`
@@ -81,11 +83,11 @@ func (s ServerConfig) TimeoutSeconds() float64 {
 }
 
 // Target is what the server runs or reaches, for status displays: the
-// command line or the URL. Header and environment values are left out
-// because they often hold secrets.
+// command line or the URL. Header and environment values are left out and
+// the URL is shown through RedactURL, because they often hold secrets.
 func (s ServerConfig) Target() string {
 	if s.Transport() == TransportHTTP {
-		return s.URL
+		return RedactURL(s.URL)
 	}
 	parts := append([]string{s.Command}, s.Args...)
 	for i, p := range parts {
@@ -143,7 +145,7 @@ func (s ServerConfig) problems() []string {
 	case s.URL != "":
 		u, err := url.Parse(s.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			out = append(out, fmt.Sprintf("url %q must be an absolute http:// or https:// URL", s.URL))
+			out = append(out, fmt.Sprintf("url %q must be an absolute http:// or https:// URL", RedactURL(s.URL)))
 		}
 		if len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
 			out = append(out, "args, env and cwd apply to stdio servers (command) only; remove them or use command instead of url")

@@ -324,3 +324,22 @@ func waitGone(pids []int) []int {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A call through mcp_adapter that times out on a server that no longer
+// answers gets the server checked and restarted, as a direct call does.
+func TestAdapterTimeoutChecksServerHealth(t *testing.T) {
+	sc := stdioServer("test")
+	sc.Timeout = 0.3
+	m := startManager(t, fastOptions(), sc)
+	waitReady(t, m, "test")
+	a := NewAdapter(func() *Manager { return m })
+
+	r := a.Execute(ctxTimeout(t, 20*time.Second), tools.Args{"server": "test", "tool": "freeze"})
+	if r.Status != tools.StatusTimeout || r.Content != "Tool 'test__freeze' timed out after 0.3s." {
+		t.Fatalf("freeze: %+v", r)
+	}
+	st := waitFor(t, m, "test", "restarted", func(s ServerStatus) bool { return s.State == StateReady && s.Restarts >= 1 })
+	if want := "the server stopped answering (a call timed out, then a ping got no reply within 500ms)"; st.LastError != want {
+		t.Errorf("last error %q", st.LastError)
+	}
+}

@@ -197,6 +197,25 @@ func (m *Manager) Tool(name string) (tools.Tool, bool) {
 	return nil, false
 }
 
+// ToolByOriginal returns the tool that server offers under its own name
+// original. It is the lookup to use when a person or a model names a tool
+// as the server does: ToolName(server, original) is not necessarily that
+// tool's name, because two originals that sanitise alike (a.b and a_b)
+// cannot both have the plain name.
+func (m *Manager) ToolByOriginal(server, original string) (tools.Tool, bool) {
+	s, ok := m.byName[server]
+	if !ok {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.byOriginal[original]
+	if !ok {
+		return nil, false
+	}
+	return t, true
+}
+
 // Status returns every configured server's status, in config order.
 func (m *Manager) Status() []ServerStatus {
 	out := make([]ServerStatus, len(m.servers))

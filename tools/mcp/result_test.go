@@ -2,9 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -82,19 +79,6 @@ func TestByteSize(t *testing.T) {
 		if got := byteSize(n); got != want {
 			t.Errorf("byteSize(%d) = %q, want %q", n, got, want)
 		}
-	}
-}
-
-func TestDescribeErrShortensHTTPFailures(t *testing.T) {
-	// What the SDK returns when the server cannot be reached: the cause is
-	// at the end of a long chain.
-	cause := &url.Error{Op: "Post", URL: "http://127.0.0.1:1/mcp", Err: errors.New("connection refused")}
-	err := fmt.Errorf(`calling "tools/call": sending jsonrpc request #3: %w: %w`, errors.New("rejected by transport"), cause)
-	if got, want := describeErr(err), `Post "http://127.0.0.1:1/mcp": connection refused`; got != want {
-		t.Errorf("describeErr = %q, want %q", got, want)
-	}
-	if got := describeErr(errors.New("plain")); got != "plain" {
-		t.Errorf("describeErr = %q", got)
 	}
 }
 

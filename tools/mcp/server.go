@@ -27,6 +27,9 @@ type server struct {
 	m    *Manager
 	log  *slog.Logger
 	book *schemaBook
+	// secrets hides the configuration's credentials in every text that
+	// leaves the server: reasons, failed results, log records.
+	secrets *scrubber
 
 	// relist asks the supervisor for a new listing (at most one pending).
 	relist chan struct{}
@@ -118,11 +121,13 @@ func (c *conn) exitReason(d time.Duration) string {
 }
 
 func newServer(cfg ServerConfig, m *Manager) *server {
+	secrets := newScrubber(cfg)
 	s := &server{
 		cfg:        cfg,
 		m:          m,
-		log:        m.log.With("mcp_server", cfg.Name),
+		log:        slog.New(secrets.handler(m.log.Handler())).With("mcp_server", cfg.Name),
 		book:       newSchemaBook(),
+		secrets:    secrets,
 		relist:     make(chan struct{}, 1),
 		firstDone:  make(chan struct{}),
 		state:      StateStarting,
@@ -463,6 +468,7 @@ func (s *server) applyTools(list *toolList) {
 }
 
 func (s *server) setFailed(reason string, retry time.Duration) {
+	reason = s.secrets.scrub(reason)
 	s.mu.Lock()
 	s.state = StateFailed
 	s.since = time.Now()
@@ -480,6 +486,7 @@ func (s *server) setFailed(reason string, retry time.Duration) {
 
 // noteError records a problem that did not stop the server.
 func (s *server) noteError(msg string) {
+	msg = s.secrets.scrub(msg)
 	s.mu.Lock()
 	s.lastErr = msg
 	s.lastErrAt = time.Now()

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -298,10 +299,40 @@ func (o *onceCloser) Close() error {
 	return nil
 }
 
-// processEnv is jarvis's environment with the server's variables added,
-// ${VAR} references expanded.
+// baseEnv names the variables a stdio server inherits from jarvis: what
+// programs and their runtimes (node, python, a shell) need to find
+// themselves, their home and cache directories, a temporary directory and
+// the user's locale. Everything else, from API keys (BRAVE_API_KEY,
+// TAVILY_API_KEY...) to proxy settings, reaches a server only when its
+// env names it, as in env = { HTTPS_PROXY = "${HTTPS_PROXY}" }. Locale
+// variables (LC_*) pass too.
+var baseEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ",
+	"TMPDIR", "TMP", "TEMP",
+	"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
+	// Windows: without these many programs cannot start at all.
+	"SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA",
+	"USERPROFILE", "USERNAME", "HOMEDRIVE", "HOMEPATH", "PROGRAMFILES", "PROGRAMDATA",
+	"PROCESSOR_ARCHITECTURE",
+}
+
+// inherited reports whether the variable key passes from jarvis to a server.
+func inherited(key string) bool {
+	if runtime.GOOS == "windows" {
+		key = strings.ToUpper(key) // Windows variable names ignore case
+	}
+	return slices.Contains(baseEnv, key) || strings.HasPrefix(key, "LC_")
+}
+
+// processEnv is the server's environment: the base variables jarvis has,
+// then the server's own with ${VAR} references expanded, which win.
 func processEnv(extra map[string]string) ([]string, error) {
-	env := os.Environ()
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, ok := strings.Cut(kv, "="); ok && k != "" && inherited(k) {
+			env = append(env, kv)
+		}
+	}
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
 		keys = append(keys, k)

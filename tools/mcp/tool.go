@@ -36,9 +36,14 @@ type remoteTool struct {
 
 func (t *remoteTool) Spec() tools.Spec { return t.spec }
 
-// Execute calls the tool on the server's current session.
+// Execute calls the tool on the server's current session. A failure's
+// text is scrubbed of the server's credentials: it may quote a transport
+// error, and the model reads it. A tool's own output is left as it is.
 func (t *remoteTool) Execute(ctx context.Context, args tools.Args) tools.Result {
 	r := t.execute(ctx, args)
+	if !r.Success {
+		r.Content = t.srv.secrets.scrub(r.Content)
+	}
 	return r.WithMeta(MetaServer, t.srv.cfg.Name).WithMeta(MetaOriginalName, t.original)
 }
 
@@ -87,11 +92,16 @@ func (t *remoteTool) execute(ctx context.Context, args tools.Args) tools.Result 
 const codeRejected = -32005
 
 // describeErr shortens an SDK error to its cause where one is known: an
-// HTTP failure is reported as the request that failed and why.
+// HTTP failure is reported as the operation, the host and why it failed.
+// The URL itself is left out: its query or user info may hold a token.
 func describeErr(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Error()
+		host := "the server"
+		if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+			host = u.Host
+		}
+		return fmt.Sprintf("%s %s: %v", ue.Op, host, ue.Err)
 	}
 	return err.Error()
 }

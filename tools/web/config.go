@@ -6,7 +6,10 @@
 // the model, so every address it actually connects to is checked (see
 // Policy): loopback, private, link-local and the other non-public ranges are
 // refused, whether they arrive as a literal in the URL, through DNS, or in a
-// redirect, unless the user allow-listed them. web_search talks only to
+// redirect, unless the user allow-listed them; and a redirect leads to an
+// allow-listed destination only from another allow-listed one, so a public
+// site cannot bounce an approved request into the user's network.
+// web_search talks only to
 // services named in the user's configuration, so those are not subject to
 // that check, but it never follows a redirect to another host.
 //

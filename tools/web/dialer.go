@@ -27,6 +27,35 @@ type guardedDialer struct {
 	policy   *Policy
 	resolver Resolver
 	timeout  time.Duration
+	// dial, when set, makes the connection to an address that passed the
+	// checks, given the dialer (with its socket hook) to use. Tests set it
+	// to reach a loopback stand-in for a public address; it is nil in use.
+	dial func(ctx context.Context, d *net.Dialer, network string, to netip.AddrPort) (net.Conn, error)
+}
+
+// checkedConn is a connection the dialer made, with what it knew: whether
+// the destination was reachable only because allow_hosts lists it. A
+// redirect from such a destination may lead to other allow-listed ones;
+// a redirect from anywhere else may not (see redirectGuard).
+type checkedConn struct {
+	net.Conn
+	allowListed bool
+}
+
+// allowListedConn reports whether c, or the connection under it (TLS), was
+// dialled to an allow-listed destination.
+func allowListedConn(c net.Conn) bool {
+	for c != nil {
+		switch v := c.(type) {
+		case *checkedConn:
+			return v.allowListed
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // DialContext implements http.Transport's DialContext.
@@ -68,9 +97,16 @@ func (g *guardedDialer) DialContext(ctx context.Context, network, address string
 	d := net.Dialer{Timeout: g.timeout, KeepAlive: 30 * time.Second, ControlContext: g.control(host, trusted)}
 	var firstErr error
 	for _, a := range addrs {
-		conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(a, uint16(port)).String())
+		to := netip.AddrPortFrom(a, uint16(port))
+		var conn net.Conn
+		var err error
+		if g.dial != nil {
+			conn, err = g.dial(ctx, &d, network, to)
+		} else {
+			conn, err = d.DialContext(ctx, network, to.String())
+		}
 		if err == nil {
-			return conn, nil
+			return &checkedConn{Conn: conn, allowListed: trusted || g.policy.AddrAllowed(a)}, nil
 		}
 		var blocked *BlockedError
 		if errors.As(err, &blocked) || ctx.Err() != nil {
@@ -150,8 +186,7 @@ func filterFamily(addrs []netip.Addr, network string) []netip.Addr {
 // never uses a proxy: a proxy from the environment would make the proxy,
 // not this process, connect to the destination, and nothing here could
 // check where it went.
-func newGuardedTransport(policy *Policy, resolver Resolver) *http.Transport {
-	g := &guardedDialer{policy: policy, resolver: resolver, timeout: 15 * time.Second}
+func newGuardedTransport(g *guardedDialer) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
 		DialContext:           g.DialContext,

@@ -8,9 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -23,15 +27,25 @@ import (
 // comment), at most MaxRedirects redirects, a capped response body and a
 // per-call timeout.
 type HTTPRequest struct {
-	cfg       HTTPConfig
-	policy    *Policy
-	transport *http.Transport
+	cfg    HTTPConfig
+	policy *Policy
+	// transport honours allow_hosts; strict, with strictPolicy, does not.
+	// A call's requests go through transport until one reaches a
+	// destination allow_hosts does not list; any redirect after that goes
+	// through strict (see redirectGuard). They keep separate connection
+	// pools, so strict never reuses a connection to an allow-listed host.
+	transport    *http.Transport
+	strict       *http.Transport
+	strictPolicy *Policy
 }
 
 // Option adjusts NewHTTPRequest.
 type Option func(*options)
 
-type options struct{ resolver Resolver }
+type options struct {
+	resolver Resolver
+	dial     func(ctx context.Context, d *net.Dialer, network string, to netip.AddrPort) (net.Conn, error) // see guardedDialer.dial
+}
 
 // WithResolver makes http_request look names up with r instead of the
 // system resolver. Tests use it to make a name resolve to loopback.
@@ -52,7 +66,17 @@ func NewHTTPRequest(cfg HTTPConfig, opts ...Option) (*HTTPRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &HTTPRequest{cfg: c, policy: policy, transport: newGuardedTransport(policy, o.resolver)}, nil
+	strict := policy.withoutAllowList()
+	dialer := func(p *Policy) *guardedDialer {
+		return &guardedDialer{policy: p, resolver: o.resolver, timeout: 15 * time.Second, dial: o.dial}
+	}
+	return &HTTPRequest{
+		cfg:          c,
+		policy:       policy,
+		transport:    newGuardedTransport(dialer(policy)),
+		strict:       newGuardedTransport(dialer(strict)),
+		strictPolicy: strict,
+	}, nil
 }
 
 // HTTPRequestFactory adapts NewHTTPRequest to the registry.
@@ -69,6 +93,7 @@ func HTTPRequestFactory(cfg Config) tools.Factory {
 // Close releases idle connections.
 func (h *HTTPRequest) Close() error {
 	h.transport.CloseIdleConnections()
+	h.strict.CloseIdleConnections()
 	return nil
 }
 
@@ -132,14 +157,19 @@ func (h *HTTPRequest) Execute(ctx context.Context, args tools.Args) tools.Result
 
 	var redirects int
 	current, previous := req.URL.Redacted(), ""
+	guard := &redirectGuard{open: h.transport, strict: h.strict}
 	client := &http.Client{
-		Transport: h.transport,
+		Transport: guard,
 		CheckRedirect: func(next *http.Request, via []*http.Request) error {
 			from := via[len(via)-1].URL.Redacted()
 			if len(via) > MaxRedirects {
 				return fmt.Errorf("stopped after %d redirects (the last one from %s to %s); the URL redirects too often or in a loop", MaxRedirects, from, next.URL.Redacted())
 			}
-			if err := h.policy.CheckURL(next.URL); err != nil {
+			policy := h.policy
+			if !guard.trusted() {
+				policy = h.strictPolicy
+			}
+			if err := policy.CheckURL(next.URL); err != nil {
 				var be *BlockedError
 				if errors.As(err, &be) {
 					be.From, be.URL = from, next.URL.Redacted()
@@ -193,6 +223,47 @@ func (h *HTTPRequest) Execute(ctx context.Context, args tools.Args) tools.Result
 		WithMeta("timeout_seconds", timeout.Seconds()).
 		WithMeta("time_to_headers_ms", headersAt.Milliseconds()).
 		WithMeta("elapsed_ms", elapsed.Milliseconds())
+}
+
+// redirectGuard is one call's round tripper. Its first request goes through
+// the transport that honours allow_hosts, and so does every redirect as
+// long as each request so far reached an allow-listed destination (the
+// dialer marks its connections; see checkedConn). Once a request reached
+// any other destination, the redirects that follow go through the strict
+// transport, which refuses allow-listed private destinations like any
+// other private one: a public site that answers an approved request with
+// a redirect cannot point it, 307 body and all, at nas.lan.
+type redirectGuard struct {
+	open, strict http.RoundTripper
+
+	mu      sync.Mutex
+	started bool
+	listed  bool // every request so far reached an allow-listed destination
+}
+
+// trusted reports whether the next request may use the allow-list.
+func (g *redirectGuard) trusted() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.started || g.listed
+}
+
+func (g *redirectGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	trusted := g.trusted()
+	rt := g.strict
+	if trusted {
+		rt = g.open
+	}
+	var listed atomic.Bool
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		listed.Store(allowListedConn(info.Conn))
+	}}
+	resp, err := rt.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	g.mu.Lock()
+	g.started = true
+	g.listed = trusted && listed.Load()
+	g.mu.Unlock()
+	return resp, err
 }
 
 // buildRequest turns args into a request and its timeout, or a failed

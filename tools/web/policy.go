@@ -20,6 +20,9 @@ import (
 type Policy struct {
 	hosts    map[string]bool
 	prefixes []netip.Prefix
+	// setAside is the allow-list a policy from withoutAllowList does not
+	// apply, kept to say so when it refuses a destination listed there.
+	setAside *Policy
 }
 
 // NewPolicy builds a policy that also allows the given host names,
@@ -55,6 +58,15 @@ func NewPolicy(allow []string) (*Policy, error) {
 	return p, nil
 }
 
+// withoutAllowList returns a policy that refuses every non-public
+// destination, listed in allow_hosts or not. http_request applies it to
+// redirects that do not come from an allow-listed destination: allow_hosts
+// is the user's consent to reach those hosts when asked to, not consent for
+// any public site to send an approved request (and its body) there.
+func (p *Policy) withoutAllowList() *Policy {
+	return &Policy{hosts: map[string]bool{}, setAside: p}
+}
+
 // HostAllowed reports whether host is an allow-listed name.
 func (p *Policy) HostAllowed(host string) bool { return p.hosts[normalizeHost(host)] }
 
@@ -76,7 +88,8 @@ func (p *Policy) CheckAddr(host string, ip netip.Addr) error {
 		return nil
 	}
 	if reason := classify(ip); reason != "" {
-		return &BlockedError{Host: host, Addr: ip.WithZone("").String(), Reason: reason}
+		listed := p.setAside != nil && (p.setAside.HostAllowed(host) || p.setAside.AddrAllowed(ip))
+		return &BlockedError{Host: host, Addr: ip.WithZone("").String(), Reason: reason, AllowListed: listed}
 	}
 	return nil
 }
@@ -129,6 +142,9 @@ type BlockedError struct {
 	// Unsupported marks a URL that is not http(s) or has no host: no
 	// allow-list entry can change that.
 	Unsupported bool
+	// AllowListed marks a destination allow_hosts lists that a redirect
+	// from a destination it does not list pointed to.
+	AllowListed bool
 }
 
 func (e *BlockedError) Error() string {
@@ -149,9 +165,19 @@ func (e *BlockedError) Error() string {
 		if subject != "" {
 			b.WriteString(subject + ": ")
 		}
-		fmt.Fprintf(&b, "the host %s resolves to %s, %s", e.Host, e.Addr, e.Reason)
+		if _, err := netip.ParseAddr(e.Host); err == nil {
+			// An address written in another form ([::ffff:7f00:1],
+			// fe80::1%eth0): nothing was resolved.
+			fmt.Fprintf(&b, "the address %s (%s) is %s", e.Host, e.Addr, e.Reason)
+		} else {
+			fmt.Fprintf(&b, "the host %s resolves to %s, %s", e.Host, e.Addr, e.Reason)
+		}
 	default:
 		fmt.Fprintf(&b, "%s points to %s, %s", orUnknown(subject), e.Addr, e.Reason)
+	}
+	if e.AllowListed {
+		b.WriteString(". allow_hosts lists it, but http_request follows a redirect to an allow-listed destination only from another allow-listed one, so that a public site cannot send an approved request, and its body, into this machine or its network; the redirect was not followed. Request that URL directly if it is meant to be fetched.")
+		return b.String()
 	}
 	b.WriteString(". http_request does not connect to loopback, private, link-local or other non-public addresses, so that a model cannot reach services on this machine or its network; the request was not sent. If this destination is meant to be reachable, add its host name or address to allow_hosts under [web.http] in the config file.")
 	return b.String()

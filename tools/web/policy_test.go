@@ -184,6 +184,30 @@ func TestCheckURLRefusesSchemesAndLiterals(t *testing.T) {
 	}
 }
 
+// An address written in another form is an address, not a name: the
+// refusal says what it is rather than what it "resolves to".
+func TestRefusalOfAddressLiteralsInOtherForms(t *testing.T) {
+	p, _ := NewPolicy(nil)
+	cases := map[string]string{
+		"http://[::ffff:7f00:1]/":   "Refused: http://[::ffff:7f00:1]/: the address ::ffff:7f00:1 (::ffff:127.0.0.1) is the IPv4-mapped form of 127.0.0.1, a loopback address.",
+		"http://[0:0:0:0:0:0:0:1]/": "Refused: http://[0:0:0:0:0:0:0:1]/: the address 0:0:0:0:0:0:0:1 (::1) is a loopback address.",
+		"http://[::1]/":             "Refused: http://[::1]/ points to ::1, a loopback address.",
+	}
+	for raw, want := range cases {
+		u, _ := url.Parse(raw)
+		err := p.CheckURL(u)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "resolves to") {
+			t.Errorf("CheckURL(%s) = %v\nwant it to start with %q", raw, err, want)
+		}
+	}
+	// The dialer judges the address it is given for a literal host, with
+	// its zone, the same way.
+	err := p.CheckAddr("fe80::1%eth0", netip.MustParseAddr("fe80::1%eth0"))
+	if err == nil || !strings.HasPrefix(err.Error(), "Refused: the address fe80::1%eth0 (fe80::1) is a link-local address.") {
+		t.Errorf("CheckAddr(zoned literal) = %v", err)
+	}
+}
+
 // The socket hook is the last check before a connection: it must refuse a
 // non-public address even when everything before it was bypassed.
 func TestControlHookRefusesAddressBeingDialled(t *testing.T) {
