@@ -70,13 +70,22 @@ func (c *cgroup) killAll() {
 	if c.v2 {
 		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
 	}
+	c.killAllBut(0)
+}
+
+// killAllBut kills every process in the cgroup except keep (0 for none),
+// until none but keep is left.
+func (c *cgroup) killAllBut(keep int) {
 	for i := 0; i < 50; i++ {
-		pids := c.pids()
-		if len(pids) == 0 {
-			return
+		left := false
+		for _, pid := range c.pids() {
+			if pid != keep {
+				left = true
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		if !left {
+			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -16,6 +16,9 @@ const (
 	DefaultMaxProcesses   = 64  // processes and threads
 	DefaultMaxFileSizeMB  = 64  // largest file the code may write
 	DefaultMaxOutputBytes = 64 << 10
+	// DefaultSessionCPUFactor sizes a repl interpreter's CPU budget for its
+	// whole life: this many times CPUSeconds.
+	DefaultSessionCPUFactor = 10
 
 	DefaultDockerBinary    = "docker"
 	DefaultDockerImage     = "python:3.12-slim"
@@ -45,12 +48,26 @@ type Config struct {
 	MaxFileSizeMB int `toml:"max_file_size_mb"`
 	// MaxOutputBytes caps what is kept of stdout and of stderr, each.
 	MaxOutputBytes int `toml:"max_output_bytes"`
+	// SessionCPUSeconds is the CPU time one repl interpreter may use over
+	// its whole life, calls and whatever the code leaves running between
+	// them: the hard limit the code cannot raise. When it is used up the
+	// interpreter is replaced by a fresh one (and the call says so).
+	// Zero means DefaultSessionCPUFactor times CPUSeconds.
+	SessionCPUSeconds int `toml:"session_cpu_seconds"`
 	// HidePaths are extra files and directories the code must not see,
-	// added to DefaultHiddenPaths ("~/" is expanded).
+	// added to DefaultHiddenPaths ("~/" is expanded; a relative path is
+	// taken from jarvis's working directory).
 	HidePaths []string `toml:"hide_paths"`
-	// RequireIsolation refuses to run code when the kernel does not allow
-	// the network and file system isolation (instead of running it with
-	// only the resource limits and saying so in the result).
+	// AllowUnconfined lets code run when the sandbox cannot be set up
+	// completely (no user namespaces, a file system that cannot be made
+	// read-only, a path that cannot be hidden): with whatever isolation is
+	// available, said in every result. By default such code is not run.
+	AllowUnconfined bool `toml:"allow_unconfined"`
+	// RequireIsolation is the strict mode: besides what is always required
+	// (namespaces, a read-only file system, hidden paths, the host's
+	// terminals out of reach, no capabilities), every other defence must be
+	// in force too (the seccomp filter, a private /proc and /dev, a private
+	// keyring, a process limit). It overrides AllowUnconfined.
 	RequireIsolation bool `toml:"require_isolation"`
 	// Docker configures code_interpreter_docker ([code.docker]).
 	Docker DockerConfig `toml:"docker"`
@@ -96,6 +113,10 @@ func (c Config) withDefaults() Config {
 	if c.MaxOutputBytes <= 0 {
 		c.MaxOutputBytes = DefaultMaxOutputBytes
 	}
+	if c.SessionCPUSeconds <= 0 {
+		c.SessionCPUSeconds = DefaultSessionCPUFactor * c.CPUSeconds
+	}
+	c.SessionCPUSeconds = max(c.SessionCPUSeconds, c.CPUSeconds)
 	d := &c.Docker
 	if strings.TrimSpace(d.Binary) == "" {
 		d.Binary = DefaultDockerBinary
@@ -181,13 +202,20 @@ func DefaultHiddenPaths() []string {
 	return out
 }
 
-// hiddenPaths is DefaultHiddenPaths plus the configured ones, absolute.
+// hiddenPaths is DefaultHiddenPaths plus the configured ones, absolute. A
+// relative entry is taken from jarvis's working directory: dropping it
+// would leave the file visible, which is the one outcome that is wrong.
 func (c Config) hiddenPaths() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range append(DefaultHiddenPaths(), c.HidePaths...) {
 		p = expandHome(strings.TrimSpace(p))
-		if p == "" || !filepath.IsAbs(p) {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		} else if !filepath.IsAbs(p) {
 			continue
 		}
 		p = filepath.Clean(p)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,6 +22,12 @@ import (
 // small private /tmp, no capabilities, an unprivileged user and memory, CPU
 // and process limits. Unlike code_interpreter, the code sees none of the
 // host's files. The image is never pulled implicitly.
+//
+// A container must not outlive its call, even when jarvis dies: the driver
+// inside it enforces the wall clock itself (it is the container's init, so
+// when it exits at the limit the container ends), and every container is
+// labelled with the time by which it must be gone, so the first use of the
+// tool in a later jarvis removes any left over.
 type Docker struct{ cfg Config }
 
 // NewDocker returns code_interpreter_docker configured by cfg.
@@ -41,7 +48,7 @@ func (t *Docker) Spec() tools.Spec {
 		Name: "code_interpreter_docker",
 		Description: "Run a Python 3 snippet in a throwaway Docker container and return its stdout and stderr. " +
 			"Nothing is kept between calls. The value of a final expression is printed. No network access; " +
-			"only /tmp (the current directory) is writable. " +
+			"none of this machine's files are visible; only /tmp (the current directory) is writable. " +
 			fmt.Sprintf("Limits: %ss wall clock, %d MB memory, %s CPUs, %d processes.",
 				formatSeconds(d.Timeout), d.MemoryMB, formatCPUs(d.CPUs), d.PidsLimit),
 		Parameters:           tools.Params(tools.StringParam("code", "Python code to execute", true)),
@@ -80,6 +87,9 @@ func (t *Docker) Execute(ctx context.Context, args tools.Args) tools.Result {
 	}
 	if msg := t.engineDown(ctx, bin); msg != "" {
 		return tools.Fail("%s", msg)
+	}
+	if _, done := swept.LoadOrStore(bin, true); !done {
+		t.removeStale(ctx, bin)
 	}
 	name := containerName()
 	o, err := t.run(ctx, bin, name, code)
@@ -122,10 +132,60 @@ func (t *Docker) engineDown(ctx context.Context, bin string) string {
 		"DOCKER_HOST at a running engine, then try again. code_interpreter runs Python without Docker.", why)
 }
 
-// dockerArgs is the `docker run` command line for one call. The code comes
-// on stdin; the driver (in its stdin mode) runs it with the same echo and
-// traceback rules as code_interpreter, under the CPU and file size limits.
-func (t *Docker) dockerArgs(name string) []string {
+// Labels of jarvis's containers: labelCode marks them, labelDeadline holds
+// the Unix time by which the container must be gone.
+const (
+	labelCode     = "jarvis.code"
+	labelDeadline = "jarvis.code.deadline"
+)
+
+// deadlineSlack is added to a container's deadline label: the engine's
+// clock and that of the jarvis that reads the label may differ.
+const deadlineSlack = time.Minute
+
+// containerTimeoutMarker starts the line the driver writes to stderr when
+// it kills the code at the wall-clock limit inside the container.
+const containerTimeoutMarker = "jarvis: the wall-clock limit of "
+
+// swept records the docker clients whose stale containers this process has
+// removed: once each is enough.
+var swept sync.Map // string -> bool
+
+// removeStale removes the containers a jarvis left behind: labelled as
+// jarvis's, with a deadline that has passed, or with none (made before
+// containers bounded themselves). Best effort: errors are ignored.
+func (t *Docker) removeStale(ctx context.Context, bin string) {
+	ctx, cancel := context.WithTimeout(ctx, dockerKillGrace)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "ps", "--all", "--no-trunc", "--filter", "label="+labelCode+"=1",
+		"--format", `{{.ID}} {{.Label "`+labelDeadline+`"}}`).Output()
+	if err != nil {
+		return
+	}
+	var stale []string
+	now := time.Now().Unix()
+	for _, line := range strings.Split(string(out), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) > 1 {
+			if deadline, err := strconv.ParseInt(fields[1], 10, 64); err == nil && deadline > now {
+				continue // another jarvis's call, still within its time
+			}
+		}
+		stale = append(stale, fields[0])
+	}
+	if len(stale) > 0 {
+		_ = exec.CommandContext(ctx, bin, append([]string{"rm", "--force"}, stale...)...).Run()
+	}
+}
+
+// dockerArgs is the `docker run` command line for one call started at
+// start. The code comes on stdin; the driver (in its stdin mode) runs it
+// with the same echo and traceback rules as code_interpreter, under the CPU
+// and file size limits, and kills it at the wall-clock limit.
+func (t *Docker) dockerArgs(name string, start time.Time) []string {
 	d := t.cfg.Docker
 	mem := strconv.Itoa(d.MemoryMB) + "m"
 	tmp := int64(t.cfg.MaxFileSizeMB) << 20
@@ -133,6 +193,7 @@ func (t *Docker) dockerArgs(name string) []string {
 		"mode":            "stdin",
 		"cpu_seconds":     t.cfg.CPUSeconds,
 		"file_size_bytes": tmp,
+		"wall_seconds":    d.Timeout,
 		// The container's memory and pids limits cover every process; an
 		// RLIMIT_NPROC would count the uid's processes on the whole host.
 		"memory_bytes":  0,
@@ -141,7 +202,8 @@ func (t *Docker) dockerArgs(name string) []string {
 	return []string{
 		"run", "--rm", "-i",
 		"--name", name,
-		"--label", "jarvis.code=1",
+		"--label", labelCode + "=1",
+		"--label", fmt.Sprintf("%s=%d", labelDeadline, containerDeadline(start, d.Timeout)),
 		"--pull", "never",
 		"--network", "none",
 		"--memory", mem, "--memory-swap", mem,
@@ -171,7 +233,7 @@ func (t *Docker) run(ctx context.Context, bin, name, code string) (*outcome, err
 		stdout: newCapBuffer(t.cfg.MaxOutputBytes), stderr: newCapBuffer(t.cfg.MaxOutputBytes),
 		timeout: timeout, cpuLimit: t.cfg.CPUSeconds,
 	}
-	cmd := exec.Command(bin, t.dockerArgs(name)...)
+	cmd := exec.Command(bin, t.dockerArgs(name, start)...)
 	cmd.Stdin = strings.NewReader(code)
 	cmd.Stdout, cmd.Stderr = o.stdout, o.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -204,6 +266,14 @@ func (t *Docker) run(ctx context.Context, bin, name, code string) (*outcome, err
 	return o, nil
 }
 
+// containerDeadline is the Unix time by which a container started at start
+// with a wall-clock limit of timeout seconds must be gone: its owner kills
+// it at the limit, and the driver inside stops it there by itself.
+func containerDeadline(start time.Time, timeout float64) int64 {
+	d := time.Duration(timeout*float64(time.Second)) + dockerKillGrace + deadlineSlack
+	return start.Add(d).Unix()
+}
+
 func (t *Docker) killContainer(bin, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), dockerKillGrace)
 	defer cancel()
@@ -234,17 +304,35 @@ func (t *Docker) explain(r tools.Result, o *outcome) tools.Result {
 	case 126, 127:
 		msg = fmt.Sprintf("The image %s cannot run python3 (%s). Set [code.docker] image to an image that has Python 3.",
 			d.Image, firstLine(stderr))
-	case 137:
-		msg = fmt.Sprintf("The container was killed (SIGKILL), most likely because the code used more than its %d MB of memory.", d.MemoryMB)
-		if out := formatOutput(o.stdout.String(), stderr); out != noOutput {
-			msg += "\n\n" + out
+	case 124:
+		if !strings.Contains(stderr, containerTimeoutMarker) {
+			return r
 		}
+		res := tools.Fail("%s", withOutput(fmt.Sprintf("Execution timed out after %ss inside the container; "+
+			"every process in it was killed.", formatSeconds(d.Timeout)), o.stdout.String(), stderr))
+		res.Status = tools.StatusTimeout
+		res.Metadata = r.Metadata
+		return res
+	case 128 + int(syscall.SIGXCPU):
+		msg = withOutput(fmt.Sprintf("The code used up its CPU time limit (%d s) and was killed.", t.cfg.CPUSeconds),
+			o.stdout.String(), stderr)
+	case 137:
+		msg = withOutput(fmt.Sprintf("The container was killed (SIGKILL), most likely because the code used more "+
+			"than its %d MB of memory.", d.MemoryMB), o.stdout.String(), stderr)
 	default:
 		return r
 	}
 	res := tools.Fail("%s", msg)
 	res.Metadata = r.Metadata
 	return res
+}
+
+// withOutput appends the labelled output, when there is any, to msg.
+func withOutput(msg, stdout, stderr string) string {
+	if out := formatOutput(stdout, stderr); out != noOutput {
+		return msg + "\n\n" + out
+	}
+	return msg
 }
 
 func containerName() string {

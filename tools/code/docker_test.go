@@ -2,12 +2,15 @@ package code
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jarvis-workbench/jarvis/tools"
 )
@@ -29,6 +32,8 @@ version)
     exit 1
   fi
   echo '{"Version":"27.0.0","ApiVersion":"1.46"}';;
+ps)
+  printf '%s\n' "$FAKE_DOCKER_PS";;
 run)
   printf '%s\n' "$@" > "` + log + `.run"
   cat > "` + log + `.stdin"
@@ -37,6 +42,9 @@ run)
   noimage) echo "docker: Error response from daemon: No such image: python:3.12-slim." >&2; exit 125;;
   nopython) echo 'exec: "python3": executable file not found in $PATH' >&2; exit 127;;
   oom) echo partial; exit 137;;
+  walltimeout) echo partial; printf '\njarvis: the wall-clock limit of 60 s was reached; the code was killed\n' >&2; exit 124;;
+  exit124) exit 124;;
+  cpu) echo "Traceback" >&2; exit 152;;
   fail) echo out; echo "Traceback (most recent call last):" >&2; echo "ValueError: boom" >&2; exit 3;;
   *) echo "42";;
   esac;;
@@ -46,6 +54,7 @@ esac
 		t.Fatal(err)
 	}
 	t.Setenv("FAKE_DOCKER_ENGINE", engine)
+	t.Setenv("FAKE_DOCKER_PS", "")
 	t.Setenv("FAKE_DOCKER_RUN", runMode)
 	return bin, log
 }
@@ -58,10 +67,14 @@ func readLog(t *testing.T, path string) string {
 
 func TestDockerCommandLine(t *testing.T) {
 	d := NewDocker(Config{Docker: DockerConfig{Image: "python:3.13-alpine", MemoryMB: 300, PidsLimit: 20, CPUs: 0.5}})
-	args := d.dockerArgs("jarvis-code-test")
+	d.cfg.Docker.Timeout = 30
+	args := d.dockerArgs("jarvis-code-test", time.Unix(1000, 0))
 	line := strings.Join(args, " ")
 	for _, want := range []string{
 		"run --rm -i ", "--name jarvis-code-test", "--network none", "--memory 300m", "--memory-swap 300m",
+		// Marked as jarvis's, with the time by which it must be gone:
+		// start + timeout + kill grace + clock slack.
+		"--label jarvis.code=1", "--label jarvis.code.deadline=1100",
 		"--pids-limit 20", "--cpus 0.5", "--read-only", "--tmpfs /tmp:rw,nosuid,nodev,size=67108864",
 		"--user 65534:65534", "--security-opt no-new-privileges", "--cap-drop ALL", "--pull never",
 		"python:3.13-alpine python3 -I -B -X utf8 -c ",
@@ -73,25 +86,103 @@ func TestDockerCommandLine(t *testing.T) {
 	if args[0] != "run" || slices.Index(args, "python:3.13-alpine") < slices.Index(args, "--security-opt") {
 		t.Fatalf("docker options must come before the image: %q", args)
 	}
+	// The driver inside enforces the same wall clock, so the container
+	// ends at the limit even when jarvis is gone.
+	var settings map[string]any
+	if err := json.Unmarshal([]byte(args[len(args)-1]), &settings); err != nil {
+		t.Fatal(err)
+	}
+	if settings["mode"] != "stdin" || settings["wall_seconds"] != 30.0 {
+		t.Fatalf("settings: %v", settings)
+	}
+}
+
+// The driver in the container's command stops the code at the wall clock
+// by itself, with whatever it started, and says so.
+func TestDockerDriverEnforcesTheWallClock(t *testing.T) {
+	needPython(t)
+	d := NewDocker(Config{Docker: DockerConfig{Timeout: 1}})
+	args := d.dockerArgs("x", time.Now())
+	i := slices.Index(args, DefaultDockerImage)
+	python, err := resolvePython(context.Background(), "python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := strconv.Itoa(int(time.Now().UnixNano()%1e6)) + ".375"
+	cmd := exec.Command(python.path, args[i+2:]...)
+	cmd.Stdin = strings.NewReader("import subprocess\nsubprocess.Popen(['sleep', '" + tag + "'])\n" +
+		"print('spinning', flush=True)\nwhile True:\n    pass\n")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 124 {
+		t.Fatalf("want exit 124, got %v (stderr %q)", err, stderr.String())
+	}
+	mustContain(t, stdout.String(), "spinning")
+	mustContain(t, stderr.String(), containerTimeoutMarker)
+	eventually(t, "the code's child is gone", func() bool { return len(processesWith(tag)) == 0 })
+
+	// The result says it was a timeout.
+	bin, _ := fakeDocker(t, "up", "walltimeout")
+	r := run(t, NewDocker(Config{Docker: DockerConfig{Binary: bin}}), "while True: pass")
+	if r.Success || r.Status != tools.StatusTimeout {
+		t.Fatalf("want a timeout: %+v", r)
+	}
+	mustContain(t, r.Content, "Execution timed out after 60s inside the container", "partial")
+	// An exit status of 124 from the code itself is just that.
+	bin, _ = fakeDocker(t, "up", "exit124")
+	r = run(t, NewDocker(Config{Docker: DockerConfig{Binary: bin}}), "raise SystemExit(124)")
+	if r.Status == tools.StatusTimeout {
+		t.Fatalf("exit(124) taken for a timeout: %+v", r)
+	}
+}
+
+// At first use, containers a dead jarvis left behind are removed: those
+// past their deadline and those without one; another jarvis's live
+// container is left alone.
+func TestDockerRemovesStaleContainers(t *testing.T) {
+	bin, log := fakeDocker(t, "up", "ok")
+	future := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+	past := strconv.FormatInt(time.Now().Add(-time.Minute).Unix(), 10)
+	t.Setenv("FAKE_DOCKER_PS", "old1 "+past+"\nlive "+future+"\nunbounded \n")
+	d := NewDocker(Config{Docker: DockerConfig{Binary: bin}})
+	if r := run(t, d, "print(1)"); !r.Success {
+		t.Fatalf("failed: %+v", r)
+	}
+	calls := readLog(t, log)
+	mustContain(t, calls, "ps --all --no-trunc --filter label=jarvis.code=1")
+	var removed []string
+	for _, line := range strings.Split(calls, "\n") {
+		if strings.HasPrefix(line, "rm ") {
+			removed = append(removed, line)
+		}
+	}
+	if len(removed) != 1 || removed[0] != "rm --force old1 unbounded" {
+		t.Fatalf("removed %q, want the stale containers only", removed)
+	}
+	// Once per client and process.
+	if r := run(t, d, "print(1)"); !r.Success || strings.Count(readLog(t, log), "ps --all") != 1 {
+		t.Fatalf("swept twice:\n%s", readLog(t, log))
+	}
 }
 
 // The command the container runs is the same driver in its stdin mode:
 // run here, it gives code_interpreter's contract.
 func TestDockerContainerCommandRunsTheDriver(t *testing.T) {
 	needPython(t)
-	args := NewDocker(Config{}).dockerArgs("x")
+	args := NewDocker(Config{}).dockerArgs("x", time.Now())
 	i := slices.Index(args, DefaultDockerImage)
 	python, err := resolvePython(context.Background(), "python3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(python, args[i+2:]...)
+	cmd := exec.Command(python.path, args[i+2:]...)
 	cmd.Stdin = strings.NewReader("import os\nprint(os.getcwd() != '')\ndef f():\n    raise KeyError('k')\n6 * 7")
 	out, err := cmd.Output()
 	if err != nil || string(out) != "True\n42\n" {
 		t.Fatalf("got %q, %v", out, err)
 	}
-	cmd = exec.Command(python, args[i+2:]...)
+	cmd = exec.Command(python.path, args[i+2:]...)
 	cmd.Stdin = strings.NewReader("x = 1\nraise KeyError('k')")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -171,6 +262,7 @@ func TestDockerExitStatusesExplained(t *testing.T) {
 		{"noimage", "is not available locally and is never pulled implicitly. Run `docker pull python:3.12-slim`"},
 		{"nopython", "cannot run python3"},
 		{"oom", "more than its 512 MB of memory"},
+		{"cpu", "The code used up its CPU time limit (30 s) and was killed.\n\n--- stderr ---\nTraceback"},
 		{"fail", "The code failed with exit status 3.\n\n--- stdout ---\nout\n\n--- stderr ---\nTraceback"},
 	}
 	for _, c := range cases {

@@ -1,22 +1,33 @@
 # The jarvis code driver. jarvis starts it with `python3 -I -B -X utf8 -c
-# <this file> <settings JSON>`; it confines the interpreter it runs in and
-# then runs the code jarvis sends it. It is the only code that runs between
-# the interpreter starting and the user's code, so everything that must hold
-# before that code runs (mount isolation, dropped capabilities, resource
-# limits) is done here, in this order, before the first byte of it is read.
+# <confine.py + this file> <settings JSON>`; it confines the interpreter it
+# runs in and then runs the code jarvis sends it. It is the only code that
+# runs between the interpreter starting and the user's code, so everything
+# that must hold before that code runs (mount isolation, dropped
+# capabilities, the seccomp filter: _jarvis_confine in confine.py; then
+# the resource limits) is done here, in this order, before the first byte
+# of it is read.
 #
 # Modes:
 #   oneshot  read one {"type": "run"} frame from the control pipe, run it,
 #            exit with its status (0, 1 on an exception, or SystemExit's code)
 #   repl     run frames until the control pipe closes, keeping one namespace;
-#            after each run, write the call's marker to stdout and stderr and
-#            a {"type": "done"} frame, so jarvis knows where the call's output
-#            ends even when the code printed anything at all
-#   stdin    read the code from standard input and run it once (containers)
+#            after each run, kill every other process of the sandbox, write
+#            the call's marker to stdout and stderr and a {"type": "done"}
+#            frame, so jarvis knows where the call's output ends even when
+#            the code printed anything at all
+#   stdin    read the code from standard input and run it once (containers),
+#            in a child, killing it at the wall-clock limit if one is given
 #
 # Frames are single-line JSON objects; jarvis writes to fd 3 and reads fd 4.
 # The user's output goes to fds 1 and 2 only, so nothing it prints can be
 # mistaken for a frame.
+#
+# Exit statuses jarvis interprets (the code can produce them too, but then
+# it only mislabels its own end):
+#   124  stdin mode: the wall-clock limit passed; every process was killed
+#   152  repl: threads the code left running used up the CPU time allowed
+#        between calls, so the driver stopped the interpreter; stdin mode:
+#        the code was killed at its CPU time limit (128 + SIGXCPU)
 import sys
 
 
@@ -26,7 +37,9 @@ def _jarvis_driver():
     import json
     import linecache
     import os
+    import select
     import signal
+    import time
     import traceback
     import types
 
@@ -34,150 +47,46 @@ def _jarvis_driver():
     mode = settings["mode"]
     driver_file = sys._getframe().f_code.co_filename
     driver_pid = os.getpid()
-    status = {"type": "ready", "python": sys.version.split()[0], "notes": []}
+    status = {
+        "type": "ready", "python": sys.version.split()[0], "notes": [],
+        "filesystem_readonly": False, "readonly_method": "", "private_proc": False,
+        "private_dev": False, "terminals_hidden": False, "capabilities_dropped": False,
+        "keyring_private": False, "seccomp": False, "hidden": [], "not_hidden": [],
+    }
     note = status["notes"].append
+    EXIT_TIMEOUT, EXIT_IDLE_CPU = 124, 152
 
     # Control pipes: moved off fds 3 and 4 (os.dup makes them
     # non-inheritable), so programs the code starts do not get them.
     ctl_in = ctl_out = None
     if mode != "stdin":
-        ctl_in = os.fdopen(os.dup(3), "rb")
+        ctl_in = os.dup(3)
         ctl_out = os.dup(4)
         os.close(3)
         os.close(4)
+    pending = bytearray()
 
     def send(obj):
         data = (json.dumps(obj) + "\n").encode()
         while data:
             data = data[os.write(ctl_out, data):]
 
-    def receive():
-        line = ctl_in.readline()
-        if not line:
-            return None
+    def receive(idle=None):
+        # One frame, or None when jarvis closed the pipe. While waiting,
+        # idle() runs every second if given: the code's threads may be
+        # running, and they are watched.
+        while b"\n" not in pending:
+            if idle is not None and not select.select([ctl_in], [], [], 1.0)[0]:
+                idle()
+                continue
+            chunk = os.read(ctl_in, 1 << 16)
+            if not chunk:
+                return None
+            pending.extend(chunk)
+        i = pending.index(b"\n")
+        line = bytes(pending[:i])
+        del pending[:i + 1]
         return json.loads(line)
-
-    libc = None
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-    except (ImportError, OSError) as e:
-        note("ctypes is unavailable (%s): no mount isolation or capability drop" % e)
-
-    def check(rc, what):
-        if rc != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, "%s: %s" % (what, os.strerror(err)))
-
-    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-    MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
-
-    def mount(source, target, fstype, flags, data):
-        enc = lambda s: None if s is None else s.encode()
-        check(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
-              "mount %s" % target)
-
-    def set_readonly(path, readonly, recursive):
-        # mount_setattr(2) (Linux 5.12): the one call that makes a whole
-        # tree read-only, including mounts inherited from the parent
-        # namespace. Its number is 442 on every architecture jarvis runs on.
-        class MountAttr(ctypes.Structure):
-            _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
-                        ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
-
-        attr = MountAttr(1, 0, 0, 0) if readonly else MountAttr(0, 1, 0, 0)
-        flags = 0x8000 if recursive else 0  # AT_RECURSIVE
-        libc.syscall.restype = ctypes.c_long
-        check(libc.syscall(ctypes.c_long(442), ctypes.c_int(-100), path.encode(), ctypes.c_uint(flags),
-                           ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr))),
-              "make %s %s" % (path, "read-only" if readonly else "writable"))
-
-    def isolate_filesystem(workdir):
-        # Runs as root of a private user namespace with its own mount and pid
-        # namespaces: nothing done here is visible outside.
-        mount(None, "/", None, MS_REC | MS_PRIVATE, None)
-        try:
-            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
-            status["private_proc"] = True
-        except OSError as e:
-            note("the host's /proc stays visible (%s)" % e.strerror)
-        keep = [os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix,
-                                               os.path.dirname(sys.executable)}]
-        wd_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)
-        size = "size=%d" % settings["tmpfs_bytes"]
-        scratch = []
-        for path in ("/tmp", "/dev/shm"):
-            if os.path.isdir(path) and not os.path.islink(path):
-                try:
-                    mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, size + ",mode=1777")
-                    scratch.append(path)
-                except OSError as e:
-                    note("%s is not private (%s)" % (path, e.strerror))
-        hidden, covered = [], set()
-        for path in settings["hide"]:
-            if not os.path.lexists(path):
-                continue
-            real = os.path.realpath(path)
-            if real in covered:
-                continue
-            covered.add(real)
-            if any(k == real or k.startswith(real + os.sep) for k in keep):
-                note("%s is not hidden: the Python installation lives under it" % path)
-                continue
-            try:
-                if os.path.isdir(real):
-                    mount("tmpfs", real, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=755")
-                else:
-                    mount("/dev/null", real, None, MS_BIND, None)
-                hidden.append(path)
-            except OSError as e:
-                note("%s is not hidden (%s)" % (path, e.strerror))
-        status["hidden"] = hidden
-        # The working directory may sit under a path just covered (/tmp):
-        # mount it back, by descriptor, at the same path.
-        if not os.path.isdir(workdir):
-            os.makedirs(workdir, 0o700)
-        mount("/proc/self/fd/%d" % wd_fd, workdir, None, MS_BIND, None)
-        os.close(wd_fd)
-        os.chdir(workdir)
-        set_readonly("/", True, True)
-        for path in [workdir] + scratch:
-            set_readonly(path, False, False)
-        status["filesystem_readonly"] = True
-
-    def drop_privileges():
-        PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 38, 24, 28
-        PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
-        prctl = libc.prctl
-        prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-        # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off and NO_CAP_AMBIENT_RAISE, each
-        # locked: uid 0 gains nothing from exec or setuid from now on. Fails
-        # harmlessly without CAP_SETPCAP, when there was nothing to drop.
-        prctl(PR_SET_SECUREBITS, 0xEF, 0, 0, 0)
-        try:
-            with open("/proc/sys/kernel/cap_last_cap") as f:
-                last = int(f.read())
-        except (OSError, ValueError):
-            last = 63
-        for cap in range(last + 1):
-            prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-
-        class Header(ctypes.Structure):
-            _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-        class Data(ctypes.Structure):
-            _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                        ("inheritable", ctypes.c_uint32)]
-
-        data = (Data * 2)()
-        libc.capset(ctypes.byref(Header(0x20080522, 0)), data)
-        check(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("CapEff:"):
-                    status["capabilities_dropped"] = int(line.split()[1], 16) == 0
 
     def count_user_tasks():
         # RLIMIT_NPROC counts threads, so count every task of this uid.
@@ -192,9 +101,26 @@ def _jarvis_driver():
                 pass
         return n
 
-    def apply_limits():
-        import resource
+    import resource
 
+    cpu = settings["cpu_seconds"]
+    # repl: the CPU budget of the interpreter's whole life, which the code
+    # cannot raise; the soft limit moves before and after each call.
+    cpu_hard = cpu + 2
+    if mode == "repl":
+        cpu_hard = max(settings.get("session_cpu_seconds") or 0, cpu + 2)
+    in_call = [False]
+
+    class CPUTimeLimitExceeded(BaseException):
+        # Not an Exception, so `except Exception` in the code does not
+        # swallow it.
+        pass
+
+    def cpu_used():
+        u = resource.getrusage(resource.RUSAGE_SELF)  # every thread
+        return u.ru_utime + u.ru_stime
+
+    def apply_limits():
         applied = {}
 
         def limit(name, res, soft, hard=None):
@@ -213,15 +139,9 @@ def _jarvis_driver():
                 applied[name] = False
                 note("limit %s not applied: %s" % (name, e))
 
-        cpu = settings["cpu_seconds"]
-        if mode == "repl":
-            # The soft limit is moved before every call (move_cpu_limit); the
-            # hard limit stays open so that can be done.
-            limit("cpu_seconds", resource.RLIMIT_CPU, cpu, resource.RLIM_INFINITY)
-        else:
-            # SIGXCPU at the soft limit; the kernel kills outright at the hard
-            # one if the code ignores it.
-            limit("cpu_seconds", resource.RLIMIT_CPU, cpu, cpu + 2)
+        # SIGXCPU at the soft limit; the kernel kills outright at the hard
+        # one if the code ignores it.
+        limit("cpu_seconds", resource.RLIMIT_CPU, min(cpu, cpu_hard - 1) if mode == "repl" else cpu, cpu_hard)
         limit("memory_bytes", resource.RLIMIT_AS, settings["memory_bytes"])
         limit("file_size_bytes", resource.RLIMIT_FSIZE, settings["file_size_bytes"])
         try:
@@ -243,42 +163,94 @@ def _jarvis_driver():
 
         # The driver is the init of its pid namespace, and an init ignores
         # signals it has no handler for: without this one, the soft CPU limit
-        # would do nothing. The exception is not an Exception, so `except
-        # Exception` in the code does not swallow it.
-        class CPUTimeLimitExceeded(BaseException):
-            pass
-
+        # would do nothing. Between repl calls it must not raise: the driver
+        # is waiting for jarvis then, and its idle watch deals with the
+        # threads that use the time.
         def on_xcpu(signum, frame):
-            raise CPUTimeLimitExceeded("the CPU time limit of %d s%s was reached"
-                                       % (cpu, " per call" if mode == "repl" else ""))
+            if in_call[0]:
+                raise CPUTimeLimitExceeded(cpu_message[0])
 
         signal.signal(signal.SIGXCPU, on_xcpu)
 
-    def move_cpu_limit():
-        import resource
+    cpu_message = ["the CPU time limit of %d s was reached" % cpu]
+    idle_limit = [float(cpu)]
 
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        used = int(usage.ru_utime + usage.ru_stime) + 1
+    def move_cpu_limit(for_call):
+        # Give the next stretch (a call, or the wait for the next one) cpu
+        # seconds of its own, within what is left of the budget.
+        used = cpu_used()
+        soft = min(int(used) + 1 + cpu, cpu_hard - 1)
+        if for_call:
+            cpu_message[0] = "the CPU time limit of %d s per call was reached" % cpu
+            if soft < int(used) + 1 + cpu:
+                cpu_message[0] = ("the interpreter's CPU time for the whole session (%d s) ran out during this call"
+                                  % cpu_hard)
+        else:
+            idle_limit[0] = min(used + cpu, cpu_hard - 1)
         try:
-            resource.setrlimit(resource.RLIMIT_CPU, (used + settings["cpu_seconds"], resource.RLIM_INFINITY))
+            resource.setrlimit(resource.RLIMIT_CPU, (max(soft, 1), cpu_hard))
         except (ValueError, OSError):
             pass
 
-    workdir = os.getcwd()
-    status["filesystem_readonly"] = False
-    status["private_proc"] = False
-    status["capabilities_dropped"] = False
-    if settings.get("namespaces") and libc is not None:
+    def watch_idle():
+        # Called every second while the driver waits for the next call and
+        # the code left threads behind: they get the same CPU time as a call
+        # would, then the interpreter is stopped (jarvis tells the next call).
+        if cpu_used() >= idle_limit[0]:
+            os._exit(EXIT_IDLE_CPU)
+
+    def threads_left():
         try:
-            isolate_filesystem(workdir)
-        except OSError as e:
-            note("file system isolation failed: %s" % e)
-    if libc is not None and sys.platform.startswith("linux"):
-        try:
-            drop_privileges()
-        except OSError as e:
-            note("dropping privileges failed: %s" % e)
+            return len(os.listdir("/proc/self/task")) > 1
+        except OSError:
+            return True
+
+    def kill_others():
+        # Processes the code started do not outlive its call. As the init of
+        # the pid namespace, kill(-1) reaches every other process in it;
+        # without one, the processes of this session are found in /proc.
+        def kill_once():
+            if os.getpid() == 1:
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except OSError:
+                    pass
+                return
+            me, sid = os.getpid(), os.getsid(0)
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit() or int(entry) == me:
+                    continue
+                try:
+                    with open("/proc/%s/stat" % entry) as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                    if int(fields[3]) == sid:
+                        os.kill(int(entry), signal.SIGKILL)
+                except (OSError, IndexError, ValueError):
+                    pass
+
+        deadline = time.monotonic() + 2
+        while True:
+            kill_once()
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.005)
+
+    libc = _jarvis_confine(settings, status)
     apply_limits()
+    if status["seccomp"] and sys.version_info >= (3, 14):
+        # multiprocessing's default start method became forkserver, which
+        # talks over a Unix socket that the filter refuses; fork works.
+        try:
+            import multiprocessing
+
+            multiprocessing.set_start_method("fork")
+        except (ImportError, RuntimeError, ValueError):
+            pass
 
     # The code runs as __main__ in a module of its own: the driver's names are
     # not in its namespace, and pickle and `import __main__` find its objects.
@@ -345,9 +317,13 @@ def _jarvis_driver():
             sys.stderr.write("".join(traceback.format_exception_only(type(e), e)))
             return "error", 1
         try:
-            exec(body, namespace)
-            if tail is not None:
-                sys.displayhook(eval(tail, namespace))
+            in_call[0] = True
+            try:
+                exec(body, namespace)
+                if tail is not None:
+                    sys.displayhook(eval(tail, namespace))
+            finally:
+                in_call[0] = False
             return "ok", 0
         except SystemExit as e:
             return "exit", exit_code(e)
@@ -369,10 +345,64 @@ def _jarvis_driver():
             flush()
             os._exit(0)
 
+    def supervise(source, wall):
+        # stdin mode with a wall clock: the code runs in a child; this
+        # process, which the code cannot signal (it is the container's init,
+        # and no longer dumpable), kills it when the time is up. When it
+        # exits the container ends, and every process in it with it.
+        nonlocal driver_pid
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        child = os.fork()
+        if child == 0:
+            driver_pid = os.getpid()
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+            os.setpgid(0, 0)
+            kind, code = run_cell(source, "<code>")
+            leave_if_forked()
+            flush()
+            os._exit(code)
+        if libc is not None:
+            libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+        deadline = time.monotonic() + wall
+        result = None
+        while result is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                for target in (-child, child):
+                    try:
+                        os.kill(target, signal.SIGKILL)
+                    except OSError:
+                        pass
+                sys.stderr.write("\njarvis: the wall-clock limit of %g s was reached; the code was killed\n" % wall)
+                flush()
+                os._exit(EXIT_TIMEOUT)
+            signal.sigtimedwait({signal.SIGCHLD}, min(left, 1.0))
+            while True:
+                try:
+                    pid, st, usage = os.wait4(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                if pid == child:
+                    result, used = st, usage.ru_utime + usage.ru_stime
+        try:
+            os.kill(-child, signal.SIGKILL)  # what it left behind
+        except OSError:
+            pass
+        if os.WIFEXITED(result):
+            os._exit(os.WEXITSTATUS(result))
+        sig = os.WTERMSIG(result)
+        if sig == signal.SIGKILL and used >= cpu:
+            sig = signal.SIGXCPU  # the hard CPU limit, not the memory limit
+        os._exit(128 + sig)
+
     if mode == "stdin":
         source = sys.stdin.read()
         sys.stdin.close()
         sys.stdin = open(os.devnull)
+        if settings.get("wall_seconds"):
+            supervise(source, settings["wall_seconds"])
         kind, code = run_cell(source, "<code>")
         leave_if_forked()
         flush()
@@ -383,22 +413,25 @@ def _jarvis_driver():
         frame = receive()
         if frame is None:
             os._exit(0)
-        ctl_in.close()
+        os.close(ctl_in)
         os.close(ctl_out)
         kind, code = run_cell(frame["code"], "<code>")
         leave_if_forked()
         flush()
         sys.exit(code)
 
+    move_cpu_limit(False)
     while True:
-        frame = receive()
+        frame = receive(watch_idle if threads_left() else None)
         if frame is None:
             flush()
             os._exit(0)
         restore_streams()
-        move_cpu_limit()
+        move_cpu_limit(True)
         kind, code = run_cell(frame["code"], "<cell %d>" % frame["id"])
         leave_if_forked()
+        kill_others()
+        move_cpu_limit(False)
         flush()
         restore_streams()
         marker = frame["marker"].encode()
@@ -407,7 +440,7 @@ def _jarvis_driver():
                 os.write(fd, marker)
             except OSError:
                 pass
-        send({"type": "done", "id": frame["id"], "status": kind, "exit_code": code})
+        send({"type": "done", "id": frame["id"], "status": kind, "exit_code": code, "cpu_used": cpu_used()})
 
 
 _jarvis_driver()

@@ -89,3 +89,19 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// visibleDir makes a directory the sandbox sees as the host does (/tmp is
+// replaced by a private one), open to every user so that only the sandbox
+// can be what keeps the code out.
+func visibleDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "jarvis-code-test-")
+	if err != nil {
+		t.Skipf("no /var/tmp to put a file the sandbox can see: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -38,7 +38,7 @@ func (t *Interpreter) Spec() tools.Spec {
 		Name: "code_interpreter",
 		Description: "Run a Python 3 snippet in a fresh, sandboxed interpreter and return its stdout and stderr. " +
 			"Nothing is kept between calls. The value of a final expression is printed. " +
-			"No network access; files can be written only in the current (temporary) directory. " +
+			describeIsolation(t.cfg) +
 			fmt.Sprintf("Limits: %ss wall clock, %d s CPU, %d MB memory per process.",
 				formatSeconds(t.cfg.Timeout), t.cfg.CPUSeconds, t.cfg.MemoryMB),
 		Parameters:           tools.Params(tools.StringParam("code", "Python code to execute", true)),

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -19,7 +21,10 @@ import (
 // tool instance (a chat session builds one), which keeps variables,
 // functions and imports between calls. Every call has the wall-clock limit;
 // a call that passes it kills the interpreter, and the next call starts a
-// fresh one. Close ends the interpreter; a session must call it.
+// fresh one. Processes the code starts are killed when its call ends;
+// threads keep running, within the CPU time a call has, and the
+// interpreter's whole life has Config.SessionCPUSeconds. Close ends the
+// interpreter; a session must call it.
 //
 // Calls are serialised: a model that sends two repl calls in one turn gets
 // them run one after the other, in the order they acquire the interpreter.
@@ -32,7 +37,8 @@ type REPL struct {
 	out    *collector
 	errs   *collector
 	calls  int
-	lost   string // why earlier state is gone, told to the next call
+	lost   string  // why earlier state is gone, told to the next call
+	cpu    float64 // the interpreter's CPU seconds after the last call
 	closed bool
 }
 
@@ -57,9 +63,10 @@ func (r *REPL) Spec() tools.Spec {
 		Name: "repl",
 		Description: "Run Python 3 code in a persistent, sandboxed interpreter that keeps variables, functions and imports " +
 			"between calls for the rest of this session. The value of a final expression is printed, as at a Python prompt. " +
-			"Set reset to true to start over with an empty interpreter. No network access; files can be written only in the " +
-			fmt.Sprintf("current (temporary) directory. Each call may run for %ss; a call that runs longer is killed and all state is lost.",
-				formatSeconds(r.cfg.Timeout)),
+			"Set reset to true to start over with an empty interpreter. " + describeIsolation(r.cfg) +
+			fmt.Sprintf("Each call may run for %ss; a call that runs longer is killed and all state is lost. ",
+				formatSeconds(r.cfg.Timeout)) +
+			"Processes started by a call are killed when it ends.",
 		Parameters: tools.Params(
 			tools.StringParam("code", "Python code to execute", false),
 			tools.BoolParam("reset", "Discard all state and start a fresh interpreter before running code", false),
@@ -67,8 +74,15 @@ func (r *REPL) Spec() tools.Spec {
 		Category:             "code",
 		RequiresConfirmation: true,
 		TimeoutSeconds:       r.cfg.Timeout + startGrace,
-		Metadata:             map[string]any{"limits": r.cfg.limitsMeta()},
+		Metadata:             map[string]any{"limits": r.limitsMeta()},
 	}
+}
+
+// limitsMeta is the limits, with the session's CPU budget.
+func (r *REPL) limitsMeta() map[string]any {
+	m := r.cfg.limitsMeta()
+	m["session_cpu_seconds"] = r.cfg.SessionCPUSeconds
+	return m
 }
 
 // Execute runs args["code"] in the session's interpreter, after a reset
@@ -107,7 +121,7 @@ func (r *REPL) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if len(notes) > 0 {
 		res.Content = strings.Join(notes, "\n") + "\n\n" + res.Content
 	}
-	return res.WithMeta("reset", reset).WithMeta("limits", r.cfg.limitsMeta())
+	return res.WithMeta("reset", reset).WithMeta("limits", r.limitsMeta())
 }
 
 // Close ends the interpreter and every process it started. A call in
@@ -136,43 +150,78 @@ func (r *REPL) stop() {
 }
 
 // interpreter returns the running interpreter, starting one when there is
-// none or the last one died. fresh reports a new start.
-func (r *REPL) interpreter(ctx context.Context) (p *process, fresh bool, err error) {
+// none, when the last one ended between calls, or when it has (almost)
+// used up its CPU time for the session. fresh reports a new start; lost
+// says why a previous interpreter's state is gone, when it is.
+func (r *REPL) interpreter(ctx context.Context) (p *process, fresh bool, lost string, err error) {
 	r.mu.Lock()
-	p = r.p
+	p, used := r.p, r.cpu
 	r.mu.Unlock()
 	if p != nil {
 		select {
 		case <-p.exited:
 			r.stop()
+			lost = "The interpreter was stopped between calls: " + r.endReason(p.state) +
+				"; state was lost. This call runs in a fresh interpreter."
 		default:
-			return p, false, nil
+			// The driver keeps a second in hand below the hard limit: with
+			// less than that, a call could not even start.
+			if used < float64(r.cfg.SessionCPUSeconds-2) {
+				return p, false, "", nil
+			}
+			r.stop()
+			lost = fmt.Sprintf("The interpreter used up its CPU time for the session (%d s, session_cpu_seconds); "+
+				"state was lost. This call runs in a fresh interpreter.", r.cfg.SessionCPUSeconds)
 		}
 	}
 	p, err = launch(ctx, r.cfg, "repl")
 	if err != nil {
-		return nil, false, err
+		return nil, false, lost, err
 	}
 	out, errs := newCollector(p.stdout, r.cfg.MaxOutputBytes), newCollector(p.stderr, r.cfg.MaxOutputBytes)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		p.cleanup()
-		return nil, false, errors.New("the repl session is closed")
+		return nil, false, lost, errors.New("the repl session is closed")
 	}
-	r.p, r.out, r.errs = p, out, errs
-	return p, true, nil
+	r.p, r.out, r.errs, r.cpu = p, out, errs, 0
+	return p, true, lost, nil
 }
+
+// endReason says why an interpreter ended, from its exit status.
+func (r *REPL) endReason(st *os.ProcessState) string {
+	if st == nil {
+		return "it ended"
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	cpu := st.UserTime() + st.SystemTime()
+	switch {
+	case ws.Exited() && ws.ExitStatus() == exitIdleCPU:
+		return fmt.Sprintf("threads the code left running used up the CPU time allowed between calls (%d s)", r.cfg.CPUSeconds)
+	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU ||
+		ws.Signal() == syscall.SIGKILL && cpu >= time.Duration(r.cfg.SessionCPUSeconds)*time.Second):
+		return fmt.Sprintf("it used up its CPU time for the session (%d s, session_cpu_seconds)", r.cfg.SessionCPUSeconds)
+	}
+	return "it ended (" + st.String() + ")"
+}
+
+// exitIdleCPU is the driver's exit status when it stops the interpreter
+// because threads used too much CPU time between calls (see driver.py).
+const exitIdleCPU = 152
 
 // run sends one call to the interpreter and waits for its end, its
 // timeout, ctx's end, or the interpreter's death.
-func (r *REPL) run(ctx context.Context, code string) tools.Result {
+func (r *REPL) run(ctx context.Context, code string) (res tools.Result) {
 	start := time.Now()
 	timeout := effectiveTimeout(ctx, r.cfg.Timeout)
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	p, fresh, err := r.interpreter(callCtx)
+	p, fresh, lost, err := r.interpreter(callCtx)
+	if lost != "" {
+		defer func() { res.Content = lost + "\n\n" + res.Content }()
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return timedOut(fmt.Sprintf("The interpreter did not start within %ss.", formatSeconds(timeout.Seconds())))
@@ -247,6 +296,14 @@ func (r *REPL) run(ctx context.Context, code string) tools.Result {
 	}
 	out.end()
 	errs.end()
+	r.mu.Lock()
+	r.cpu = done.CPUUsed
+	r.mu.Unlock()
+	if !p.iso.namespaces && p.cg != nil {
+		// Without a pid namespace the driver cannot reach a process that
+		// left its session; the cgroup can.
+		p.cg.killAllBut(p.pid())
+	}
 	switch done.Status {
 	case "ok":
 		return meta(tools.OK(output()))
@@ -265,10 +322,7 @@ func (r *REPL) run(ctx context.Context, code string) tools.Result {
 func (r *REPL) died(p *process, withOutput func(string) string) tools.Result {
 	p.kill()
 	<-p.exited
-	how := "it ended"
-	if st := p.state; st != nil {
-		how = "it ended (" + st.String() + ")"
-	}
+	how := r.endReason(p.state)
 	r.stop()
 	r.mu.Lock()
 	closed := r.closed

@@ -148,10 +148,20 @@ func TestREPLReset(t *testing.T) {
 	}
 }
 
+// laterChild is code whose thread starts `sleep tag` once the call is
+// over: processes started during a call are killed when it ends, but a
+// thread can start one between calls.
+func laterChild(tag string) string {
+	return "import subprocess, threading, time\n" +
+		"def later():\n    time.sleep(0.3)\n    subprocess.Popen(['sleep', '" + tag + "'])\n" +
+		"threading.Thread(target=later, daemon=True).start()\n"
+}
+
 func TestREPLCloseKillsTheInterpreter(t *testing.T) {
 	r := newTestREPL(t, testConfig())
 	tag := strconv.Itoa(int(time.Now().UnixNano()%1e6)) + ".125"
-	run(t, r, "import subprocess\nchild = subprocess.Popen(['sleep', '"+tag+"'])")
+	run(t, r, laterChild(tag))
+	eventually(t, "the thread started its child", func() bool { return len(processesWith(tag)) > 0 })
 	pid := replPid(r)
 	if pid == 0 {
 		t.Fatal("no interpreter")
@@ -309,9 +319,7 @@ func TestREPLDiesWithJarvis(t *testing.T) {
 			_ = os.Remove(cgroupDir)
 		}
 	}()
-	if len(processesWith(tag)) == 0 {
-		t.Fatal("the code's child process is not running")
-	}
+	eventually(t, "the code's child process is running", func() bool { return len(processesWith(tag)) > 0 })
 	_ = helper.Process.Signal(syscall.SIGKILL)
 	_ = helper.Wait()
 	eventually(t, "the interpreter is gone", func() bool { return !alive(pid) })
@@ -325,7 +333,7 @@ func TestREPLHelperProcess(t *testing.T) {
 		t.Skip("helper for TestREPLDiesWithJarvis")
 	}
 	r := NewREPL(testConfig())
-	res := run(t, r, "import subprocess\nchild = subprocess.Popen(['sleep', '"+os.Getenv("JARVIS_CODE_TAG")+"'])")
+	res := run(t, r, laterChild(os.Getenv("JARVIS_CODE_TAG")))
 	if !res.Success {
 		t.Fatal(res.Content)
 	}

@@ -19,104 +19,16 @@ import (
 )
 
 // driverSource is the Python program that confines the interpreter and runs
-// the code (see driver.py). It is passed with -c, so there is no file for
-// the code to read or change.
-//
-//go:embed driver.py
-var driverSource string
+// the code (confine.py, then driver.py, which calls it). It is passed with
+// -c, so there is no file for the code to read or change.
+var driverSource = confineSource + "\n\n" + driverMain
 
-// ErrPythonNotFound is returned when the configured interpreter does not
-// exist; its message says how to configure one.
-var ErrPythonNotFound = errors.New("python3 not found")
-
-// pythonMissing is the failed result's text for ErrPythonNotFound.
-func pythonMissing(name string) string {
-	return fmt.Sprintf("Cannot run Python code: %q was not found on PATH. Install Python 3 "+
-		"(3.8 or newer), or set its path in the config file:\n\n[code]\npython = \"/usr/bin/python3\"", name)
-}
-
-// resolved caches interpreter look-ups by configured name: asking Python
-// where it lives costs a process start.
-var resolved sync.Map // string -> string
-
-// resolvePython finds the interpreter and asks it for its real executable.
-// A version manager's shim (pyenv, asdf) is a script that needs the user's
-// environment to pick a version; the sandbox runs with a scrubbed one, so
-// it must start the interpreter the shim would have chosen, directly.
-func resolvePython(ctx context.Context, name string) (string, error) {
-	if p, ok := resolved.Load(name); ok {
-		return p.(string), nil
-	}
-	path, err := exec.LookPath(expandHome(name))
-	if err != nil {
-		return "", fmt.Errorf("%w: %s", ErrPythonNotFound, pythonMissing(name))
-	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "-I", "-c", "import sys; print(sys.executable)").Output()
-	real := strings.TrimSpace(string(out))
-	if err != nil || !filepath.IsAbs(real) {
-		// Not a Python 3 that answers; the driver's start will say why.
-		return path, nil
-	}
-	if info, err := os.Stat(real); err != nil || info.IsDir() {
-		return path, nil
-	}
-	resolved.Store(name, real)
-	return real, nil
-}
-
-// readyFrame is the driver's report, sent before it reads any code.
-type readyFrame struct {
-	Type                string          `json:"type"`
-	Python              string          `json:"python"`
-	Notes               []string        `json:"notes"`
-	FilesystemReadonly  bool            `json:"filesystem_readonly"`
-	PrivateProc         bool            `json:"private_proc"`
-	CapabilitiesDropped bool            `json:"capabilities_dropped"`
-	Hidden              []string        `json:"hidden"`
-	Limits              map[string]bool `json:"limits"`
-}
-
-// frame is one line on the control pipe from the driver.
-type frame struct {
-	Type     string `json:"type"`
-	ID       int    `json:"id"`
-	Status   string `json:"status"`
-	ExitCode int    `json:"exit_code"`
-	raw      []byte
-}
-
-// isolation says what confinement a process actually got.
-type isolation struct {
-	namespaces   bool   // user, pid, network, mount, IPC and UTS namespaces
-	nsReason     string // why not, when not
-	processLimit string // "rlimit", "cgroup" or "none"
-	ready        readyFrame
-}
-
-// meta is the isolation as result metadata.
-func (iso isolation) meta() map[string]any {
-	m := map[string]any{
-		"namespaces":           iso.namespaces,
-		"filesystem_readonly":  iso.ready.FilesystemReadonly,
-		"private_proc":         iso.ready.PrivateProc,
-		"capabilities_dropped": iso.ready.CapabilitiesDropped,
-		"process_limit":        iso.processLimit,
-		"python_version":       iso.ready.Python,
-	}
-	if len(iso.ready.Hidden) > 0 {
-		m["hidden_paths"] = iso.ready.Hidden
-	}
-	notes := append([]string(nil), iso.ready.Notes...)
-	if iso.nsReason != "" {
-		notes = append([]string{iso.nsReason}, notes...)
-	}
-	if len(notes) > 0 {
-		m["notes"] = notes
-	}
-	return m
-}
+var (
+	//go:embed confine.py
+	confineSource string
+	//go:embed driver.py
+	driverMain string
+)
 
 // process is one running driver and what it owns: the working directory,
 // the pipes and, as root, its cgroup. cleanup releases all of it.
@@ -137,11 +49,20 @@ type process struct {
 	readers sync.WaitGroup
 }
 
+// Test hooks, never set outside tests: driverFault makes the driver fail
+// a step on purpose ("mount_setattr": mount_setattr fails, so the remount
+// fallback is used; "readonly": both fail), and noCgroup leaves the
+// process limit to RLIMIT_NPROC alone, as root too.
+var (
+	driverFault string
+	noCgroup    bool
+)
+
 // launch starts a driver in mode ("oneshot" or "repl") and waits until it
 // reports ready: confined, limited and waiting for code. It fails when
-// Python is missing or does not start, when cfg.RequireIsolation is set and
-// the isolation is not complete, or with ctx's error when ctx ends first
-// (give it the call's deadline).
+// Python is missing or does not start, when the sandbox is not what the
+// configuration requires (ErrNotConfined, see isolation.enforce), or with
+// ctx's error when ctx ends first (give it the call's deadline).
 func launch(ctx context.Context, cfg Config, mode string) (*process, error) {
 	python, err := resolvePython(ctx, cfg.Python)
 	if err != nil {
@@ -155,7 +76,20 @@ func launch(ctx context.Context, cfg Config, mode string) (*process, error) {
 		workdir = real
 	}
 	p := &process{workdir: workdir, exited: make(chan struct{}), frames: make(chan frame, 4)}
-	if err := p.start(cfg, python, mode); err != nil {
+	p.iso.hostUID = os.Getuid()
+	if os.Geteuid() == 0 {
+		// The code runs as nobody (see nobodyID), which must own the
+		// directory it works in.
+		p.iso.hostUID = nobodyID
+		if err := os.Chown(workdir, nobodyID, nobodyID); err != nil {
+			p.cleanup()
+			return nil, fmt.Errorf("cannot hand the working directory to uid %d: %w", nobodyID, err)
+		}
+	}
+	if python.note != "" {
+		p.iso.ready.Notes = append(p.iso.ready.Notes, python.note)
+	}
+	if err := p.start(cfg, python.path, mode); err != nil {
 		p.cleanup()
 		return nil, err
 	}
@@ -191,46 +125,53 @@ func (p *process) start(cfg Config, python, mode string) error {
 	p.ctlW, p.ctlR, p.stdout, p.stderr = ctlW, ctlR, outR, errR
 	defer closeAll(ctlChildR, ctlChildW, outW, errW) // the child has its copies
 
-	if cfg.RequireIsolation {
-		if ok, reason := namespacesUsable(); !ok {
-			return fmt.Errorf("code isolation is required (require_isolation = true) but is not available: %s", reason)
-		}
+	ns, reason := namespacesUsable()
+	if !ns && !cfg.unconfinedAllowed() {
+		return refusal([]string{missingNamespaces}, []string{reason}, cfg.RequireIsolation)
 	}
-	if os.Geteuid() == 0 {
-		// The kernel does not apply RLIMIT_NPROC to uid 0, so as root only
-		// a pids cgroup can stop a fork bomb.
+	asNobody := os.Geteuid() == 0
+	if asNobody && !noCgroup {
+		// RLIMIT_NPROC applies to nobody, but counts all of nobody's
+		// processes without a user namespace; a pids cgroup counts only the
+		// run's, and lets jarvis find every one of them when it kills it.
 		if cg, err := newCgroup(cfg.MaxProcesses); err == nil {
 			p.cg = cg
 		} else {
-			p.iso.ready.Notes = append(p.iso.ready.Notes, "no process limit: running as root and "+err.Error())
+			p.iso.ready.Notes = append(p.iso.ready.Notes, "no pids cgroup: "+err.Error())
 		}
 	}
 	build := func(ns bool) *exec.Cmd {
-		settings, _ := json.Marshal(map[string]any{
-			"mode":              mode,
-			"namespaces":        ns,
-			"cpu_seconds":       cfg.CPUSeconds,
-			"memory_bytes":      int64(cfg.MemoryMB) << 20,
-			"file_size_bytes":   int64(cfg.MaxFileSizeMB) << 20,
-			"tmpfs_bytes":       int64(cfg.MaxFileSizeMB) << 20,
-			"max_processes":     cfg.MaxProcesses,
-			"nproc_counts_user": !ns,
-			"hide":              cfg.hiddenPaths(),
-		})
-		cmd := exec.Command(python, "-I", "-B", "-X", "utf8", "-c", driverSource, string(settings))
+		settings := map[string]any{
+			"mode":                mode,
+			"namespaces":          ns,
+			"cpu_seconds":         cfg.CPUSeconds,
+			"session_cpu_seconds": cfg.SessionCPUSeconds,
+			"memory_bytes":        int64(cfg.MemoryMB) << 20,
+			"file_size_bytes":     int64(cfg.MaxFileSizeMB) << 20,
+			"tmpfs_bytes":         int64(cfg.MaxFileSizeMB) << 20,
+			"max_processes":       cfg.MaxProcesses,
+			"nproc_counts_user":   !ns,
+			"hide":                cfg.hiddenPaths(),
+		}
+		if driverFault != "" {
+			settings["test_fault"] = driverFault
+		}
+		data, _ := json.Marshal(settings)
+		cmd := exec.Command(python, "-I", "-B", "-X", "utf8", "-c", driverSource, string(data))
 		cmd.Dir = p.workdir
 		cmd.Env = sandboxEnv(python, p.workdir)
 		cmd.Stdout, cmd.Stderr = outW, errW
 		cmd.ExtraFiles = []*os.File{ctlChildR, ctlChildW}
-		cmd.SysProcAttr = sysProcAttr(ns)
+		cmd.SysProcAttr = sysProcAttr(ns, asNobody)
 		return cmd
 	}
-	ns, reason := namespacesUsable()
 	cmd := build(ns)
 	err = cmd.Start()
 	if err != nil && ns && namespaceRefused(err) {
-		// The kernel refused the namespaces (not the program): run without
-		// them, and remember not to ask again.
+		// The kernel refused the namespaces, or the program cannot start at
+		// all (exec fails with some of the same errors). Starting it without
+		// them tells which; it runs no code before awaitReady has applied
+		// the policy, which refuses it unless allow_unconfined is set.
 		refused := err
 		cmd = build(false)
 		if err = cmd.Start(); err == nil {
@@ -302,11 +243,12 @@ func (p *process) awaitReady(ctx context.Context, cfg Config) error {
 		}
 		return fmt.Errorf("python (%s) did not start: %s\njarvis needs Python 3.8 or newer; set [code] python in the config file to use another interpreter", p.cmd.Path, text)
 	}
-	notes := p.iso.ready.Notes
-	if err := json.Unmarshal(f.raw, &p.iso.ready); err != nil {
+	var ready readyFrame
+	if err := json.Unmarshal(f.raw, &ready); err != nil {
 		return fmt.Errorf("python driver: bad ready report: %w", err)
 	}
-	p.iso.ready.Notes = append(notes, p.iso.ready.Notes...)
+	ready.Notes = append(p.iso.ready.Notes, ready.Notes...) // jarvis's own notes first
+	p.iso.ready = ready
 	p.iso.processLimit = "none"
 	switch {
 	case p.cg != nil:
@@ -314,14 +256,12 @@ func (p *process) awaitReady(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("cannot move the code into its cgroup: %w", err)
 		}
 		p.iso.processLimit = "cgroup"
-	case os.Geteuid() != 0 && p.iso.ready.Limits["max_processes"]:
+	case p.iso.ready.Limits["max_processes"]:
+		// The code never runs as root (see nobodyID), so the kernel
+		// applies the limit.
 		p.iso.processLimit = "rlimit"
 	}
-	if cfg.RequireIsolation && !(p.iso.namespaces && p.iso.ready.FilesystemReadonly) {
-		return fmt.Errorf("code isolation is required (require_isolation = true) but the file system could not be made read-only: %s",
-			strings.Join(p.iso.ready.Notes, "; "))
-	}
-	return nil
+	return p.iso.enforce(cfg)
 }
 
 // send writes one frame to the driver.

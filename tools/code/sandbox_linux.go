@@ -45,7 +45,8 @@ func markNamespacesUsable() {
 }
 
 func markNamespacesUnusable(err error) string {
-	reason := fmt.Sprintf("the kernel refused user and network namespaces (%v), so the code runs without network isolation", unwrapErrno(err))
+	reason := fmt.Sprintf("the kernel refused user and network namespaces (%v); to allow them, set the sysctl "+
+		"user.max_user_namespaces above 0 (and, on Ubuntu, kernel.apparmor_restrict_unprivileged_userns to 0)", unwrapErrno(err))
 	nsState.Lock()
 	nsState.known, nsState.usable, nsState.reason = true, false, reason
 	nsState.Unlock()
@@ -81,13 +82,32 @@ func unwrapErrno(err error) error {
 // leaves it without a controlling terminal: the code cannot open /dev/tty
 // to read what the user types into jarvis or write over its screen. The
 // driver is killed when jarvis dies, and gets the namespaces when ns.
-func sysProcAttr(ns bool) *syscall.SysProcAttr {
+//
+// asNobody (jarvis runs as root) makes it run as nobodyID, with no
+// supplementary groups: with namespaces, uid 0 inside is nobody outside
+// and the child becomes that uid before exec (the kernel checks files
+// against the real, host, ids: an unmapped root would still own root's
+// files); without, it simply is nobody.
+func sysProcAttr(ns, asNobody bool) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	if ns {
+	uid, gid := os.Getuid(), os.Getgid()
+	if asNobody {
+		uid, gid = nobodyID, nobodyID
+	}
+	switch {
+	case ns:
 		a.Cloneflags = sandboxCloneFlags
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
+		if asNobody {
+			// Only a privileged parent may leave setgroups allowed, which
+			// dropping root's supplementary groups needs.
+			a.GidMappingsEnableSetgroups = true
+			a.Credential = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
+		}
+	case asNobody:
+		a.Credential = &syscall.Credential{Uid: nobodyID, Gid: nobodyID, Groups: []uint32{}}
 	}
 	return a
 }

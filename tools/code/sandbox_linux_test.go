@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // withoutNamespaces runs f as if the kernel refused namespaces, as it does
@@ -27,37 +29,68 @@ func withoutNamespaces(t *testing.T, f func()) {
 	f()
 }
 
-// Without namespaces the code still runs, under its limits, and the
-// result says that the network was not isolated and why.
-func TestFallbackWithoutNamespacesSaysSo(t *testing.T) {
+// unconfined is testConfig with allow_unconfined set: the fallback runs.
+func unconfined() Config {
+	cfg := testConfig()
+	cfg.AllowUnconfined = true
+	return cfg
+}
+
+// By default code that cannot be isolated is not run, and the answer says
+// why and how to allow it; the tools' descriptions say so too.
+func TestWithoutNamespacesRefusesByDefault(t *testing.T) {
 	needPython(t)
 	withoutNamespaces(t, func() {
-		r := run(t, NewInterpreter(testConfig()), "print('ran')")
+		for _, tool := range []interface {
+			Execute(context.Context, tools.Args) tools.Result
+			Spec() tools.Spec
+		}{NewInterpreter(testConfig()), newTestREPL(t, testConfig())} {
+			r := run(t, tool, "open('ran', 'w')\nprint('ran')")
+			if r.Success || strings.Contains(r.Content, "--- stdout ---") {
+				t.Fatalf("%s ran without isolation: %+v", tool.Spec().Name, r)
+			}
+			mustContain(t, r.Content, "the sandbox could not be set up", "Missing: namespaces",
+				"refused user and network namespaces", "allow_unconfined = true")
+			mustContain(t, tool.Spec().Description, "not available on this machine", "code is refused")
+		}
+	})
+}
+
+// With allow_unconfined the code runs, under its limits, and the result
+// and the description say that it was not isolated and why.
+func TestWithoutNamespacesAllowUnconfinedSaysSo(t *testing.T) {
+	needPython(t)
+	withoutNamespaces(t, func() {
+		it := NewInterpreter(unconfined())
+		mustContain(t, it.Spec().Description, "WARNING", "without network or file system isolation")
+		r := run(t, it, "print('ran')")
 		if !r.Success || r.Metadata["network_isolated"] != false {
 			t.Fatalf("got %+v", r)
 		}
 		iso := isolationOf(t, r)
-		if iso["namespaces"] != false || iso["filesystem_readonly"] != false {
+		if iso["namespaces"] != false || iso["filesystem_readonly"] != false || iso["confined"] != false {
 			t.Fatalf("isolation: %v", iso)
 		}
 		notes, _ := iso["notes"].([]string)
 		if len(notes) == 0 {
 			t.Fatalf("no note says why: %v", iso)
 		}
-		mustContain(t, notes[0], "refused user and network namespaces", "without network isolation")
+		mustContain(t, notes[0], "refused user and network namespaces")
 	})
 }
 
-func TestFallbackRequireIsolationRefuses(t *testing.T) {
+// require_isolation is stricter than the default and wins over
+// allow_unconfined.
+func TestRequireIsolationOverridesAllowUnconfined(t *testing.T) {
 	needPython(t)
-	cfg := testConfig()
+	cfg := unconfined()
 	cfg.RequireIsolation = true
 	withoutNamespaces(t, func() {
 		r := run(t, NewInterpreter(cfg), "print('ran')")
 		if r.Success {
 			t.Fatalf("ran without isolation: %+v", r)
 		}
-		mustContain(t, r.Content, "require_isolation = true", "not available")
+		mustContain(t, r.Content, "require_isolation = true", "Missing: namespaces")
 	})
 }
 
@@ -71,6 +104,7 @@ func TestFallbackTimeoutAsRootUsesTheCgroup(t *testing.T) {
 	cfg := testConfig()
 	cfg.Timeout = 1.5
 	tag := strconv.Itoa(int(time.Now().UnixNano()%1e6)) + ".75"
+	cfg.AllowUnconfined = true
 	withoutNamespaces(t, func() {
 		o, err := runOnce(context.Background(), cfg, "import subprocess\n"+
 			"subprocess.Popen(['sleep', '"+tag+"'], start_new_session=True)\nwhile True:\n    pass\n")
@@ -161,7 +195,7 @@ func write(t *testing.T, path, s string) {
 // the user's existing processes, or the cgroup as root.
 func TestFallbackForkBombIsContained(t *testing.T) {
 	needPython(t)
-	cfg := testConfig()
+	cfg := unconfined()
 	cfg.MaxProcesses = 16
 	withoutNamespaces(t, func() {
 		o, err := runOnce(context.Background(), cfg, "import os, time\nn = 0\ntry:\n    while True:\n"+
@@ -180,8 +214,8 @@ func TestFallbackForkBombIsContained(t *testing.T) {
 }
 
 // A kernel that refuses the namespaces (here: an invalid flag combination,
-// EINVAL) makes the first run fall back, say why, and not ask again.
-func TestKernelRefusalFallsBackAndIsRemembered(t *testing.T) {
+// EINVAL) makes the first run refuse, say why, and not ask again.
+func TestKernelRefusalIsRefusedAndRemembered(t *testing.T) {
 	needPython(t)
 	nsState.Lock()
 	known, usable, reason := nsState.known, nsState.usable, nsState.reason
@@ -196,6 +230,31 @@ func TestKernelRefusalFallsBackAndIsRemembered(t *testing.T) {
 		nsState.Unlock()
 	}()
 	r := run(t, NewInterpreter(testConfig()), "print('ran')")
+	if r.Success {
+		t.Fatalf("ran without namespaces: %+v", r)
+	}
+	mustContain(t, r.Content, "refused user and network namespaces (invalid argument)", "allow_unconfined")
+	if ok, why := namespacesUsable(); ok || !strings.Contains(why, "invalid argument") {
+		t.Fatalf("the refusal was not remembered: %v %q", ok, why)
+	}
+}
+
+// With allow_unconfined, the same refusal falls back and is explained.
+func TestKernelRefusalFallsBackWhenAllowed(t *testing.T) {
+	needPython(t)
+	nsState.Lock()
+	known, usable, reason := nsState.known, nsState.usable, nsState.reason
+	nsState.known = false
+	nsState.Unlock()
+	flags := sandboxCloneFlags
+	sandboxCloneFlags |= syscall.CLONE_FS // not allowed with CLONE_NEWUSER
+	defer func() {
+		sandboxCloneFlags = flags
+		nsState.Lock()
+		nsState.known, nsState.usable, nsState.reason = known, usable, reason
+		nsState.Unlock()
+	}()
+	r := run(t, NewInterpreter(unconfined()), "print('ran')")
 	if !r.Success || r.Metadata["network_isolated"] != false {
 		t.Fatalf("got %+v", r)
 	}

@@ -7,10 +7,11 @@ import (
 	"syscall"
 )
 
-// Namespaces and cgroups are Linux's; elsewhere the code runs with the
-// resource limits and the process group only, and results say so.
+// Namespaces and cgroups are Linux's; elsewhere the sandbox is not
+// available, so code is refused unless allow_unconfined is set, and then
+// runs with the resource limits and the process group only.
 
-const noNamespaces = "namespaces are Linux-only, so the code runs without network or file system isolation"
+const noNamespaces = "the sandbox's namespaces are Linux-only"
 
 func namespacesUsable() (bool, string)    { return false, noNamespaces }
 func markNamespacesUsable()               {}
@@ -18,13 +19,20 @@ func markNamespacesUnusable(error) string { return noNamespaces }
 func namespaceRefused(error) bool         { return false }
 
 // sysProcAttr: a session of its own, so no controlling terminal, and a
-// process group to kill.
-func sysProcAttr(bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+// process group to kill; as root, nobody's uid and gid.
+func sysProcAttr(_, asNobody bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true}
+	if asNobody {
+		a.Credential = &syscall.Credential{Uid: nobodyID, Gid: nobodyID, Groups: []uint32{}}
+	}
+	return a
+}
 
 type cgroup struct{}
 
 func newCgroup(int) (*cgroup, error) { return nil, errors.New("cgroups are Linux-only") }
 func (*cgroup) add(int) error        { return errors.New("cgroups are Linux-only") }
 func (*cgroup) killAll()             {}
+func (*cgroup) killAllBut(int)       {}
 func (*cgroup) remove()              {}
 func (*cgroup) path() string         { return "" }
