@@ -98,7 +98,8 @@ func (a *assistantItem) panel(tool, callID string, args map[string]any, estimate
 		a.blocks = append(a.blocks, a.group)
 		a.text = nil
 	}
-	p := &toolPanel{tool: tool, callID: callID, args: args, estimate: estimate}
+	// The name is the model's: a call to an unknown tool shows it as sent.
+	p := &toolPanel{tool: stripControls(tool), callID: callID, args: args, estimate: estimate}
 	a.group.panels = append(a.group.panels, p)
 	if callID != "" {
 		a.panels[callID] = p
@@ -162,7 +163,9 @@ type textBlock struct {
 }
 
 func (t *textBlock) rendered(rc renderCtx) []string {
-	return t.cache.get(rc, 0, func() []string { return rc.md.render(t.stream.String(), rc.width) })
+	// The stream's version: a text set again after it was final (a
+	// turn_end that arrives after the run's end) must be rendered again.
+	return t.cache.get(rc.textKey(), t.stream.version, func() []string { return rc.md.render(t.stream.String(), rc.width) })
 }
 
 func (t *textBlock) height(rc renderCtx) int {
@@ -224,7 +227,8 @@ func (t *thinkingBlock) lines(rc renderCtx, from, to int) []string {
 // groupBlock is a turn's tool panels.
 type groupBlock struct {
 	panels []*toolPanel
-	cache  cached
+	// cache holds the collapsed [0] and expanded [1] renderings.
+	cache [2]cached
 }
 
 // render draws the panels; once none is running the result is cached
@@ -237,7 +241,14 @@ func (g *groupBlock) render(rc renderCtx) []string {
 		}
 		version += p.version
 	}
-	return g.cache.get(rc, version, func() []string { return renderGroup(rc, g.panels) })
+	return g.cache[b2i(rc.expand)].get(rc.panelKey(), version, func() []string { return renderGroup(rc, g.panels) })
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 func (g *groupBlock) height(rc renderCtx) int { return len(g.render(rc)) }
 func (g *groupBlock) lines(rc renderCtx, from, to int) []string {
@@ -261,7 +272,7 @@ type lineBlock struct {
 }
 
 func (l *lineBlock) render(rc renderCtx) []string {
-	return l.cache.get(rc, 0, func() []string {
+	return l.cache.get(rc.textKey(), 0, func() []string {
 		st := rc.st.muted
 		prefix := "  "
 		switch l.kind {

@@ -102,3 +102,41 @@ func BenchmarkStream20kTokens(b *testing.B) {
 	}
 	b.ReportMetric(float64(total*b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+// BenchmarkToggles2000Messages is a key that changes how things are drawn
+// (ctrl+e, ctrl+r, ctrl+t, a resize, /theme) with a 2,000-message
+// transcript: Update plus the frame it causes (target: under 16 ms). Only
+// the items on screen may be re-rendered for it.
+func BenchmarkToggles2000Messages(b *testing.B) {
+	cases := []struct {
+		name string
+		msgs []tea.Msg
+	}{
+		{"ctrl+e", []tea.Msg{tea.KeyMsg{Type: tea.KeyCtrlE}}},
+		{"ctrl+r", []tea.Msg{tea.KeyMsg{Type: tea.KeyCtrlR}}},
+		{"ctrl+t", []tea.Msg{tea.KeyMsg{Type: tea.KeyCtrlT}}},
+		{"resize", []tea.Msg{tea.WindowSizeMsg{Width: 100, Height: 40}, tea.WindowSizeMsg{Width: 120, Height: 40}}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			m := newTestModel(b, 120, 40)
+			longTranscript(b, m, 2000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m.Update(c.msgs[i%len(c.msgs)])
+				m.View()
+			}
+		})
+	}
+	b.Run("theme", func(b *testing.B) {
+		m := newTestModel(b, 120, 40)
+		longTranscript(b, m, 2000)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			m.setTheme([]string{"light", "dark"}[i%2])
+			m.View()
+		}
+	})
+}

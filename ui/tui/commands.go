@@ -49,7 +49,7 @@ func (m *model) runCommand(line string) tea.Cmd {
 			m.addNote("A turn is running: cancel it (esc) before starting a new session.", true)
 			return nil
 		}
-		m.newSession()
+		return m.newSession()
 	case "sessions":
 		if m.opts.Sessions == nil {
 			m.addNote("Sessions are not being saved (no database).", true)
@@ -61,6 +61,12 @@ func (m *model) runCommand(line string) tea.Cmd {
 		return m.listSessions()
 	case "clear":
 		m.transcript.clear()
+		if m.running && m.question != nil && m.current != nil {
+			// The running turn keeps its place: its reply is still arriving.
+			m.transcript.add(m.question)
+			m.transcript.add(m.current)
+			m.transcript.setLive(m.current)
+		}
 	case "export":
 		return m.export(arg)
 	case "theme":
@@ -70,8 +76,14 @@ func (m *model) runCommand(line string) tea.Cmd {
 	case "mouse":
 		return m.toggleMouse()
 	case "help":
-		m.overlay = overlayHelp
+		m.overlay, m.helpScroll = overlayHelp, 0
 	case "quit", "exit", "q":
+		if m.running && m.cancel != nil {
+			// Like ctrl+c: the turn is stopped first, and shown stopped.
+			m.cancelRun()
+			m.addNote("The running turn was cancelled. /quit again (or ctrl+c twice) leaves jarvis.", false)
+			return nil
+		}
 		return tea.Quit
 	default:
 		m.addNote(fmt.Sprintf("Unknown command /%s. /help lists the commands.", name), true)
@@ -92,27 +104,32 @@ func (m *model) setTools(names []string) tea.Cmd {
 		m.addNote("A turn is running: change the tools when it is done (esc cancels it).", true)
 		return nil
 	}
-	if err := m.rebuildTools(names); err != nil {
+	closeOld, err := m.rebuildTools(names, false)
+	if err != nil {
 		m.addNote(err.Error(), true)
 		return nil
 	}
+	m.clampPane()
 	m.addNote("Tools: "+orNone(strings.Join(names, ", "))+".", false)
-	return nil
+	return closeOld
 }
 
 // newSession starts a fresh conversation; the old one stays in the store.
-func (m *model) newSession() {
+// Approvals and tool state (a REPL's variables) start afresh too.
+func (m *model) newSession() tea.Cmd {
 	m.conv = &agent.Conversation{}
 	m.sessionID, m.title = "", ""
 	m.transcript.clear()
-	m.current, m.lastReply = nil, nil
+	m.current, m.lastReply, m.question = nil, nil, nil
 	m.totals = events.Usage{}
 	m.toolCalls = 0
 	m.approvals = tools.NewApprovals()
-	if err := m.rebuildTools(m.enabled); err != nil {
+	closeOld, err := m.rebuildTools(m.enabled, true)
+	if err != nil {
 		m.addNote(err.Error(), true)
 	}
 	m.addNote("New session.", false)
+	return closeOld
 }
 
 func (m *model) setTheme(name string) tea.Cmd {
@@ -155,8 +172,7 @@ func (m *model) copyLast() tea.Cmd {
 		text = m.current.plainText()
 	}
 	if text == "" {
-		m.status = "nothing to copy yet"
-		return nil
+		return m.setStatus("nothing to copy yet")
 	}
 	seq := osc52.New(text)
 	if os.Getenv("TMUX") != "" {

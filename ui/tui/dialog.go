@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 // DialogGrace is how long a new confirmation dialog ignores keys: people
@@ -102,33 +102,111 @@ func (d *dialog) denyAll() {
 // accepting reports whether keys count yet.
 func (d *dialog) accepting(now time.Time) bool { return now.Sub(d.opened) >= DialogGrace }
 
-// view draws the dialog box for the given screen size.
-func (d *dialog) view(st *styles, width, height int) string {
+// descRows caps the tool's description in the dialog: the arguments are
+// what the person must read.
+const descRows = 3
+
+// dialogLayout is the dialog's content for one screen size.
+type dialogLayout struct {
+	width      int      // the box's width inside its border
+	title      string   // styled
+	desc       []string // the description lines shown
+	args       []string // every argument line
+	room       int      // argument lines shown at a time
+	hint       []string
+	blanks     int // empty separator lines kept (0–3)
+	scrollable bool
+}
+
+// layout fits the front request into a box at most height rows tall (its
+// border included): the title, the description (at most descRows lines),
+// the arguments (scrollable when they do not fit) and the key hint. The
+// hint and the border are always shown; blank separators and then
+// description lines go first when rows are short.
+func (d *dialog) layout(st *styles, width, height int) dialogLayout {
 	req := d.queue[0].req
-	w := min(max(width-8, 40), 100)
-	inner := w - 4
-	var lines []string
-	lines = append(lines, st.dialogTitle.Render("Allow "+req.Spec.Name+"?"))
+	w := min(max(width-8, 40), 100, width-2)
+	inner := max(w-4, 10)
+	name := stripControls(req.Spec.Name)
+	title := st.dialogTitle.Render("Allow " + name + "?")
 	if n := len(d.queue); n > 1 {
-		lines[0] += st.muted.Render("  (" + strconv.Itoa(n-1) + " more waiting)")
+		title += st.muted.Render("  (" + strconv.Itoa(n-1) + " more waiting)")
 	}
-	lines = append(lines, "")
-	for _, l := range wrapText(req.Spec.Description, inner) {
-		lines = append(lines, st.muted.Render(l))
+	l := dialogLayout{width: w, title: ansi.Truncate(title, inner, "…")}
+	l.desc = wrapText(req.Spec.Description, inner)
+	if len(l.desc) == 1 && l.desc[0] == "" {
+		l.desc = nil
 	}
-	lines = append(lines, "", st.text.Render("Arguments:"))
-	args := wrapText(format.PrettyArgs(req.Arguments), inner)
-	room := max(height-14, 3)
-	d.scroll = min(max(d.scroll, 0), max(len(args)-room, 0))
-	shown := args[d.scroll:min(d.scroll+room, len(args))]
-	for _, l := range shown {
-		lines = append(lines, st.accent.Render(l))
+	l.args = argLines(req.Arguments, inner)
+	l.hint = wrapText("[a] allow once   [s] allow "+name+" for this session   [d/esc] deny", inner)
+
+	avail := height - 2                                              // the border
+	fixed := func() int { return 1 + len(l.desc) + 1 + len(l.hint) } // title, "Arguments:"
+	capDesc := func(n int) {
+		if len(l.desc) > n {
+			l.desc = append(l.desc[:n-1:n-1], ansi.Truncate(l.desc[n-1]+" …", inner, "…"))
+		}
 	}
-	if len(args) > room {
-		lines = append(lines, st.muted.Render("↑/↓ scroll · lines "+strconv.Itoa(d.scroll+1)+"–"+strconv.Itoa(d.scroll+len(shown))+" of "+strconv.Itoa(len(args))))
+	capDesc(descRows)
+	room := avail - fixed()
+	if room < len(l.args) && len(l.desc) > 1 {
+		capDesc(max(len(l.desc)-(len(l.args)-room), 1))
+		room = avail - fixed()
 	}
-	lines = append(lines, "", st.text.Render("[a] allow once   [s] allow "+req.Spec.Name+" for this session   [d/esc] deny"))
-	box := lipgloss.NewStyle().Border(lipgloss.DoubleBorder()).BorderForeground(st.dialogBorder).Padding(0, 1).Width(w)
+	l.blanks = min(max(room-len(l.args), 0), 3)
+	l.room = room - l.blanks
+	if l.room < len(l.args) {
+		l.scrollable = true
+		l.room-- // the scroll indicator
+	}
+	l.room = max(l.room, 1)
+	return l
+}
+
+// maxScroll is the last scroll position of the arguments.
+func (l dialogLayout) maxScroll() int { return max(len(l.args)-l.room, 0) }
+
+// clampScroll keeps the scroll position in range for a screen size. It
+// runs in Update (after a key, a resize, a new request): View only reads.
+func (d *dialog) clampScroll(st *styles, width, height int) {
+	if !d.open() {
+		return
+	}
+	d.scroll = min(max(d.scroll, 0), d.layout(st, width, height).maxScroll())
+}
+
+// view draws the dialog box, at most height rows tall.
+func (d *dialog) view(st *styles, width, height int) string {
+	l := d.layout(st, width, height)
+	scroll := min(max(d.scroll, 0), l.maxScroll())
+	blank := func(n int) []string {
+		if l.blanks >= n {
+			return []string{""}
+		}
+		return nil
+	}
+	// The blank before the hint is the last to go: it keeps the keys
+	// apart from the arguments.
+	lines := []string{l.title}
+	lines = append(lines, blank(2)...)
+	for _, s := range l.desc {
+		lines = append(lines, st.muted.Render(s))
+	}
+	lines = append(lines, blank(3)...)
+	lines = append(lines, st.text.Render("Arguments:"))
+	shown := l.args[scroll:min(scroll+l.room, len(l.args))]
+	for _, s := range shown {
+		lines = append(lines, st.accent.Render(s))
+	}
+	if l.scrollable {
+		lines = append(lines, st.muted.Render(ansi.Truncate("↑/↓ scroll · lines "+strconv.Itoa(scroll+1)+"–"+
+			strconv.Itoa(scroll+len(shown))+" of "+strconv.Itoa(len(l.args)), l.width-4, "…")))
+	}
+	lines = append(lines, blank(1)...)
+	for _, s := range l.hint {
+		lines = append(lines, st.text.Render(s))
+	}
+	box := lipgloss.NewStyle().Border(lipgloss.DoubleBorder()).BorderForeground(st.dialogBorder).Padding(0, 1).Width(l.width)
 	return box.Render(strings.Join(lines, "\n"))
 }
 

@@ -71,7 +71,9 @@ func fakeRun(m *model, question string) events.RunInfo {
 	m.runID = "chat-test"
 	m.running, m.runStart = true, testTime.Add(-1500*time.Millisecond)
 	m.cancel = func() {}
-	m.transcript.add(&userItem{text: question})
+	m.runModel = m.modelName
+	m.question = &userItem{text: question}
+	m.transcript.add(m.question)
 	m.current = newAssistantItem()
 	m.transcript.add(m.current)
 	m.transcript.setLive(m.current)
@@ -103,6 +105,85 @@ func toolStart(run events.RunInfo, id, name string, args map[string]any, paralle
 func toolEnd(run events.RunInfo, id, name string, args map[string]any, status tools.Status, result string, latency float64) events.Event {
 	return events.Event{Type: events.ToolCallEnd, Run: run, Tool: &events.ToolPayload{Tool: name, CallID: id, Arguments: args,
 		Success: status == tools.StatusOK, Status: string(status), Result: result, LatencySeconds: latency}}
+}
+
+// press sends one key by its name as Bubble Tea spells it ("ctrl+c",
+// "pgdown", "a") and returns the command it gave.
+func press(m *model, name string) tea.Cmd {
+	var k tea.KeyMsg
+	switch name {
+	case "ctrl+c":
+		k = tea.KeyMsg{Type: tea.KeyCtrlC}
+	case "ctrl+d":
+		k = tea.KeyMsg{Type: tea.KeyCtrlD}
+	case "ctrl+u":
+		k = tea.KeyMsg{Type: tea.KeyCtrlU}
+	case "ctrl+e":
+		k = tea.KeyMsg{Type: tea.KeyCtrlE}
+	case "ctrl+t":
+		k = tea.KeyMsg{Type: tea.KeyCtrlT}
+	case "pgup":
+		k = tea.KeyMsg{Type: tea.KeyPgUp}
+	case "pgdown":
+		k = tea.KeyMsg{Type: tea.KeyPgDown}
+	case "up":
+		k = tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		k = tea.KeyMsg{Type: tea.KeyDown}
+	case "home":
+		k = tea.KeyMsg{Type: tea.KeyHome}
+	case "end":
+		k = tea.KeyMsg{Type: tea.KeyEnd}
+	case "esc":
+		k = tea.KeyMsg{Type: tea.KeyEsc}
+	case "enter":
+		k = tea.KeyMsg{Type: tea.KeyEnter}
+	case "tab":
+		k = tea.KeyMsg{Type: tea.KeyTab}
+	case "f4":
+		k = tea.KeyMsg{Type: tea.KeyF4}
+	default:
+		k = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(name)}
+	}
+	if k.String() != name {
+		panic("key helper: " + name + " is sent as " + k.String())
+	}
+	_, cmd := m.Update(k)
+	return cmd
+}
+
+// send types a slash command (or any line) and sends it.
+func send(m *model, line string) tea.Cmd {
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(line)})
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	return cmd
+}
+
+// quits reports whether cmd (batches included) asks to quit. tea.Quit
+// answers at once; a command still running after a moment (a tick for a
+// status message) is not a quit.
+func quits(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	select {
+	case msg := <-done:
+		switch msg := msg.(type) {
+		case tea.QuitMsg:
+			return true
+		case tea.BatchMsg:
+			for _, c := range msg {
+				if quits(c) {
+					return true
+				}
+			}
+		}
+		return false
+	case <-time.After(100 * time.Millisecond):
+		return false
+	}
 }
 
 // screen renders the model and checks the frame's size.

@@ -12,8 +12,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
-// renderCtx is what rendering depends on; a cached rendering is valid while
-// its renderCtx is unchanged.
+// renderCtx is what rendering depends on.
 type renderCtx struct {
 	width    int
 	st       *styles
@@ -24,15 +23,34 @@ type renderCtx struct {
 }
 
 // cacheKey is what a cached rendering depends on. A struct, not a string:
-// it is compared for every item on every frame.
+// it is compared for every item on every frame. Text and markdown depend
+// on the width and the theme only; tool panels on the expand toggle too
+// (they keep one cache per state, so ctrl+e back and forth redraws
+// nothing). Keying text by everything would make every toggle re-render
+// every reply.
 type cacheKey struct {
-	width            int
-	theme            string
-	expand, thinking bool
+	width  int
+	theme  string
+	expand bool
 }
 
-func (c renderCtx) key() cacheKey {
-	return cacheKey{width: c.width, theme: c.st.name, expand: c.expand, thinking: c.thinking}
+// textKey keys renderings of text: messages, notes, markdown.
+func (c renderCtx) textKey() cacheKey { return cacheKey{width: c.width, theme: c.st.name} }
+
+// panelKey keys renderings of tool panels.
+func (c renderCtx) panelKey() cacheKey {
+	return cacheKey{width: c.width, theme: c.st.name, expand: c.expand}
+}
+
+// layoutKey is what an item's height depends on: everything a block
+// reads.
+type layoutKey struct {
+	cacheKey
+	thinking bool
+}
+
+func (c renderCtx) layoutKey() layoutKey {
+	return layoutKey{cacheKey: c.panelKey(), thinking: c.thinking}
 }
 
 // item is one entry of the transcript. Items cache their rendered lines;
@@ -51,13 +69,12 @@ type cached struct {
 	out     []string
 }
 
-// get returns the cached lines, rendering them when the context or the
-// version changed. Lines are padded to the width once, here, so a frame
-// never measures a cached line again.
-func (c *cached) get(rc renderCtx, version int, render func() []string) []string {
-	k := rc.key()
+// get returns the cached lines, rendering them when the key or the version
+// changed. Lines are padded to the width once, here, so a frame never
+// measures a cached line again.
+func (c *cached) get(k cacheKey, version int, render func() []string) []string {
 	if c.out == nil || c.key != k || c.version != version {
-		c.out, c.key, c.version = padLines(render(), rc.width), k, version
+		c.out, c.key, c.version = padLines(render(), k.width), k, version
 	}
 	return c.out
 }
@@ -85,7 +102,7 @@ type userItem struct {
 }
 
 func (u *userItem) render(rc renderCtx) []string {
-	return u.cache.get(rc, 0, func() []string {
+	return u.cache.get(rc.textKey(), 0, func() []string {
 		bar := rc.st.user.Render("▍")
 		var out []string
 		out = append(out, "")
@@ -109,7 +126,7 @@ type noteItem struct {
 }
 
 func (n *noteItem) render(rc renderCtx) []string {
-	return n.cache.get(rc, 0, func() []string {
+	return n.cache.get(rc.textKey(), 0, func() []string {
 		st, mark := rc.st.warning, "• "
 		if n.isErr {
 			st, mark = rc.st.errorText, "✗ "
@@ -131,11 +148,12 @@ func (n *noteItem) lines(rc renderCtx, from, to int) []string {
 	return sliceLines(n.render(rc), from, to)
 }
 
-// wrapText wraps text (with newlines) to width.
+// wrapText wraps text (with newlines) to width. The text may come from
+// anywhere: escape sequences and control characters are stripped here.
 func wrapText(text string, width int) []string {
 	width = max(width, 1)
 	var out []string
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range strings.Split(stripControls(text), "\n") {
 		out = append(out, wrapLine(line, width)...)
 	}
 	return out

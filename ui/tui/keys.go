@@ -29,7 +29,7 @@ var keyHelp = [][2]string{
 	{"tab", "complete a /command; on an empty prompt, focus the side pane"},
 	{"esc, ctrl+c", "cancel the running turn (stream and tools stop)"},
 	{"ctrl+c twice", "quit (when idle)"},
-	{"pgup / pgdn", "scroll the transcript a page"},
+	{"pgup / pgdn", "scroll the transcript a page (the side pane when it has focus)"},
 	{"ctrl+u / ctrl+d", "scroll half a page"},
 	{"home / end", "top / bottom of the transcript (prompt empty)"},
 	{"mouse wheel", "scroll"},

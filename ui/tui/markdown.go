@@ -22,7 +22,10 @@ func newMarkdown(factory func(width int) (*glamour.TermRenderer, error)) *markdo
 // text is shown wrapped but unstyled: a reply is never lost to a renderer.
 func (m *markdown) render(text string, width int) []string {
 	width = max(width, 10)
-	text = strings.TrimSpace(text)
+	// Tabs become spaces before glamour measures and wraps: it keeps them
+	// in code blocks, and a terminal draws a tab wider than it is counted.
+	// The columns are the source's, which in a code block are the code's.
+	text = expandTabs(stripControls(strings.TrimSpace(text)))
 	if text == "" {
 		return nil
 	}
@@ -45,7 +48,7 @@ func (m *markdown) render(text string, width int) []string {
 	// glamour pads every line to the wrap width with spaces; trailing
 	// blanks only cost the terminal bytes.
 	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
+		lines[i] = expandTabs(strings.TrimRight(l, " "))
 	}
 	return lines
 }

@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 // mcpChangedMsg says an MCP server changed state or its tool list.
@@ -29,10 +30,14 @@ func (m *model) waitMCP() tea.Cmd {
 func (m *model) mcpChanged() tea.Cmd {
 	if m.running {
 		m.mcpDirty = true
-	} else if err := m.rebuildTools(m.enabled); err != nil {
+		return m.waitMCP()
+	}
+	closeOld, err := m.rebuildTools(m.enabled, false)
+	if err != nil {
 		m.addNote(err.Error(), true)
 	}
-	return m.waitMCP()
+	m.clampPane()
+	return tea.Batch(closeOld, m.waitMCP())
 }
 
 // mcpPending reports whether name is an MCP tool of a configured server
@@ -58,7 +63,7 @@ func (m *model) mcpRows(enabled map[string]bool) []toolRow {
 	var rows []toolRow
 	now := m.now()
 	for _, s := range m.opts.MCP.Status() {
-		rows = append(rows, toolRow{header: true, name: fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), ok: s.State == mcp.StateReady})
+		rows = append(rows, toolRow{header: true, name: stripControls(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)), ok: s.State == mcp.StateReady})
 		for _, t := range s.Tools {
 			rows = append(rows, toolRow{name: t.Name, enabled: enabled[t.Name], confirm: t.Spec.RequiresConfirmation,
 				mcp: map[bool]string{true: "", false: "unavailable"}[s.Available()]})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -71,7 +72,9 @@ type model struct {
 	runID     string
 	runSeq    int
 	runStart  time.Time
+	runModel  string // modelName when the run started
 	cancel    context.CancelFunc
+	question  *userItem // the running turn's question
 	current   *assistantItem
 	lastReply *assistantItem
 
@@ -81,7 +84,11 @@ type model struct {
 	quitArmed            time.Time
 	ticking              bool
 	server               serverState
-	status               string // transient message in the status bar
+	helpScroll           int
+	// status is a transient message in the status bar; statusSeq tells
+	// the tick that clears it whether a newer message replaced it.
+	status    string
+	statusSeq int
 }
 
 type overlay int
@@ -107,8 +114,12 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 		enabled: slices.Clone(cfg.Tools), approvals: tools.NewApprovals(),
 		conv: &agent.Conversation{}, mouse: !opts.NoMouse,
 	}
-	if err := m.rebuildTools(m.enabled); err != nil {
+	closeSpare, err := m.rebuildTools(m.enabled, true)
+	if err != nil {
 		return nil, err
+	}
+	if closeSpare != nil {
+		closeSpare() // before the program starts: no frame waits for it
 	}
 	if opts.Scheduler != nil {
 		m.sched = newSchedTab(opts.Scheduler, opts.ValidateTask, opts.Registry.Names)
@@ -119,57 +130,117 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 // rebuildTools builds the executor for names (the session's approvals are
 // kept) and refreshes the specs the side pane lists. An MCP tool whose
 // server is still starting stays enabled and joins when it appears.
-func (m *model) rebuildTools(names []string) error {
-	var ready []string
-	for _, n := range names {
-		if m.opts.Registry.Has(n) || !m.mcpPending(n) {
-			ready = append(ready, n)
+//
+// A tool that stays enabled keeps its instance, so a change of tools does
+// not restart the REPL and lose its variables; fresh builds every tool
+// anew (another conversation). MCP tools are always taken from the
+// registry: a restarted server offers new instances. The tools left out
+// are closed by the returned command, off the UI goroutine: closing a
+// REPL waits for its process to end.
+func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
+	held := map[string]tools.Tool{}
+	if m.executor != nil && !fresh {
+		for _, t := range m.executor.Tools() {
+			if name := t.Spec().Name; !m.isMCPTool(name) {
+				held[name] = t
+			}
 		}
 	}
-	list, err := m.opts.Registry.BuildList(ready, m.opts.ToolDeps)
-	if err != nil {
-		return err
+	var list, built []tools.Tool
+	// fail closes what was built for nothing; nothing has run it, so
+	// closing it here is instant.
+	fail := func(err error) (tea.Cmd, error) {
+		if c := closeTools(built...); c != nil {
+			c()
+		}
+		return nil, err
+	}
+	for _, n := range names {
+		if t, ok := held[n]; ok {
+			list = append(list, t)
+			continue
+		}
+		if !m.opts.Registry.Has(n) && m.mcpPending(n) {
+			continue
+		}
+		t, err := m.opts.Registry.Build(n, m.opts.ToolDeps)
+		if err != nil {
+			return fail(err)
+		}
+		list, built = append(list, t), append(built, t)
 	}
 	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{
 		Bus: m.opts.Bus, Confirmer: &dialogConfirmer{send: func(msg any) { m.send(msg) }}, Approvals: m.approvals,
 	})
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	m.closeTools()
-	m.executor, m.enabled = exec, names
-	m.specs = map[string]tools.Spec{}
-	if all, err := m.opts.Registry.BuildAll(m.opts.ToolDeps); err == nil {
-		for _, t := range all {
-			m.specs[t.Spec().Name] = t.Spec()
-			closeTool(t)
+	// Kept is by what would be closed, not by the wrapper: a tool built
+	// again over the same instance (an MCP tool) must stay open. A closer
+	// that cannot be compared cannot be told apart, so it is left open
+	// until the program ends.
+	kept := map[io.Closer]bool{}
+	for _, t := range list {
+		if c := closerOf(t); c != nil && reflect.ValueOf(c).Comparable() {
+			kept[c] = true
 		}
 	}
+	var spare []tools.Tool
+	if m.executor != nil {
+		for _, t := range m.executor.Tools() {
+			if c := closerOf(t); c != nil && reflect.ValueOf(c).Comparable() && !kept[c] {
+				spare = append(spare, t)
+			}
+		}
+	}
+	m.executor, m.enabled = exec, names
+	m.specs = map[string]tools.Spec{}
 	for _, s := range exec.AvailableTools() {
 		m.specs[s.Name] = s
 	}
-	return nil
+	// The specs of the tools that are off, for the Tools tab: built to be
+	// read, never run, and closed with the rest.
+	for _, n := range m.opts.Registry.Names() {
+		if _, ok := m.specs[n]; ok {
+			continue
+		}
+		if t, err := m.opts.Registry.Build(n, m.opts.ToolDeps); err == nil {
+			m.specs[n] = t.Spec()
+			spare = append(spare, t)
+		}
+	}
+	return closeTools(spare...), nil
 }
 
-// closeTools ends tools that hold processes (a REPL) with the executor.
-func (m *model) closeTools() {
-	if m.executor == nil {
-		return
+// closeTools returns a command that ends the tools that hold processes (a
+// REPL); nil when there are none to close.
+func closeTools(list ...tools.Tool) tea.Cmd {
+	var closers []io.Closer
+	for _, t := range list {
+		if c := closerOf(t); c != nil {
+			closers = append(closers, c)
+		}
 	}
-	for _, t := range m.executor.Tools() {
-		closeTool(t)
+	if len(closers) == 0 {
+		return nil
+	}
+	return func() tea.Msg {
+		for _, c := range closers {
+			c.Close()
+		}
+		return nil
 	}
 }
 
-func closeTool(t tools.Tool) {
+// closerOf finds an io.Closer under any settings wrappers of t.
+func closerOf(t tools.Tool) io.Closer {
 	for {
 		if c, ok := t.(io.Closer); ok {
-			c.Close()
-			return
+			return c
 		}
 		u, ok := t.(interface{ Unwrap() tools.Tool })
 		if !ok {
-			return
+			return nil
 		}
 		t = u.Unwrap()
 	}
@@ -188,7 +259,11 @@ func (m *model) shutdown() {
 		m.sched.close()
 	}
 	m.dialog.denyAll()
-	m.closeTools()
+	if m.executor != nil {
+		if c := closeTools(m.executor.Tools()...); c != nil {
+			c()
+		}
+	}
 }
 
 func (m *model) Init() tea.Cmd {
@@ -217,6 +292,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.layout()
+		m.clampViews()
 		return m, nil
 	case tea.KeyMsg:
 		return m, m.handleKey(msg)
@@ -243,8 +319,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case sessionLoadedMsg:
-		m.openSession(msg)
-		return m, nil
+		return m, m.openSession(msg)
 	case sessionListMsg:
 		m.showSessions(msg)
 		return m, nil
@@ -252,7 +327,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.addNote(msg.text, msg.isErr)
 		return m, nil
 	case statusMsg:
-		m.status = string(msg)
+		return m, m.setStatus(string(msg))
+	case statusClearMsg:
+		if msg.id == m.statusSeq {
+			m.status = ""
+		}
 		return m, nil
 	case mcpChangedMsg:
 		return m, m.mcpChanged()
@@ -286,6 +365,37 @@ type noticeMsg struct {
 	isErr bool
 }
 type statusMsg string
+
+// statusClearMsg ends the status message numbered id, unless a newer one
+// replaced it.
+type statusClearMsg struct{ id int }
+
+// statusTTL is how long a transient status message stays.
+const statusTTL = 5 * time.Second
+
+// setStatus shows a transient message in the status bar for statusTTL.
+func (m *model) setStatus(text string) tea.Cmd { return m.setStatusFor(text, statusTTL) }
+
+func (m *model) setStatusFor(text string, d time.Duration) tea.Cmd {
+	m.statusSeq++
+	m.status = stripControls(format.OneLine(text, 0))
+	id := m.statusSeq
+	return tea.Tick(d, func(time.Time) tea.Msg { return statusClearMsg{id: id} })
+}
+
+// clampViews keeps scroll positions and cursors in range after the screen
+// changed size.
+func (m *model) clampViews() {
+	if m.width < MinWidth || m.height < MinHeight {
+		return
+	}
+	m.dialog.clampScroll(m.st, m.width, m.transcript.height)
+	m.clampPane()
+	m.clampHelp()
+	if n := len(m.sessions.list); n > 0 {
+		m.sessions.cursor = min(max(m.sessions.cursor, 0), n-1)
+	}
+}
 
 func (m *model) addNote(text string, isErr bool) {
 	m.transcript.add(&noteItem{text: text, isErr: isErr})

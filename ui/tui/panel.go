@@ -1,13 +1,16 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rivo/uniseg"
 
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
@@ -34,9 +37,10 @@ type toolPanel struct {
 	latency      float64
 	cost         float64
 	estimate     float64 // the spec's cost estimate, shown with ~ when no cost was measured
-	result       string
+	result       string  // stripped of escape sequences and controls
 	version      int
-	cache        cached
+	// cache holds the collapsed [0] and expanded [1] renderings.
+	cache [2]cached
 }
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -49,10 +53,15 @@ func (p *toolPanel) render(rc renderCtx, width int) []string {
 	if p.active() {
 		return p.draw(rc, width)
 	}
-	k := rc
+	k := rc.panelKey()
 	k.width = width
-	return p.cache.get(k, p.version, func() []string { return p.draw(rc, width) })
+	return p.cache[b2i(rc.expand)].get(k, p.version, func() []string { return p.draw(rc, width) })
 }
+
+// setResult stores a tool's result once, made safe to draw: a file or a
+// web page read by a tool can hold escape sequences (clear the screen, set
+// the title, write the clipboard) and carriage returns.
+func (p *toolPanel) setResult(s string) { p.result = stripControls(s) }
 
 func (p *toolPanel) icon(rc renderCtx) (string, lipgloss.Style, string) {
 	st := rc.st
@@ -111,11 +120,11 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 	body := []string{title + strings.Repeat(" ", max(gap, 1)) + rightText}
 
 	if rc.expand {
-		for _, l := range wrapText(format.PrettyArgs(p.args), inner) {
+		for _, l := range argLines(p.args, inner) {
 			body = append(body, st.muted.Render(l))
 		}
 	} else if len(p.args) > 1 || mainArgument(p.args) == "" && len(p.args) > 0 {
-		body = append(body, st.muted.Render(ansi.Truncate(format.Args(p.args, 0), inner, "…")))
+		body = append(body, st.muted.Render(ansi.Truncate(stripControls(format.Args(p.args, 0)), inner, "…")))
 	}
 
 	switch p.state {
@@ -168,13 +177,89 @@ func colorOf(s lipgloss.Style) lipgloss.TerminalColor { return s.GetForeground()
 func mainArgument(args map[string]any) string {
 	for _, k := range []string{"expression", "path", "url", "query", "code", "prompt", "thought", "command", "message"} {
 		if v, ok := args[k].(string); ok {
-			return format.OneLine(k+"="+quote(v), 60)
+			return stripControls(format.OneLine(k+"="+strconv.Quote(v), 60))
 		}
 	}
 	return ""
 }
 
-func quote(s string) string { return strconv.Quote(s) }
+// argLines lays out a call's arguments for reading, width cells wide: one
+// per line, sorted by name; code and any other string that spans lines as
+// its own lines, indented under the name, rather than a JSON string full
+// of \n; everything else as JSON.
+func argLines(args map[string]any, width int) []string {
+	if len(args) == 0 {
+		return []string{"(no arguments)"}
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		name := stripControls(k)
+		if s, ok := args[k].(string); ok && (k == "code" || strings.Contains(s, "\n")) {
+			out = append(out, hang(name+":", width, "  ")...)
+			for _, l := range strings.Split(strings.TrimRight(stripControls(s), "\n"), "\n") {
+				out = append(out, hang("  "+expandTabs(l), width, codeCont)...)
+			}
+			continue
+		}
+		for i, l := range jsonLines(args[k]) {
+			if i == 0 {
+				l = name + ": " + l
+			}
+			out = append(out, hang(expandTabs(stripControls(l)), width, "  ")...)
+		}
+	}
+	return out
+}
+
+// jsonLines is v as indented JSON, '<' and '&' left readable.
+func jsonLines(v any) []string {
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return []string{fmt.Sprint(v)}
+	}
+	return strings.Split(strings.TrimRight(sb.String(), "\n"), "\n")
+}
+
+// codeCont starts the rows that continue a code line too long for the
+// width: marked, so they cannot be taken for lines of their own.
+const codeCont = "  ↪ "
+
+// hang breaks one line of plain text into rows of width cells, the rows
+// after the first starting with cont. It breaks anywhere, not at spaces:
+// code and arguments must read exactly as they will run, and rejoining
+// word-wrapped pieces would add or drop spaces.
+func hang(line string, width int, cont string) []string {
+	if ansi.StringWidth(line) <= width {
+		return []string{line}
+	}
+	if width <= ansi.StringWidth(cont)+1 {
+		cont = ""
+	}
+	var out []string
+	var row strings.Builder
+	room, used := max(width, 1), 0
+	gr := uniseg.NewGraphemes(line)
+	for gr.Next() {
+		g, w := gr.Str(), gr.Width()
+		if used+w > room && used > 0 {
+			out = append(out, row.String())
+			row.Reset()
+			row.WriteString(cont)
+			room, used = width-ansi.StringWidth(cont), 0
+		}
+		row.WriteString(g)
+		used += w
+	}
+	return append(out, row.String())
+}
 
 // renderGroup lays out a turn's panels: side by side when they are parallel
 // and the width allows, stacked otherwise.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -35,8 +36,9 @@ func (m *model) startRun(text string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	ctx = events.WithRun(ctx, events.RunInfo{ID: m.runID})
 	m.cancel, m.running, m.runStart, m.status = cancel, true, m.now(), ""
-	m.runUsage = events.Usage{}
-	m.transcript.add(&userItem{text: text})
+	m.runUsage, m.runModel = events.Usage{}, m.modelName
+	m.question = &userItem{text: text}
+	m.transcript.add(m.question)
 	m.current = newAssistantItem()
 	m.transcript.add(m.current)
 	m.transcript.setLive(m.current)
@@ -132,7 +134,8 @@ func (m *model) applyRunEvent(e events.Event) {
 	case events.ToolCallEnd:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = statusOf(e.Tool.Status)
-		p.latency, p.cost, p.result = e.Tool.LatencySeconds, e.Tool.CostUSD, e.Tool.Result
+		p.latency, p.cost = e.Tool.LatencySeconds, e.Tool.CostUSD
+		p.setResult(e.Tool.Result)
 		p.version++
 		m.toolCalls++
 		if m.running {
@@ -140,7 +143,8 @@ func (m *model) applyRunEvent(e events.Event) {
 		}
 	case events.ToolCallDenied, events.ToolCallError:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
-		p.state, p.result = statusOf(e.Tool.Status), e.Tool.Result
+		p.state = statusOf(e.Tool.Status)
+		p.setResult(e.Tool.Result)
 		p.version++
 		m.toolCalls++
 	case events.Notice:
@@ -174,26 +178,37 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 	}
 	m.running, m.cancel = false, nil
 	m.runUsage = events.Usage{}
+	var cmds []tea.Cmd
 	if msg.result != nil {
 		m.totals.Add(msg.result.Usage)
 		if m.current != nil && !m.current.done {
 			m.current.finish(msg.result.Usage, msg.result.Turns)
 		}
-		if msg.result.Model != "" {
+		// The agent reports the model it used (it may resolve a name);
+		// a /model typed during the run wins over it.
+		if msg.result.Model != "" && m.modelName == m.runModel {
 			m.modelName = msg.result.Model
 		}
+	}
+	if errors.Is(msg.err, engine.ErrUnreachable) {
+		// The server went away during the run: say so in the header and
+		// look for it again, as at startup.
+		cmds = append(cmds, m.serverDown(msg.err))
 	}
 	if m.title == "" && len(m.conv.Messages) > 0 {
 		m.title = format.OneLine(m.conv.Messages[0].Content, 40)
 	}
 	if m.mcpDirty {
 		m.mcpDirty = false
-		if err := m.rebuildTools(m.enabled); err != nil {
+		closeOld, err := m.rebuildTools(m.enabled, false)
+		if err != nil {
 			m.addNote(err.Error(), true)
 		}
+		m.clampPane()
+		cmds = append(cmds, closeOld)
 	}
 	// current stays: events of this run still in flight (the bridge and
 	// this message race) keep landing on it.
 	m.lastReply = m.current
-	return nil
+	return tea.Batch(cmds...)
 }

@@ -86,9 +86,10 @@ func runLines(st *styles, r scheduler.Run, loc *time.Location, width int, now ti
 	if !r.Manual && !r.Slot.IsZero() && r.Slot.Sub(r.StartedAt).Abs() >= time.Minute {
 		out = append(out, st.muted.Render(ansi.Truncate("  for the slot of "+runTime(r.Slot.In(loc), now), width, "…")))
 	}
+	// A run's result is the model's text: stripped like a reply.
 	first := func(s string) string {
-		line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-		return strings.TrimSpace(line)
+		line, _, _ := strings.Cut(strings.TrimSpace(stripControls(s)), "\n")
+		return format.OneLine(line, 0)
 	}
 	if e := first(r.Error); e != "" {
 		out = append(out, st.errorText.Render(ansi.Truncate("  error: "+e, width, "…")))
@@ -124,7 +125,7 @@ func (l *runLog) view(st *styles, width, height int, now time.Time) string {
 		st.dialogTitle.Render(ansi.Truncate(title, inner, "…")),
 	}
 	if l.loaded {
-		head = append(head, st.muted.Render(ansi.Truncate(format.OneLine(l.task.Prompt, 0), inner, "…")))
+		head = append(head, st.muted.Render(ansi.Truncate(stripControls(format.OneLine(l.task.Prompt, 0)), inner, "…")))
 	}
 	head = append(head, "")
 

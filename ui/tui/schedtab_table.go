@@ -269,7 +269,7 @@ func cell(st *styles, c colKind, t scheduler.Task, busy bool, now time.Time) (st
 	case colSchedule:
 		return t.Describe(), st.muted
 	}
-	return format.OneLine(t.Prompt, 0), st.text
+	return stripControls(format.OneLine(t.Prompt, 0)), st.text
 }
 
 // render draws the header and as many rows as fit in height, scrolled so

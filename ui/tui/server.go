@@ -21,6 +21,10 @@ type serverState struct {
 	// failures counts consecutive failed checks, for the retry back-off.
 	failures int
 	lastErr  string
+	// checking is true while a checkServer chain is scheduled or running:
+	// every failure (a check, /model, a run that could not reach the
+	// server) starts one only when none is, so retries never multiply.
+	checking bool
 }
 
 // serverMsg is the result of a server check.
@@ -32,6 +36,7 @@ type serverMsg struct {
 	picked   bool   // model was chosen because none was set
 	err      error
 	modelErr error
+	chain    bool // from checkServer, whose chain this message ends
 }
 
 // checkServer asks the server for its version, its models and the current
@@ -39,14 +44,15 @@ type serverMsg struct {
 // usable (sessions, tools, /commands) and checks again with back-off.
 func (m *model) checkServer(delay time.Duration) tea.Cmd {
 	eng, model := m.opts.Engine, m.modelName
+	m.server.checking = true
 	check := func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		v, err := eng.Version(ctx)
 		if err != nil {
-			return serverMsg{err: err}
+			return serverMsg{err: err, chain: true}
 		}
-		msg := serverMsg{version: v, model: model}
+		msg := serverMsg{version: v, model: model, chain: true}
 		infos, err := eng.ListModels(ctx)
 		if err != nil {
 			msg.modelErr = err
@@ -101,18 +107,17 @@ func (m *model) checkModel(name string) tea.Cmd {
 
 func (m *model) handleServer(msg serverMsg) tea.Cmd {
 	s := &m.server
+	if msg.chain {
+		s.checking = false
+	}
 	wasOnline, first := s.online, !s.checked
 	s.checked = true
 	if msg.err != nil {
-		s.online = false
-		s.failures++
 		text := msg.err.Error()
 		if wasOnline || first || text != s.lastErr {
 			m.addNote(strings.TrimSuffix(text, ".")+". jarvis keeps checking in the background; tools, sessions and /commands work meanwhile.", true)
 		}
-		s.lastErr = text
-		delay := min(time.Duration(1<<min(s.failures, 5))*time.Second, 30*time.Second)
-		return m.checkServer(delay)
+		return m.serverDown(msg.err)
 	}
 	s.online, s.failures, s.lastErr, s.version = true, 0, "", msg.version
 	if msg.models != nil {
@@ -125,6 +130,10 @@ func (m *model) handleServer(msg serverMsg) tea.Cmd {
 		m.modelName = msg.model
 		m.addNote("No model set; using "+msg.model+" (the first with tool support). Switch with /model.", false)
 	}
+	if msg.chain && !msg.picked && m.modelName != "" && msg.model != m.modelName {
+		// /model changed the model while this check was on its way.
+		return m.checkModel(m.modelName)
+	}
 	if msg.modelErr != nil {
 		m.addNote(msg.modelErr.Error(), true)
 		return nil
@@ -133,4 +142,18 @@ func (m *model) handleServer(msg serverMsg) tea.Cmd {
 		m.addNote(fmt.Sprintf("%s has no native tool support; the orchestrator will use the react protocol (tools described in the prompt).", msg.model), false)
 	}
 	return nil
+}
+
+// serverDown marks the server offline and starts checking it again with
+// back-off, unless a check is already on its way.
+func (m *model) serverDown(err error) tea.Cmd {
+	s := &m.server
+	s.checked, s.online = true, false
+	s.failures++
+	s.lastErr = err.Error()
+	if s.checking {
+		return nil
+	}
+	delay := min(time.Duration(1<<min(s.failures, 5))*time.Second, 30*time.Second)
+	return m.checkServer(delay)
 }

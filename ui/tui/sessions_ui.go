@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -77,11 +78,20 @@ func (m *model) showSessions(msg sessionListMsg) {
 
 func (m *model) sessionsKey(k tea.KeyMsg) tea.Cmd {
 	o := &m.sessions
+	page := max(m.transcript.height-4, 1) // the rows the list shows
 	switch k.String() {
 	case "up", "k":
-		o.cursor = max(o.cursor-1, 0)
+		o.cursor--
 	case "down", "j":
-		o.cursor = min(o.cursor+1, len(o.list)-1)
+		o.cursor++
+	case "pgup":
+		o.cursor -= page
+	case "pgdown":
+		o.cursor += page
+	case "home":
+		o.cursor = 0
+	case "end":
+		o.cursor = len(o.list) - 1
 	case "enter":
 		m.overlay = overlayNone
 		if m.running {
@@ -91,26 +101,32 @@ func (m *model) sessionsKey(k tea.KeyMsg) tea.Cmd {
 		return m.loadSession(o.list[o.cursor].ID)
 	case "esc", "q":
 		m.overlay = overlayNone
-	case "ctrl+c":
-		return tea.Quit
 	}
+	o.cursor = min(max(o.cursor, 0), len(o.list)-1)
 	return nil
 }
 
 // openSession replaces the conversation and redraws its transcript.
-func (m *model) openSession(msg sessionLoadedMsg) {
+func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.addNote("Cannot open the session: "+msg.err.Error(), true)
-		return
+		return nil
 	}
 	if m.running {
 		m.addNote("A turn is running: cancel it (esc) before opening another session.", true)
-		return
+		return nil
 	}
 	m.conv = &agent.Conversation{}
 	m.transcript.clear()
-	m.current, m.lastReply = nil, nil
+	m.current, m.lastReply, m.question = nil, nil, nil
 	m.sessionID, m.title = msg.summary.ID, msg.summary.Title
+	// Another conversation: "allow for this session" answers and the
+	// tools' state (a REPL's variables) belong to the one left, as with /new.
+	m.approvals = tools.NewApprovals()
+	closeOld, err := m.rebuildTools(m.enabled, true)
+	if err != nil {
+		m.addNote(err.Error(), true)
+	}
 	m.totals, m.toolCalls = msg.summary.Usage, 0
 	if msg.summary.Model != "" {
 		m.modelName = msg.summary.Model
@@ -153,9 +169,10 @@ func (m *model) openSession(msg sessionLoadedMsg) {
 			p := cur.panel(a.Message.ToolName, a.Message.ToolCallID, nil, 0)
 			if a.Result != nil {
 				p.state, p.latency, p.cost = statusOf(string(a.Result.Status)), a.Result.LatencySeconds, a.Result.CostUSD
-				p.result = a.Result.Content
+				p.setResult(a.Result.Content)
 			} else {
-				p.state, p.result = panelOK, a.Message.Content
+				p.state = panelOK
+				p.setResult(a.Message.Content)
 			}
 			p.version++
 			m.toolCalls++
@@ -167,6 +184,7 @@ func (m *model) openSession(msg sessionLoadedMsg) {
 	}
 	m.transcript.bottom()
 	m.addNote(fmt.Sprintf("Opened session %s (%d messages, %s).", orNone(msg.summary.Title), len(msg.msgs), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false)), false)
+	return closeOld
 }
 
 // parseArgs decodes stored call arguments for redrawing a panel.
@@ -175,18 +193,70 @@ func parseArgs(s string) (map[string]any, string) {
 	return a, msg
 }
 
+// sessionsWidth is the /sessions box's width inside its border.
+func sessionsWidth(screen int) int { return min(screen-4, 100) }
+
+// view draws the list width cells wide and at most height rows tall: the
+// title, a blank line, and as many sessions as fit around the cursor.
 func (o *sessionsOverlay) view(st *styles, width, height int) []string {
-	out := []string{st.dialogTitle.Render("Sessions") + st.muted.Render("  ↑/↓ choose · enter opens · esc closes"), ""}
-	room := height - 4
+	head := st.dialogTitle.Render("Sessions") + st.muted.Render("  ↑/↓ choose · enter opens · esc closes")
+	out := []string{ansi.Truncate(head, width, "…"), ""}
+	room := max(height-len(out), 1)
 	start := min(max(o.cursor-room+1, 0), max(len(o.list)-room, 0))
+	cols := sessionColumns(o.list, width)
 	for i := start; i < min(start+room, len(o.list)); i++ {
-		s := o.list[i]
-		line := fmt.Sprintf("%-8s %-16s %-40s %3d msgs  %s", shortID(s.ID), s.Updated.Format("Jan 02 15:04"),
-			format.Cut(orNone(s.Title), 40), s.Messages, s.Model)
+		line := cols.row(o.list[i])
 		if i == o.cursor {
-			line = st.selection.Render(padRight(line, width-4))
+			line = st.selection.Render(line)
 		}
 		out = append(out, line)
 	}
 	return out
+}
+
+// sessionCols are the widths of the list's columns for a box width; a
+// zero width hides the column. The title takes what the others leave.
+type sessionCols struct {
+	width, date, title, model int
+}
+
+const (
+	sessionIDW   = 8
+	sessionDateW = 12 // Jan 02 15:04
+	sessionMsgsW = 9  // 1234 msgs
+	sessionGap   = 2
+)
+
+func sessionColumns(list []SessionSummary, width int) sessionCols {
+	c := sessionCols{width: width}
+	left := width - sessionIDW - sessionGap - sessionMsgsW - sessionGap
+	if left-sessionDateW-sessionGap >= 24 {
+		c.date = sessionDateW
+		left -= sessionDateW + sessionGap
+	}
+	longest := 0
+	for _, s := range list {
+		longest = max(longest, ansi.StringWidth(stripControls(s.Model)))
+	}
+	if m := min(longest, left/3); m >= 6 {
+		c.model = m
+		left -= m + sessionGap
+	}
+	c.title = max(left, 1)
+	return c
+}
+
+// row is one session's line, exactly c.width cells.
+func (c sessionCols) row(s SessionSummary) string {
+	gap := strings.Repeat(" ", sessionGap)
+	cells := []string{padRight(shortID(s.ID), sessionIDW)}
+	if c.date > 0 {
+		cells = append(cells, padRight(s.Updated.Format("Jan 02 15:04"), c.date))
+	}
+	cells = append(cells, padRight(stripControls(format.OneLine(orNone(s.Title), 0)), c.title),
+		fmt.Sprintf("%*s", sessionMsgsW, fmt.Sprintf("%d msgs", s.Messages)))
+	if c.model > 0 {
+		cells = append(cells, padRight(stripControls(s.Model), c.model))
+	}
+	return padRight(strings.Join(cells, gap), c.width)
 }

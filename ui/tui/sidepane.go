@@ -53,7 +53,7 @@ func newSidePane() *sidePane { return &sidePane{showCategory: true} }
 
 // record adds an event to the log (deltas are not logged one by one).
 func (p *sidePane) record(e events.Event) {
-	text := describeEvent(e)
+	text := stripControls(describeEvent(e))
 	if text == "" {
 		return
 	}
@@ -156,11 +156,21 @@ func (p *sidePane) view(st *styles, width, height int, focused bool, rows []tool
 	return out[:height]
 }
 
+// toolsRooms splits the Tools tab's height between the list of nrows
+// tools and the description, under the hint and the rule between them.
+func toolsRooms(height, nrows int) (list, desc int) {
+	list = min(nrows, max(height/3, 3))
+	return list, max(height-list-2, 0)
+}
+
+// toolsView draws the Tools tab. Positions out of range (the list or the
+// description changed since they were set) are clamped here for drawing
+// only; Update clamps the stored ones.
 func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows []toolRow, described string) []string {
 	var out []string
-	listRoom := min(len(rows), max(height/3, 3))
-	p.toolCursor = min(max(p.toolCursor, 0), max(len(rows)-1, 0))
-	start := min(max(p.toolCursor-listRoom+1, 0), max(len(rows)-listRoom, 0))
+	listRoom, room := toolsRooms(height, len(rows))
+	cursor := min(max(p.toolCursor, 0), max(len(rows)-1, 0))
+	start := min(max(cursor-listRoom+1, 0), max(len(rows)-listRoom, 0))
 	for i := start; i < min(start+listRoom, len(rows)); i++ {
 		r := rows[i]
 		if r.header {
@@ -169,7 +179,7 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 				style = st.success
 			}
 			line := style.Render("◆ " + r.name)
-			if focused && i == p.toolCursor {
+			if focused && i == cursor {
 				line = st.selection.Render(padRight("◆ "+r.name, width))
 			}
 			out = append(out, ansi.Truncate(line, width, "…"))
@@ -189,7 +199,7 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 		if r.mcp != "" {
 			line += " (" + r.mcp + ")"
 		}
-		if focused && i == p.toolCursor {
+		if focused && i == cursor {
 			line = st.selection.Render(padRight(line, width))
 		} else if r.enabled {
 			line = st.text.Render(line)
@@ -202,9 +212,8 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 	out = append(out, st.muted.Render(ansi.Truncate(hint, width, "…")))
 	out = append(out, st.muted.Render(strings.Repeat("─", width)))
 	desc := wrapDescription(described, width)
-	room := height - len(out)
-	p.descScroll = min(max(p.descScroll, 0), max(len(desc)-room, 0))
-	for _, l := range desc[p.descScroll:min(p.descScroll+room, len(desc))] {
+	scroll := min(max(p.descScroll, 0), max(len(desc)-room, 0))
+	for _, l := range desc[scroll:min(scroll+room, len(desc))] {
 		out = append(out, st.text.Render(l))
 	}
 	return out
@@ -215,8 +224,7 @@ func (p *sidePane) eventsView(st *styles, width, height int) []string {
 	if n == 0 {
 		return []string{st.muted.Render("No events yet.")}
 	}
-	p.logScroll = min(max(p.logScroll, 0), max(n-height, 0))
-	end := n - p.logScroll
+	end := n - min(max(p.logScroll, 0), max(n-height, 0))
 	start := max(end-height, 0)
 	var out []string
 	for i := start; i < end; i++ {
@@ -254,7 +262,7 @@ func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string
 // in a narrow pane.
 func wrapDescription(text string, width int) []string {
 	var out []string
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range strings.Split(stripControls(text), "\n") {
 		if !strings.HasPrefix(line, "  - ") || width < 20 {
 			out = append(out, wrapLine(line, width)...)
 			continue

@@ -9,7 +9,8 @@ import (
 // streamText holds the text of a reply while it streams and its wrapped
 // lines, updated incrementally: a delta only re-wraps the source line it
 // touches, so a 20,000-token answer costs the same per token at the end as
-// at the start. Markdown is rendered once the reply is complete.
+// at the start. Markdown is rendered once the reply is complete. What it
+// stores is already stripped of escape sequences and control characters.
 type streamText struct {
 	src   strings.Builder
 	width int
@@ -20,10 +21,22 @@ type streamText struct {
 	// tailLines caches the wrapping of tail.
 	tailLines []string
 	tailDirty bool
+	// version grows with every change, for the caches of renderings.
+	version int
+	carry   escapeCarry
 }
 
 // Append adds a delta.
 func (s *streamText) Append(delta string) {
+	s.add(stripControls(s.carry.take(delta)))
+}
+
+// add appends text that is already clean.
+func (s *streamText) add(delta string) {
+	if delta == "" {
+		return
+	}
+	s.version++
 	s.src.WriteString(delta)
 	for {
 		i := strings.IndexByte(delta, '\n')
@@ -44,12 +57,16 @@ func (s *streamText) Append(delta string) {
 // Set replaces the whole text (the authoritative text from turn_end, which
 // also covers deltas a slow subscriber dropped).
 func (s *streamText) Set(text string) {
+	s.carry.flush()
+	text = stripControls(text)
 	if text == s.src.String() {
 		return
 	}
 	s.src.Reset()
 	s.done, s.tail, s.tailLines = s.done[:0], "", nil
-	s.Append(text)
+	s.version++
+	s.add(text)
+	s.tailDirty = true
 }
 
 // String returns the text so far.
@@ -83,9 +100,6 @@ func (s *streamText) Slice(width, from, to int) []string {
 	return out
 }
 
-// Lines returns every wrapped line at width.
-func (s *streamText) Lines(width int) []string { return s.Slice(width, 0, s.Count(width)) }
-
 func (s *streamText) prepare(width int) {
 	if width < 1 {
 		width = 1
@@ -104,12 +118,17 @@ func (s *streamText) rewrap() {
 	text := s.src.String()
 	s.done, s.tail = s.done[:0], ""
 	s.src.Reset()
-	s.Append(text)
+	v := s.version
+	s.add(text)
+	s.version = v // the same text, wrapped anew: not a change
+	s.tailDirty = true
 }
 
-// wrapLine wraps one source line (no newlines) to width cells, breaking at
-// spaces where possible and hard-breaking long words.
+// wrapLine wraps one source line (no newlines, controls stripped) to width
+// cells, breaking at spaces where possible and hard-breaking long words.
+// Tabs are expanded first: the whole line is here, so the stops are right.
 func wrapLine(line string, width int) []string {
+	line = expandTabs(line)
 	if line == "" {
 		return []string{""}
 	}

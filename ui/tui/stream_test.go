@@ -7,26 +7,26 @@ import (
 
 func TestStreamTextWrapsIncrementally(t *testing.T) {
 	var s streamText
-	s.Lines(10)
+	allLines(&s, 10)
 	for _, d := range []string{"hello ", "world, this is", " long\nsecond", " line\n", "third"} {
 		s.Append(d)
 	}
 	want := []string{"hello", "world,", "this is", "long", "second", "line", "third"}
-	if got := s.Lines(10); strings.Join(got, "|") != strings.Join(want, "|") {
+	if got := allLines(&s, 10); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 	// The same text wrapped in one go gives the same lines.
 	var whole streamText
 	whole.Append(s.String())
-	if strings.Join(whole.Lines(10), "|") != strings.Join(want, "|") {
-		t.Fatalf("incremental and whole wrapping differ: %q", whole.Lines(10))
+	if strings.Join(allLines(&whole, 10), "|") != strings.Join(want, "|") {
+		t.Fatalf("incremental and whole wrapping differ: %q", allLines(&whole, 10))
 	}
 	// A new width re-wraps everything.
-	if got := s.Lines(40); len(got) != 3 || got[0] != "hello world, this is long" {
+	if got := allLines(&s, 40); len(got) != 3 || got[0] != "hello world, this is long" {
 		t.Fatalf("rewrap: %q", got)
 	}
 	s.Set("replaced\ntext")
-	if got := s.Lines(40); strings.Join(got, "|") != "replaced|text" {
+	if got := allLines(&s, 40); strings.Join(got, "|") != "replaced|text" {
 		t.Fatalf("set: %q", got)
 	}
 }
@@ -34,10 +34,13 @@ func TestStreamTextWrapsIncrementally(t *testing.T) {
 func TestStreamTextLinesNotOverwrittenByAppend(t *testing.T) {
 	var s streamText
 	s.Append("a\nb")
-	first := s.Lines(20)
+	first := allLines(&s, 20)
 	saved := strings.Join(first, "|")
 	s.Append("c\nd")
 	if strings.Join(first, "|") != saved {
 		t.Fatalf("earlier Lines result changed: %q", first)
 	}
 }
+
+// allLines is every wrapped line at width.
+func allLines(s *streamText, width int) []string { return s.Slice(width, 0, s.Count(width)) }

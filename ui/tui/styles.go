@@ -15,11 +15,11 @@ type styles struct {
 	text, muted, accent, user, assistant, thinking          lipgloss.Style
 	success, errorText, warning, denied, timeout, cancelled lipgloss.Style
 
-	header, headerKey, status, statusKey lipgloss.Style
-	border, borderFocus, dialogBorder    lipgloss.TerminalColor
-	panelTitle                           lipgloss.Style
-	dialogTitle                          lipgloss.Style
-	tabActive, tabInactive, selection    lipgloss.Style
+	header, headerKey, status         lipgloss.Style
+	border, dialogBorder              lipgloss.TerminalColor
+	panelTitle                        lipgloss.Style
+	dialogTitle                       lipgloss.Style
+	tabActive, tabInactive, selection lipgloss.Style
 }
 
 func newStyles(t themes.Theme) *styles {
@@ -28,8 +28,8 @@ func newStyles(t themes.Theme) *styles {
 		name: t.Name,
 		text: s.Text, muted: s.Muted, accent: s.Accent, user: s.User, assistant: s.Assistant, thinking: s.Thinking,
 		success: s.Success, errorText: s.Error, warning: s.Warning, denied: s.Denied, timeout: s.Timeout, cancelled: s.Cancelled,
-		header: s.Header, headerKey: s.HeaderKey, status: s.Status, statusKey: s.StatusKey,
-		border: t.Colors.Border, borderFocus: t.Colors.BorderFocus, dialogBorder: t.Colors.DialogBorder,
+		header: s.Header, headerKey: s.HeaderKey, status: s.Status,
+		border: t.Colors.Border, dialogBorder: t.Colors.DialogBorder,
 		panelTitle: s.PanelTitle, dialogTitle: s.DialogTitle,
 		tabActive: s.TabActive, tabInactive: s.TabInactive, selection: s.Selection,
 	}

@@ -2,116 +2,157 @@ package tui
 
 import "strings"
 
-// transcript is the scrollable list of items. It renders only the lines in
-// view, asking each item for its height (cached) and the lines it has in
-// the window, so typing stays fast with thousands of messages.
+// transcript is the scrollable list of items. A frame renders only the
+// items in view: following the conversation it walks back from the last
+// item, scrolled it walks forward from an anchor (an item and a line in
+// it). No frame needs the height of the whole transcript, so a toggle that
+// changes every item's height (ctrl+e, a resize, a theme) costs what is on
+// screen, not what the session holds.
 type transcript struct {
 	items  []item
-	offset int  // first visible line
 	follow bool // stick to the bottom as content arrives
+	anchor pos  // the top line of the view when not following
 	height int  // lines in view
 
-	// heights caches item heights for hkey; -1 is unknown. live is the
-	// item of the run in progress, whose height is never cached: it is the
-	// only one that changes.
-	heights []int
-	hkey    cacheKey
+	// heights caches item heights, each with the layout it was measured
+	// at, so a new layout only costs the items that are measured again.
+	// live is the item of the run in progress, whose height is never
+	// cached: it is the only one that changes.
+	heights []heightEntry
 	live    item
+}
+
+// pos is a line of the transcript: line of items[item].
+type pos struct{ item, line int }
+
+type heightEntry struct {
+	key layoutKey
+	h   int // -1: not measured
 }
 
 func newTranscript() *transcript { return &transcript{follow: true} }
 
 func (t *transcript) add(it item) {
 	t.items = append(t.items, it)
-	t.heights = append(t.heights, -1)
+	t.heights = append(t.heights, heightEntry{h: -1})
 }
 
 func (t *transcript) clear() {
 	t.items, t.heights, t.live = nil, nil, nil
-	t.offset = 0
+	t.anchor = pos{}
 	t.follow = true
 }
 
-// setLive marks the item of the run in progress; the previous live item
-// is finished and its height may be cached from now on.
-func (t *transcript) setLive(it item) {
-	if t.live != nil {
-		for i, x := range t.items {
-			if x == t.live {
-				t.heights[i] = -1
-			}
-		}
-	}
-	t.live = it
-}
+// setLive marks the item of the run in progress. The previous live item
+// is finished; its height was never cached, so it is measured afresh.
+func (t *transcript) setLive(it item) { t.live = it }
 
 func (t *transcript) heightOf(i int, rc renderCtx) int {
 	it := t.items[i]
 	if it == t.live {
 		return it.height(rc)
 	}
-	if k := rc.key(); k != t.hkey {
-		t.hkey = k
-		for j := range t.heights {
-			t.heights[j] = -1
-		}
+	k := rc.layoutKey()
+	if e := t.heights[i]; e.h >= 0 && e.key == k {
+		return e.h
 	}
-	if t.heights[i] < 0 {
-		t.heights[i] = it.height(rc)
-	}
-	return t.heights[i]
+	h := it.height(rc)
+	t.heights[i] = heightEntry{key: k, h: h}
+	return h
 }
 
-func (t *transcript) total(rc renderCtx) int {
-	n := 0
-	for i := range t.items {
+// bottomTop is the top line of the view when the last line is at its
+// bottom.
+func (t *transcript) bottomTop(rc renderCtx) pos {
+	need := t.height
+	for i := len(t.items) - 1; i >= 0; i-- {
+		h := t.heightOf(i, rc)
+		if h >= need {
+			return pos{i, h - need}
+		}
+		need -= h
+	}
+	return pos{}
+}
+
+// linesFrom counts the lines from p to the end, stopping once the count
+// passes limit.
+func (t *transcript) linesFrom(rc renderCtx, p pos, limit int) int {
+	n := -p.line
+	for i := p.item; i < len(t.items) && n <= limit; i++ {
 		n += t.heightOf(i, rc)
 	}
 	return n
 }
 
-// clamp keeps the offset in range and applies follow mode.
-func (t *transcript) clamp(rc renderCtx) {
-	maxOff := max(t.total(rc)-t.height, 0)
-	if t.follow || t.offset > maxOff {
-		t.offset = maxOff
+// clampPos keeps p on an existing line (an item may have shrunk since p
+// was taken).
+func (t *transcript) clampPos(rc renderCtx, p pos) pos {
+	if len(t.items) == 0 {
+		return pos{}
 	}
-	t.offset = max(t.offset, 0)
+	p.item = min(max(p.item, 0), len(t.items)-1)
+	p.line = min(max(p.line, 0), max(t.heightOf(p.item, rc)-1, 0))
+	return p
+}
+
+// start is the top line of the view: the anchor, unless following or the
+// anchor is so near the end that the view would not be full.
+func (t *transcript) start(rc renderCtx) pos {
+	if t.follow || len(t.items) == 0 {
+		return t.bottomTop(rc)
+	}
+	p := t.clampPos(rc, t.anchor)
+	if t.linesFrom(rc, p, t.height) < t.height {
+		return t.bottomTop(rc)
+	}
+	return p
 }
 
 // scroll moves by delta lines. Scrolling up leaves follow mode; reaching
 // the bottom enters it again.
 func (t *transcript) scroll(rc renderCtx, delta int) {
-	maxOff := max(t.total(rc)-t.height, 0)
-	if t.follow {
-		t.offset = maxOff
+	p := t.start(rc)
+	if delta < 0 {
+		p.line += delta
+		for p.line < 0 && p.item > 0 {
+			p.item--
+			p.line += t.heightOf(p.item, rc)
+		}
+		p.line = max(p.line, 0)
+	} else {
+		p.line += delta
+		for p.item < len(t.items)-1 {
+			h := t.heightOf(p.item, rc)
+			if p.line < h {
+				break
+			}
+			p.line -= h
+			p.item++
+		}
 	}
-	t.offset = min(max(t.offset+delta, 0), maxOff)
-	t.follow = t.offset >= maxOff
+	t.anchor = t.clampPos(rc, p)
+	t.follow = t.linesFrom(rc, t.anchor, t.height) <= t.height
 }
 
-func (t *transcript) top() {
-	t.offset = 0
-	t.follow = false
+// top shows the first line.
+func (t *transcript) top(rc renderCtx) {
+	t.anchor = pos{}
+	t.follow = t.linesFrom(rc, t.anchor, t.height) <= t.height
 }
 
 func (t *transcript) bottom() { t.follow = true }
 
 // view returns exactly t.height lines, each rc.width cells wide.
 func (t *transcript) view(rc renderCtx) []string {
-	t.clamp(rc)
 	out := make([]string, 0, t.height)
-	off := 0
-	from, to := t.offset, t.offset+t.height
-	for i, it := range t.items {
-		if off >= to {
-			break
+	p := t.start(rc)
+	for i := p.item; i < len(t.items) && len(out) < t.height; i++ {
+		from := 0
+		if i == p.item {
+			from = p.line
 		}
-		h := t.heightOf(i, rc)
-		if off+h > from {
-			out = append(out, it.lines(rc, from-off, to-off)...)
-		}
-		off += h
+		out = append(out, t.items[i].lines(rc, from, from+t.height-len(out))...)
 	}
 	if len(out) < t.height {
 		blank := strings.Repeat(" ", rc.width)
@@ -122,5 +163,5 @@ func (t *transcript) view(rc renderCtx) []string {
 	return out[:t.height]
 }
 
-// atBottom reports whether the last line is in view.
+// atBottom reports whether the view follows the end of the conversation.
 func (t *transcript) atBottom() bool { return t.follow }

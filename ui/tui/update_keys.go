@@ -16,7 +16,7 @@ const quitWindow = 2 * time.Second
 func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	if m.width < MinWidth || m.height < MinHeight {
 		if k.String() == "ctrl+c" {
-			return tea.Quit
+			return m.ctrlC()
 		}
 		return nil
 	}
@@ -30,23 +30,9 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return m.sched.key(k, m.now())
 	}
 	rc := m.renderCtx(m.transcriptWidth())
-	page := max(m.transcript.height-2, 1)
 	switch k.String() {
 	case "ctrl+c":
-		if m.running {
-			m.cancelRun()
-			return nil
-		}
-		if m.input.value() != "" {
-			m.input.reset()
-			return nil
-		}
-		if !m.quitArmed.IsZero() && m.now().Sub(m.quitArmed) < quitWindow {
-			return tea.Quit
-		}
-		m.quitArmed = m.now()
-		m.status = "press ctrl+c again to quit"
-		return tea.Tick(quitWindow, func(time.Time) tea.Msg { return statusMsg("") })
+		return m.ctrlC()
 	case "esc":
 		if m.running {
 			m.cancelRun()
@@ -59,20 +45,8 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		m.suggest = nil
 		m.layout()
 		return nil
-	case "pgup":
-		m.transcript.scroll(rc, -page)
-		return nil
-	case "pgdown":
-		m.transcript.scroll(rc, page)
-		return nil
-	case "ctrl+u":
-		m.transcript.scroll(rc, -page/2)
-		return nil
-	case "ctrl+d":
-		m.transcript.scroll(rc, page/2)
-		return nil
 	case "ctrl+home":
-		m.transcript.top()
+		m.transcript.top(rc)
 		return nil
 	case "ctrl+end":
 		m.transcript.bottom()
@@ -103,11 +77,24 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	if m.focusPane {
 		return m.paneKey(k)
 	}
+	page := max(m.transcript.height-2, 1)
 	empty := m.input.value() == ""
 	switch k.String() {
+	case "pgup":
+		m.transcript.scroll(rc, -page)
+		return nil
+	case "pgdown":
+		m.transcript.scroll(rc, page)
+		return nil
+	case "ctrl+u":
+		m.transcript.scroll(rc, -page/2)
+		return nil
+	case "ctrl+d":
+		m.transcript.scroll(rc, page/2)
+		return nil
 	case "home":
 		if empty {
-			m.transcript.top()
+			m.transcript.top(rc)
 			return nil
 		}
 	case "end":
@@ -117,7 +104,7 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 	case "?":
 		if empty {
-			m.overlay = overlayHelp
+			m.overlay, m.helpScroll = overlayHelp, 0
 			return nil
 		}
 	case "tab":
@@ -149,6 +136,26 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
+// ctrlC is what ctrl+c does wherever it is pressed (an overlay, the
+// too-small screen): cancel the running turn; else clear the prompt; else
+// quit when pressed twice within quitWindow. A turn already cancelling
+// counts as idle, so a turn that will not stop cannot keep jarvis open.
+func (m *model) ctrlC() tea.Cmd {
+	if m.running && m.cancel != nil {
+		m.cancelRun()
+		return nil
+	}
+	if m.input.value() != "" {
+		m.input.reset()
+		return nil
+	}
+	if !m.quitArmed.IsZero() && m.now().Sub(m.quitArmed) < quitWindow {
+		return tea.Quit
+	}
+	m.quitArmed = m.now()
+	return m.setStatusFor("press ctrl+c again to quit", quitWindow)
+}
+
 // submit sends the prompt or runs the slash command.
 func (m *model) submit() tea.Cmd {
 	text := strings.TrimSpace(m.input.value())
@@ -165,8 +172,7 @@ func (m *model) submit() tea.Cmd {
 		return m.runCommand(text)
 	}
 	if m.running {
-		m.status = "a turn is running: wait for it, or esc to cancel it"
-		return nil
+		return m.setStatus("a turn is running: wait for it, or esc to cancel it")
 	}
 	m.input.remember(text)
 	m.input.reset()
@@ -175,19 +181,20 @@ func (m *model) submit() tea.Cmd {
 
 func (m *model) dialogKey(k tea.KeyMsg) tea.Cmd {
 	now := m.now()
+	scroll := func(delta int) tea.Cmd {
+		m.dialog.scroll += delta
+		m.dialog.clampScroll(m.st, m.width, m.transcript.height)
+		return nil
+	}
 	switch k.String() {
 	case "up":
-		m.dialog.scroll--
-		return nil
+		return scroll(-1)
 	case "down":
-		m.dialog.scroll++
-		return nil
+		return scroll(1)
 	case "pgup":
-		m.dialog.scroll -= 10
-		return nil
+		return scroll(-10)
 	case "pgdown":
-		m.dialog.scroll += 10
-		return nil
+		return scroll(10)
 	case "ctrl+c":
 		m.cancelRun()
 		return nil
@@ -230,23 +237,17 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		m.pane.tab = (m.pane.tab + 1) % tabCount
 		return m.paneShown()
 	case "up", "k":
-		if m.pane.tab == tabTools {
-			m.pane.toolCursor--
-		} else {
-			m.pane.logScroll++
-		}
+		m.paneScroll(-1, false)
 	case "down", "j":
-		if m.pane.tab == tabTools {
-			m.pane.toolCursor++
-		} else {
-			m.pane.logScroll--
-		}
+		m.paneScroll(1, false)
 	case "pgup":
-		m.pane.descScroll -= 10
-		m.pane.logScroll += 10
+		m.paneScroll(-m.panePage(), true)
 	case "pgdown":
-		m.pane.descScroll += 10
-		m.pane.logScroll -= 10
+		m.paneScroll(m.panePage(), true)
+	case "ctrl+u":
+		m.paneScroll(-max(m.panePage()/2, 1), true)
+	case "ctrl+d":
+		m.paneScroll(max(m.panePage()/2, 1), true)
 	case "c":
 		m.pane.showCategory = !m.pane.showCategory
 	case "$":
@@ -256,7 +257,49 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 			return m.toggleTool()
 		}
 	}
+	m.clampPane()
 	return nil
+}
+
+// paneScroll moves the focused tab's content by delta lines (positive is
+// down): on the Tools tab the cursor, or the description for pages; on
+// the Events tab the log, whose newest event is at the bottom.
+func (m *model) paneScroll(delta int, page bool) {
+	switch {
+	case m.pane.tab == tabEvents:
+		m.pane.logScroll -= delta
+	case page:
+		m.pane.descScroll += delta
+	default:
+		m.pane.toolCursor += delta
+	}
+}
+
+// panePage is a page of the focused tab: what its scrolling part shows.
+func (m *model) panePage() int {
+	body := max(m.transcript.height-1, 1) // under the tab names
+	if m.pane.tab == tabEvents {
+		return body
+	}
+	_, desc := toolsRooms(body, len(m.toolRows()))
+	return max(desc, 1)
+}
+
+// clampPane keeps the pane's cursor and scroll positions in range for
+// what it shows now. It runs in Update (after keys, resizes and tool
+// changes) so View only reads them.
+func (m *model) clampPane() {
+	p := m.pane
+	rows := m.toolRows()
+	p.toolCursor = min(max(p.toolCursor, 0), max(len(rows)-1, 0))
+	if !p.visible {
+		return
+	}
+	body := max(m.transcript.height-1, 1)
+	p.logScroll = min(max(p.logScroll, 0), max(len(p.log)-body, 0))
+	_, room := toolsRooms(body, len(rows))
+	desc := wrapDescription(m.describeTools(), m.paneWidth()-1)
+	p.descScroll = min(max(p.descScroll, 0), max(len(desc)-room, 0))
 }
 
 // toggleTool enables or disables the tool under the pane's cursor.
@@ -286,15 +329,14 @@ func (m *model) toggleTool() tea.Cmd {
 }
 
 func (m *model) overlayKey(k tea.KeyMsg) tea.Cmd {
+	if k.String() == "ctrl+c" {
+		return m.ctrlC()
+	}
 	switch m.overlay {
 	case overlaySessions:
 		return m.sessionsKey(k)
-	default:
-		switch k.String() {
-		case "ctrl+c":
-			return tea.Quit
-		}
-		m.overlay = overlayNone
+	case overlayHelp:
+		return m.helpKey(k)
 	}
 	return nil
 }
@@ -316,11 +358,9 @@ func (m *model) handleMouse(msg tea.MouseMsg) tea.Cmd {
 func (m *model) toggleMouse() tea.Cmd {
 	m.mouse = !m.mouse
 	if m.mouse {
-		m.status = "mouse capture on (F2 turns it off to select text)"
-		return tea.EnableMouseCellMotion
+		return tea.Batch(m.setStatus("mouse capture on (F2 turns it off to select text)"), tea.EnableMouseCellMotion)
 	}
-	m.status = "mouse capture off: select text with the mouse; F2 turns it back on"
-	return tea.DisableMouse
+	return tea.Batch(m.setStatus("mouse capture off: select text with the mouse; F2 turns it back on"), tea.DisableMouse)
 }
 
 // paneShown starts what a newly shown tab needs (the Scheduler tab's clock

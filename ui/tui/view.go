@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 func (m *model) View() string {
@@ -15,8 +16,16 @@ func (m *model) View() string {
 		return ""
 	}
 	if m.width < MinWidth || m.height < MinHeight {
-		msg := fmt.Sprintf("Terminal too small: %d×%d.\njarvis needs at least %d×%d.\nEnlarge the window, or press ctrl+c to quit.", m.width, m.height, MinWidth, MinHeight)
-		return lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center, m.st.warning.Render(msg))
+		msg := fmt.Sprintf("Terminal too small: %d×%d.\njarvis needs at least %d×%d.\nEnlarge the window, or press ctrl+c twice to quit.", m.width, m.height, MinWidth, MinHeight)
+		if m.status != "" {
+			msg += "\n" + m.status
+		}
+		box := m.st.warning.Width(max(m.width, 1)).Align(lipgloss.Center).Render(msg)
+		lines := strings.Split(lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center, box), "\n")
+		for i, l := range lines {
+			lines[i] = ansi.Truncate(l, m.width, "")
+		}
+		return strings.Join(lines[:min(len(lines), m.height)], "\n")
 	}
 	tw := m.transcriptWidth()
 	body := m.transcript.view(m.renderCtx(tw))
@@ -45,8 +54,9 @@ func (m *model) View() string {
 	case m.overlay == overlayHelp:
 		body = overlayBox(body, m.helpView(), m.width)
 	case m.overlay == overlaySessions:
-		box := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1).Width(min(m.width-4, 100)).
-			Render(strings.Join(m.sessions.view(m.st, min(m.width-4, 100), len(body)-2), "\n"))
+		w := sessionsWidth(m.width)
+		box := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1).Width(w).
+			Render(strings.Join(m.sessions.view(m.st, w-2, len(body)-2), "\n"))
 		body = overlayBox(body, box, m.width)
 	}
 
@@ -56,7 +66,7 @@ func (m *model) View() string {
 	b.WriteString(strings.Join(body, "\n"))
 	b.WriteByte('\n')
 	if len(m.suggest) > 0 {
-		b.WriteString(padRight(m.st.muted.Render(ansi.Truncate(strings.Join(m.suggest, "  "), m.width, "…")), m.width))
+		b.WriteString(padRight(m.st.muted.Render(ansi.Truncate(stripControls(strings.Join(m.suggest, "  ")), m.width, "…")), m.width))
 		b.WriteByte('\n')
 	}
 	rule := strings.Repeat("─", m.width)
@@ -80,13 +90,13 @@ func (m *model) headerView() string {
 	case m.server.online:
 		dot = m.st.success.Render("●")
 	}
-	title := m.title
+	title := stripControls(format.OneLine(m.title, 40))
 	if title == "" {
 		title = "new session"
 	}
 	parts := []string{
 		m.st.headerKey.Render("jarvis"),
-		dot + " " + orNone(m.modelName) + " @ " + m.hostText(),
+		dot + " " + stripControls(orNone(m.modelName)) + " @ " + m.hostText(),
 		m.agentName,
 		fmt.Sprintf("%d tools", len(m.enabled)),
 		"“" + title + "”",
@@ -106,20 +116,6 @@ func (m *model) statusView() string {
 		gap = max(m.width-ansi.StringWidth(left)-ansi.StringWidth(right), 0)
 	}
 	return m.st.status.Render(padRight(left+strings.Repeat(" ", gap)+right, m.width))
-}
-
-func (m *model) helpView() string {
-	var lines []string
-	lines = append(lines, m.st.dialogTitle.Render("Keys"), "")
-	for _, k := range keyHelp {
-		lines = append(lines, m.st.accent.Render(padRight(k[0], 20))+" "+k[1])
-	}
-	lines = append(lines, "", m.st.dialogTitle.Render("Commands"), "")
-	for _, c := range commands {
-		lines = append(lines, m.st.accent.Render(padRight("/"+c.name+" "+c.args, 20))+" "+c.help)
-	}
-	lines = append(lines, "", m.st.muted.Render("any key closes"))
-	return lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1).Render(strings.Join(lines, "\n"))
 }
 
 // toolRows lists the registry's tools for the Tools tab.
@@ -151,21 +147,26 @@ func (m *model) describeTools() string {
 	return tools.DescribeSpecs(m.executor.AvailableTools(), m.pane.showCategory, m.pane.showCost)
 }
 
-// overlayBox draws box centred over lines (each width cells wide).
+// overlayBox draws box centred over lines (each width cells wide). A box
+// wider or taller than the screen is cut, so no overlay can push a line
+// past the width or the frame past its height.
 func overlayBox(lines []string, box string, width int) []string {
 	rows := strings.Split(box, "\n")
+	if len(rows) > len(lines) {
+		rows = rows[:len(lines)]
+	}
 	bw := 0
-	for _, r := range rows {
-		bw = max(bw, ansi.StringWidth(r))
+	for i, r := range rows {
+		if ansi.StringWidth(r) > width {
+			rows[i] = ansi.Truncate(r, width, "")
+		}
+		bw = max(bw, ansi.StringWidth(rows[i]))
 	}
 	top := max((len(lines)-len(rows))/2, 0)
 	left := max((width-bw)/2, 0)
 	out := append([]string(nil), lines...)
 	for i, r := range rows {
 		y := top + i
-		if y >= len(out) {
-			break
-		}
 		base := out[y]
 		right := ansi.Cut(base, left+bw, width)
 		out[y] = ansi.Truncate(base, left, "") + padRight(r, bw) + right

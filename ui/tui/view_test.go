@@ -43,7 +43,7 @@ func TestGoldenToolPanels(t *testing.T) {
 
 	m.Update(tea.KeyMsg{Type: tea.KeyCtrlE})
 	v := screen(t, m)
-	if !strings.Contains(v, `"max_lines": 3`) {
+	if !strings.Contains(v, "max_lines: 3") || !strings.Contains(v, `path: "/etc/hosts"`) {
 		t.Fatalf("expanded panels must show the arguments in full:\n%s", v)
 	}
 }

@@ -1,0 +1,185 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/agent/events"
+)
+
+func TestPageKeysScrollTheFocusedPane(t *testing.T) {
+	m := newTestModel(t, 140, 32)
+	send(m, "/tools calculator,think,file_read,http_request,web_search,llm,repl") // a long description
+	longTranscript(t, m, 100)
+	press(m, "ctrl+t")
+	press(m, "tab")
+	if !m.focusPane {
+		t.Fatal("tab did not focus the pane")
+	}
+	before := screen(t, m)
+	press(m, "pgdown")
+	if m.pane.descScroll == 0 || screen(t, m) == before {
+		t.Fatal("pgdown did not scroll the tool descriptions")
+	}
+	descPage := m.panePage()
+	if m.pane.descScroll != descPage {
+		t.Fatalf("pgdown: description at %d, want a page (%d)", m.pane.descScroll, descPage)
+	}
+	press(m, "ctrl+u")
+	if m.pane.descScroll != descPage-descPage/2 {
+		t.Fatalf("ctrl+u: description at %d, want %d", m.pane.descScroll, descPage-descPage/2)
+	}
+	for i := 0; i < 100; i++ {
+		press(m, "pgdown")
+	}
+	end := m.pane.descScroll
+	press(m, "pgup")
+	if m.pane.descScroll >= end {
+		t.Fatal("pgup after the end did not move: the position ran past the end")
+	}
+	if !m.transcript.atBottom() {
+		t.Fatal("the transcript scrolled while the pane had focus")
+	}
+
+	// The Events tab scrolls its log the same way.
+	for i := 0; i < 200; i++ {
+		m.pane.record(events.Event{Type: events.Notice, Time: testTime, Text: fmt.Sprintf("event %d", i)})
+	}
+	press(m, "f4")
+	press(m, "pgup")
+	if m.pane.logScroll == 0 || strings.Contains(screen(t, m), "event 199") {
+		t.Fatal("pgup did not scroll the event log")
+	}
+	page := m.panePage()
+	if m.pane.logScroll != page {
+		t.Fatalf("pgup: log at %d, want a page (%d)", m.pane.logScroll, page)
+	}
+	press(m, "ctrl+d")
+	if m.pane.logScroll != page-page/2 {
+		t.Fatalf("ctrl+d: log at %d, want %d", m.pane.logScroll, page-page/2)
+	}
+	press(m, "ctrl+d")
+	press(m, "ctrl+d")
+	if m.pane.logScroll != 0 || !strings.Contains(screen(t, m), "event 199") {
+		t.Fatalf("ctrl+d did not return to the newest event (scroll %d)", m.pane.logScroll)
+	}
+
+	// Without focus the same keys scroll the transcript.
+	press(m, "tab")
+	press(m, "pgup")
+	if m.transcript.atBottom() {
+		t.Fatal("pgup without pane focus did not scroll the transcript")
+	}
+}
+
+func TestViewDoesNotMoveScrollPositions(t *testing.T) {
+	m := newTestModel(t, 140, 32)
+	press(m, "ctrl+t")
+	m.pane.toolCursor, m.pane.descScroll = 999, 999
+	screen(t, m)
+	press(m, "f4")
+	m.pane.logScroll = 999
+	screen(t, m)
+	if m.pane.toolCursor != 999 || m.pane.descScroll != 999 || m.pane.logScroll != 999 {
+		t.Fatalf("View clamped the pane: cursor %d, description %d, log %d", m.pane.toolCursor, m.pane.descScroll, m.pane.logScroll)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 140, Height: 32})
+	if m.pane.toolCursor == 999 || m.pane.descScroll == 999 || m.pane.logScroll == 999 {
+		t.Fatal("a resize did not clamp the pane's positions")
+	}
+}
+
+// ctrlCIn puts a model in each place ctrl+c used to quit from at once.
+var ctrlCIn = map[string]func(*model){
+	"help":      func(m *model) { press(m, "?") },
+	"sessions":  func(m *model) { m.Update(sessionListMsg{list: []SessionSummary{{ID: "s1", Title: "old"}}}) },
+	"too small": func(m *model) { m.Update(tea.WindowSizeMsg{Width: 40, Height: 10}) },
+	"prompt":    func(m *model) {},
+}
+
+func TestCtrlCCancelsTheRunEverywhere(t *testing.T) {
+	for where, open := range ctrlCIn {
+		t.Run(where, func(t *testing.T) {
+			m := newTestModel(t, 100, 30)
+			fakeRun(m, "long question")
+			cancelled := false
+			m.cancel = func() { cancelled = true }
+			open(m)
+			if quits(press(m, "ctrl+c")) {
+				t.Fatal("ctrl+c quit with a turn running")
+			}
+			if !cancelled {
+				t.Fatal("ctrl+c did not cancel the running turn")
+			}
+		})
+	}
+}
+
+func TestCtrlCQuitsOnlyWhenPressedTwice(t *testing.T) {
+	for where, open := range ctrlCIn {
+		t.Run(where, func(t *testing.T) {
+			m := newTestModel(t, 100, 30)
+			open(m)
+			if quits(press(m, "ctrl+c")) {
+				t.Fatal("one ctrl+c quit")
+			}
+			if !strings.Contains(screen(t, m), "press ctrl+c again") {
+				t.Fatalf("the first ctrl+c does not say what the second does:\n%s", screen(t, m))
+			}
+			if !quits(press(m, "ctrl+c")) {
+				t.Fatal("the second ctrl+c did not quit")
+			}
+		})
+	}
+}
+
+func TestQuitCommandCancelsARunningTurnFirst(t *testing.T) {
+	m := newTestModel(t, 100, 30)
+	fakeRun(m, "long question")
+	cancelled := false
+	m.cancel = func() { cancelled = true }
+	if quits(send(m, "/quit")) || !cancelled {
+		t.Fatalf("/quit during a turn: quit without cancelling (cancelled %v)", cancelled)
+	}
+	if !strings.Contains(screen(t, m), "/quit again") {
+		t.Fatalf("the note does not say how to leave:\n%s", screen(t, m))
+	}
+	if !quits(send(m, "/quit")) {
+		t.Fatal("/quit while the turn is cancelling did not quit")
+	}
+	idle := newTestModel(t, 100, 30)
+	if !quits(send(idle, "/quit")) {
+		t.Fatal("/quit on an idle prompt did not quit")
+	}
+}
+
+func TestStatusMessagesClearThemselves(t *testing.T) {
+	m := newTestModel(t, 100, 30)
+	press(m, "ctrl+y") // nothing to copy yet
+	first := m.statusSeq
+	if !strings.Contains(screen(t, m), "nothing to copy yet") {
+		t.Fatal("no status message")
+	}
+	m.Update(statusMsg("copied 3 characters"))
+	m.Update(statusClearMsg{id: first}) // the first message's timer
+	if !strings.Contains(screen(t, m), "copied 3 characters") {
+		t.Fatal("an older message's timer cleared a newer message")
+	}
+	m.Update(statusClearMsg{id: m.statusSeq})
+	if s := screen(t, m); strings.Contains(s, "copied") || !strings.Contains(s, "ready") {
+		t.Fatalf("the status message did not clear:\n%s", s)
+	}
+	// The clearing tick is a real timer, not an immediate message.
+	cmd := m.setStatus("x")
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	select {
+	case <-done:
+		t.Fatal("the status cleared at once")
+	case <-time.After(50 * time.Millisecond):
+	}
+}
