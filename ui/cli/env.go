@@ -83,7 +83,12 @@ func (a *app) environment() (*environment, error) {
 	// The code tools hide the config file and the database wherever
 	// --config, JARVIS_CONFIG, --db or the config's db key put them, not
 	// only at their default paths.
-	bd.Code.HidePaths = append(slices.Clip(bd.Code.HidePaths), cfg.Path(), db.Path())
+	bd.Code.HidePaths = slices.Clip(bd.Code.HidePaths)
+	for _, p := range []string{cfg.Path(), db.Path()} {
+		if p != "" {
+			bd.Code.HidePaths = append(bd.Code.HidePaths, p)
+		}
+	}
 	mem, err := memory.New(db, memory.Options{
 		ChunkSize: cfg.Memory.ChunkSize, ChunkOverlap: cfg.Memory.ChunkOverlap,
 		Embedder: eng, EmbedModel: cfg.Memory.EmbedModel, SemanticWeight: cfg.Memory.SemanticWeight,
