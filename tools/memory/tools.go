@@ -109,25 +109,20 @@ func finish(r tools.Result, res memstore.Results) tools.Result {
 // score formats a 0..1 score with two decimals.
 func score(h memstore.Hit) string { return fmt.Sprintf("%.2f", h.Score) }
 
-// Retrieval is the retrieval tool: context for a question, each block
-// tagged with where it came from.
-type Retrieval struct{ s *memstore.Store }
-
-// NewRetrieval builds retrieval over s (nil: not configured).
-func NewRetrieval(s *memstore.Store) *Retrieval { return &Retrieval{s: s} }
-
-// Spec returns retrieval's spec.
-func (t *Retrieval) Spec() tools.Spec {
-	return tools.Spec{
-		Name:        "retrieval",
-		Description: "Search the memory for context relevant to a question; returns the best passages with their sources.",
-		Parameters:  queryParams,
-		Category:    "memory",
-	}
+// SearchTool is one of the three tools that search memory: retrieval,
+// memory_retrieve and memory_search. They differ only in how they write
+// the hits, in the reference's formats.
+type SearchTool struct {
+	s      *memstore.Store
+	spec   tools.Spec
+	format func(hits []memstore.Hit) string
 }
 
-// Execute searches and formats `[Source: SRC] CONTENT` blocks.
-func (t *Retrieval) Execute(ctx context.Context, args tools.Args) tools.Result {
+// Spec returns the tool's spec.
+func (t *SearchTool) Spec() tools.Spec { return t.spec }
+
+// Execute searches and writes the hits in the tool's format.
+func (t *SearchTool) Execute(ctx context.Context, args tools.Args) tools.Result {
 	res, fail, ok := search(ctx, t.s, args)
 	if !ok {
 		return fail
@@ -135,83 +130,62 @@ func (t *Retrieval) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if len(res.Hits) == 0 {
 		return finish(tools.OK(noResults), res)
 	}
-	blocks := make([]string, len(res.Hits))
-	for i, h := range res.Hits {
-		if h.Source != "" {
-			blocks[i] = "[Source: " + h.Source + "] " + h.Content
-		} else {
-			blocks[i] = h.Content
-		}
-	}
-	return finish(tools.OK(strings.Join(blocks, "\n\n")), res)
+	return finish(tools.OK(t.format(res.Hits)), res)
 }
 
-// Retrieve is the memory_retrieve tool: passages with their scores.
-type Retrieve struct{ s *memstore.Store }
-
-// NewRetrieve builds memory_retrieve over s (nil: not configured).
-func NewRetrieve(s *memstore.Store) *Retrieve { return &Retrieve{s: s} }
-
-// Spec returns memory_retrieve's spec.
-func (t *Retrieve) Spec() tools.Spec {
-	return tools.Spec{
-		Name:        "memory_retrieve",
-		Description: "Fetch the stored passages most relevant to a query, each with its relevance score (0 to 1).",
-		Parameters:  queryParams,
-		Category:    "memory",
-	}
+func searchSpec(name, description string) tools.Spec {
+	return tools.Spec{Name: name, Description: description, Parameters: queryParams, Category: "memory"}
 }
 
-// Execute searches and formats `[0.87] CONTENT` passages.
-func (t *Retrieve) Execute(ctx context.Context, args tools.Args) tools.Result {
-	res, fail, ok := search(ctx, t.s, args)
-	if !ok {
-		return fail
-	}
-	if len(res.Hits) == 0 {
-		return finish(tools.OK(noResults), res)
-	}
-	parts := make([]string, len(res.Hits))
-	for i, h := range res.Hits {
-		parts[i] = "[" + score(h) + "] " + h.Content
-	}
-	return finish(tools.OK(strings.Join(parts, "\n---\n")), res)
+// NewRetrieval builds retrieval over s (nil: not configured): context for
+// a question as `[Source: SRC] CONTENT` blocks (content alone without a
+// source) separated by a blank line.
+func NewRetrieval(s *memstore.Store) *SearchTool {
+	return &SearchTool{s: s,
+		spec: searchSpec("retrieval", "Search the memory for context relevant to a question; returns the best passages with their sources."),
+		format: func(hits []memstore.Hit) string {
+			blocks := make([]string, len(hits))
+			for i, h := range hits {
+				if h.Source != "" {
+					blocks[i] = "[Source: " + h.Source + "] " + h.Content
+				} else {
+					blocks[i] = h.Content
+				}
+			}
+			return strings.Join(blocks, "\n\n")
+		}}
 }
 
-// Search is the memory_search tool: a ranked, numbered list.
-type Search struct{ s *memstore.Store }
-
-// NewSearch builds memory_search over s (nil: not configured).
-func NewSearch(s *memstore.Store) *Search { return &Search{s: s} }
-
-// Spec returns memory_search's spec.
-func (t *Search) Spec() tools.Spec {
-	return tools.Spec{
-		Name:        "memory_search",
-		Description: "Full-text search across everything stored in memory; returns a ranked list with scores and sources. Matches any of the query's words, ignoring case and word endings.",
-		Parameters:  queryParams,
-		Category:    "memory",
-	}
+// NewRetrieve builds memory_retrieve over s (nil: not configured): passages
+// as `[0.87] CONTENT` separated by `---` lines.
+func NewRetrieve(s *memstore.Store) *SearchTool {
+	return &SearchTool{s: s,
+		spec: searchSpec("memory_retrieve", "Fetch the stored passages most relevant to a query, each with its relevance score (0 to 1)."),
+		format: func(hits []memstore.Hit) string {
+			parts := make([]string, len(hits))
+			for i, h := range hits {
+				parts[i] = "[" + score(h) + "] " + h.Content
+			}
+			return strings.Join(parts, "\n---\n")
+		}}
 }
 
-// Execute searches and formats `N. [0.87] (source: SRC) CONTENT` lines.
-func (t *Search) Execute(ctx context.Context, args tools.Args) tools.Result {
-	res, fail, ok := search(ctx, t.s, args)
-	if !ok {
-		return fail
-	}
-	if len(res.Hits) == 0 {
-		return finish(tools.OK(noResults), res)
-	}
-	lines := make([]string, len(res.Hits))
-	for i, h := range res.Hits {
-		src := ""
-		if h.Source != "" {
-			src = "(source: " + h.Source + ") "
-		}
-		lines[i] = fmt.Sprintf("%d. [%s] %s%s", i+1, score(h), src, h.Content)
-	}
-	return finish(tools.OK(strings.Join(lines, "\n")), res)
+// NewSearch builds memory_search over s (nil: not configured): a ranked
+// list of `N. [0.87] (source: SRC) CONTENT` lines.
+func NewSearch(s *memstore.Store) *SearchTool {
+	return &SearchTool{s: s,
+		spec: searchSpec("memory_search", "Full-text search across everything stored in memory; returns a ranked list with scores and sources. Matches any of the query's words, ignoring case and word endings."),
+		format: func(hits []memstore.Hit) string {
+			lines := make([]string, len(hits))
+			for i, h := range hits {
+				src := ""
+				if h.Source != "" {
+					src = "(source: " + h.Source + ") "
+				}
+				lines[i] = fmt.Sprintf("%d. [%s] %s%s", i+1, score(h), src, h.Content)
+			}
+			return strings.Join(lines, "\n")
+		}}
 }
 
 // StoreTool is the memory_store tool.
