@@ -187,6 +187,8 @@ func (a *app) database() (*store.DB, error) {
 		return nil, usageErr("%v", err)
 	}
 	a.db = db
+	// Released when the command ends, not after the idle delay.
+	a.closers = append(a.closers, func() { db.Close() })
 	return db, nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
-	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/memory"
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	"github.com/jarvis-workbench/jarvis/ui/format"
@@ -39,18 +38,17 @@ Commands that take an ID accept any unique prefix of it.`,
 	return cmd
 }
 
-// openMemory opens the database and the memory on it. The caller closes
-// the database.
-func (a *app) openMemory() (*memory.Store, *store.DB, error) {
-	db, err := a.openDB("memory")
-	if err != nil {
-		return nil, nil, err
+// openMemory checks the database can be opened and returns the memory on
+// it (the database is released when the command ends).
+func (a *app) openMemory() (*memory.Store, error) {
+	if _, err := a.openDB("memory"); err != nil {
+		return nil, err
 	}
 	env, err := a.environment()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return env.memory, db, nil
+	return env.memory, nil
 }
 
 func (a *app) memIndexCommand() *cobra.Command {
@@ -87,11 +85,10 @@ of it (at most the default 64).`,
 				}
 				opts.ChunkSize, opts.ChunkOverlap = size, overlap
 			}
-			s, db, err := a.openMemory()
+			s, err := a.openMemory()
 			if err != nil {
 				return err
 			}
-			defer db.Close()
 			bar := newIndexProgress(a.io.Err)
 			opts.Progress = bar.update
 			rep, err := memorytools.IndexPath(cmd.Context(), s, args[0], opts)
@@ -150,11 +147,10 @@ words may match.`,
 			if k < 1 {
 				return usageErr("-k must be at least 1, got %d", k)
 			}
-			s, db, err := a.openMemory()
+			s, err := a.openMemory()
 			if err != nil {
 				return err
 			}
-			defer db.Close()
 			res, err := s.Search(cmd.Context(), query, k)
 			if err != nil {
 				return failErr("search failed: %v", err)
@@ -195,11 +191,10 @@ func (a *app) memListCommand() *cobra.Command {
 		Short: "List the documents in memory",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, db, err := a.openMemory()
+			s, err := a.openMemory()
 			if err != nil {
 				return err
 			}
-			defer db.Close()
 			if source != "" {
 				source = sourceInStore(cmd.Context(), s, source)
 			}
@@ -241,11 +236,10 @@ func (a *app) memStatsCommand() *cobra.Command {
 		Short: "Show how much is in memory and how it is indexed",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, db, err := a.openMemory()
+			s, err := a.openMemory()
 			if err != nil {
 				return err
 			}
-			defer db.Close()
 			st, err := s.Stats(cmd.Context())
 			if err != nil {
 				return failErr("reading memory stats failed: %v", err)
@@ -287,11 +281,10 @@ path).`,
 			case source != "" && len(args) > 0:
 				return usageErr("give either document ids or --source, not both")
 			}
-			s, db, err := a.openMemory()
+			s, err := a.openMemory()
 			if err != nil {
 				return err
 			}
-			defer db.Close()
 			ctx := cmd.Context()
 			if source != "" {
 				src := sourceInStore(ctx, s, source)
