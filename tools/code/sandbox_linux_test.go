@@ -217,18 +217,7 @@ func TestFallbackForkBombIsContained(t *testing.T) {
 // EINVAL) makes the first run refuse, say why, and not ask again.
 func TestKernelRefusalIsRefusedAndRemembered(t *testing.T) {
 	needPython(t)
-	nsState.Lock()
-	known, usable, reason := nsState.known, nsState.usable, nsState.reason
-	nsState.known = false
-	nsState.Unlock()
-	flags := sandboxCloneFlags
-	sandboxCloneFlags |= syscall.CLONE_FS // not allowed with CLONE_NEWUSER
-	defer func() {
-		sandboxCloneFlags = flags
-		nsState.Lock()
-		nsState.known, nsState.usable, nsState.reason = known, usable, reason
-		nsState.Unlock()
-	}()
+	makeKernelRefuseNamespaces(t)
 	r := run(t, NewInterpreter(testConfig()), "print('ran')")
 	if r.Success {
 		t.Fatalf("ran without namespaces: %+v", r)
@@ -242,18 +231,7 @@ func TestKernelRefusalIsRefusedAndRemembered(t *testing.T) {
 // With allow_unconfined, the same refusal falls back and is explained.
 func TestKernelRefusalFallsBackWhenAllowed(t *testing.T) {
 	needPython(t)
-	nsState.Lock()
-	known, usable, reason := nsState.known, nsState.usable, nsState.reason
-	nsState.known = false
-	nsState.Unlock()
-	flags := sandboxCloneFlags
-	sandboxCloneFlags |= syscall.CLONE_FS // not allowed with CLONE_NEWUSER
-	defer func() {
-		sandboxCloneFlags = flags
-		nsState.Lock()
-		nsState.known, nsState.usable, nsState.reason = known, usable, reason
-		nsState.Unlock()
-	}()
+	makeKernelRefuseNamespaces(t)
 	r := run(t, NewInterpreter(unconfined()), "print('ran')")
 	if !r.Success || r.Metadata["network_isolated"] != false {
 		t.Fatalf("got %+v", r)
@@ -265,4 +243,23 @@ func TestKernelRefusalFallsBackWhenAllowed(t *testing.T) {
 	if ok, why := namespacesUsable(); ok || why != notes[0] {
 		t.Fatalf("the refusal was not remembered: %v %q", ok, why)
 	}
+}
+
+// makeKernelRefuseNamespaces forgets the remembered namespace probe and
+// adds a clone flag the kernel rejects with CLONE_NEWUSER (EINVAL), so the
+// next run meets a refusing kernel; both are restored when the test ends.
+func makeKernelRefuseNamespaces(t *testing.T) {
+	t.Helper()
+	nsState.Lock()
+	known, usable, reason := nsState.known, nsState.usable, nsState.reason
+	nsState.known = false
+	nsState.Unlock()
+	flags := sandboxCloneFlags
+	sandboxCloneFlags |= syscall.CLONE_FS
+	t.Cleanup(func() {
+		sandboxCloneFlags = flags
+		nsState.Lock()
+		nsState.known, nsState.usable, nsState.reason = known, usable, reason
+		nsState.Unlock()
+	})
 }
