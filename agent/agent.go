@@ -26,8 +26,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/compute"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/events"
 )
 
 // streamEngine streams a fixed list of tokens as fast as the agent takes

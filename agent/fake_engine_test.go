@@ -5,8 +5,8 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/events"
 )
 
 // fakeEngine answers chat requests with a function of the request, streaming

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/events"
 )
 
 // Decision is a person's answer to a confirmation request.

@@ -26,8 +26,8 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/events"
 )
 
 // Engine talks to one Ollama server. It is safe for concurrent use.

@@ -37,7 +37,6 @@ import (
 
 	"github.com/asdine/storm/v3"
 
-	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store"
 )
 
@@ -56,11 +55,18 @@ type Options struct {
 	// Embedder and EmbedModel enable semantic ranking: chunks are embedded
 	// when stored and queries when searched. Both must be set; otherwise
 	// search is BM25 alone.
-	Embedder   engine.Embedder
+	Embedder   Embedder
 	EmbedModel string
 	// SemanticWeight (0..1) is the share of the blended score from cosine
 	// similarity; 0 means DefaultSemanticWeight.
 	SemanticWeight float64
+}
+
+// Embedder turns texts into vectors. engine.Embedder satisfies it; the
+// store declares its own so that it stays below the engine in the package
+// graph.
+type Embedder interface {
+	Embed(ctx context.Context, model string, inputs []string) ([][]float32, error)
 }
 
 // Document is one stored text.

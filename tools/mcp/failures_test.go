@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 

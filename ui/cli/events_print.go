@@ -6,7 +6,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 

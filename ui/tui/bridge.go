@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/events"
 )
 
 // CoalesceWindow is how long token and thinking deltas are gathered before

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/events"
 )
 
 func TestBridgeCoalescesDeltasAndKeepsOrder(t *testing.T) {

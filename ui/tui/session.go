@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/agent"
-	"github.com/jarvis-workbench/jarvis/agent/events"
+	"github.com/jarvis-workbench/jarvis/events"
 )
 
 // SessionStore is what the TUI needs to persist sessions. ui/cli adapts the

@@ -19,8 +19,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jarvis-workbench/jarvis/agent/events"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/config"
