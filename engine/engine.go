@@ -132,6 +132,74 @@ const (
 	CapEmbedding  = "embedding"
 )
 
+// ModelDetails is what the server says about one model.
+type ModelDetails struct {
+	Name         string   `json:"name"`
+	Capabilities []string `json:"capabilities"`
+	// ContextLength is the model's own maximum window in tokens (Ollama:
+	// model_info's "<arch>.context_length"); 0 when the server does not say.
+	ContextLength int    `json:"context_length,omitempty"`
+	Family        string `json:"family,omitempty"`
+	ParameterSize string `json:"parameter_size,omitempty"`
+	Quantization  string `json:"quantization,omitempty"`
+	// Template is the chat template the server renders prompts with, when
+	// it shows it; Parameters are the model's default options, one
+	// "name value" per line.
+	Template   string `json:"template,omitempty"`
+	Parameters string `json:"parameters,omitempty"`
+}
+
+// LoadedModel is a model the server holds in memory now.
+type LoadedModel struct {
+	Name      string `json:"name"`
+	SizeBytes int64  `json:"size_bytes"`
+	VRAMBytes int64  `json:"vram_bytes"`
+	// ContextLength is the window the model was loaded with: the one in
+	// force for requests that do not change num_ctx.
+	ContextLength int       `json:"context_length,omitempty"`
+	ExpiresAt     time.Time `json:"expires_at,omitzero"`
+}
+
+// PullProgress is one step of a model download.
+type PullProgress struct {
+	Status    string `json:"status"`
+	Digest    string `json:"digest,omitempty"`
+	Total     int64  `json:"total,omitempty"`
+	Completed int64  `json:"completed,omitempty"`
+}
+
+// The optional abilities of an engine, found with a type assertion: not
+// every server can show a model's details, list what it has loaded, render
+// a prompt without answering it, download or unload models. A method may
+// also return ErrUnsupported when the server turns out not to have it.
+type (
+	// Describer reads a model's details.
+	Describer interface {
+		Show(ctx context.Context, model string) (ModelDetails, error)
+	}
+	// LoadLister lists the models the server holds in memory.
+	LoadLister interface {
+		Loaded(ctx context.Context) ([]LoadedModel, error)
+	}
+	// Renderer returns the prompt exactly as the server would render req
+	// for the model (template, system prompt, tools), without a reply.
+	Renderer interface {
+		RenderPrompt(ctx context.Context, req ChatRequest) (string, error)
+	}
+	// Puller downloads a model, reporting progress as it goes.
+	Puller interface {
+		Pull(ctx context.Context, model string, progress func(PullProgress)) error
+	}
+	// Unloader frees the memory a loaded model holds.
+	Unloader interface {
+		Unload(ctx context.Context, model string) error
+	}
+)
+
+// ErrUnsupported means the server cannot do what was asked (an optional
+// ability it lacks).
+var ErrUnsupported = errors.New("not supported by this server")
+
 // InferenceEngine is a model server.
 type InferenceEngine interface {
 	// Chat streams one reply. onChunk is called on the caller's goroutine
@@ -205,6 +273,45 @@ func (e *StreamError) Error() string {
 }
 
 func (e *StreamError) Unwrap() error { return e.Err }
+
+// ContextOverflowError means a request did not fit the model's context
+// window and the server refused it rather than cutting it. Window and
+// PromptTokens are filled in by whoever knows them (the engine rarely does;
+// the agent's budget does); 0 means unknown.
+type ContextOverflowError struct {
+	Model         string
+	Window        int
+	PromptTokens  int
+	ServerMessage string
+}
+
+func (e *ContextOverflowError) Error() string {
+	if e.Window > 0 && e.PromptTokens > 0 {
+		return fmt.Sprintf("the request is about %s tokens; %s runs with a %s-token window. Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message",
+			groupDigits(e.PromptTokens), e.Model, groupDigits(e.Window))
+	}
+	if e.Window > 0 {
+		return fmt.Sprintf("the request does not fit %s's %s-token window. Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message", e.Model, groupDigits(e.Window))
+	}
+	msg := fmt.Sprintf("the request does not fit %s's context window", e.Model)
+	if e.ServerMessage != "" {
+		msg += " (the server said: " + e.ServerMessage + ")"
+	}
+	return msg + ". Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message"
+}
+
+// groupDigits writes n with thousands separators (3,100), as the sizes in
+// messages are read by people.
+func groupDigits(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + groupDigits(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
 
 // ServerError is any other error the server answered with. Status is 0 when
 // the error arrived inside a reply that had already started streaming.

@@ -114,10 +114,13 @@ const ResultLimit = 10 * 1024
 
 // Usage is what a model reply cost: tokens, speed and money.
 type Usage struct {
-	PromptTokens   int     `json:"prompt_tokens"`
-	OutputTokens   int     `json:"output_tokens"`
-	EvalSeconds    float64 `json:"eval_seconds"`
-	TokensPerSec   float64 `json:"tokens_per_second"`
+	PromptTokens int     `json:"prompt_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	EvalSeconds  float64 `json:"eval_seconds"`
+	TokensPerSec float64 `json:"tokens_per_second"`
+	// PromptSeconds is the time the server spent reading the prompt: near
+	// zero when it reused its cache for an unchanged prefix.
+	PromptSeconds  float64 `json:"prompt_seconds"`
 	LoadSeconds    float64 `json:"load_seconds"`
 	TotalSeconds   float64 `json:"total_seconds"`
 	CostUSD        float64 `json:"cost_usd"`
@@ -131,6 +134,7 @@ func (u *Usage) Add(o Usage) {
 	u.PromptTokens += o.PromptTokens
 	u.OutputTokens += o.OutputTokens
 	u.EvalSeconds += o.EvalSeconds
+	u.PromptSeconds += o.PromptSeconds
 	u.LoadSeconds += o.LoadSeconds
 	u.TotalSeconds += o.TotalSeconds
 	u.CostUSD += o.CostUSD

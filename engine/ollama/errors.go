@@ -68,6 +68,8 @@ func statusError(code int, msg, model string) error {
 		return &engine.ToolsUnsupportedError{Model: model}
 	case code == http.StatusBadRequest && strings.Contains(msg, "does not support thinking"):
 		return &engine.ThinkingUnsupportedError{Model: model}
+	case code == http.StatusBadRequest && strings.Contains(msg, "exceeds the context length"):
+		return &engine.ContextOverflowError{Model: model, ServerMessage: msg}
 	}
 	if msg == "" {
 		msg = http.StatusText(code)

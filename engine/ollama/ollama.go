@@ -18,7 +18,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,13 +34,21 @@ type Engine struct {
 	host   string
 	client *api.Client
 
-	mu   sync.Mutex
-	caps map[string][]string // by normalized model name
+	mu    sync.Mutex
+	shown map[string]engine.ModelDetails // by normalized model name
+	// noRender is set once the server showed it cannot render a prompt
+	// without answering (it lacks _debug_render_only).
+	noRender bool
 }
 
 var (
 	_ engine.InferenceEngine = (*Engine)(nil)
 	_ engine.Embedder        = (*Engine)(nil)
+	_ engine.Describer       = (*Engine)(nil)
+	_ engine.LoadLister      = (*Engine)(nil)
+	_ engine.Renderer        = (*Engine)(nil)
+	_ engine.Puller          = (*Engine)(nil)
+	_ engine.Unloader        = (*Engine)(nil)
 )
 
 // Option configures New.
@@ -84,7 +91,7 @@ func New(host string, opts ...Option) (*Engine, error) {
 		c.Transport = trackingTransport{base: rt}
 		hc = &c
 	}
-	return &Engine{host: base, client: api.NewClient(u, hc), caps: make(map[string][]string)}, nil
+	return &Engine{host: base, client: api.NewClient(u, hc), shown: make(map[string]engine.ModelDetails)}, nil
 }
 
 // defaultHTTPClient bounds only the connect: an unreachable server fails in
@@ -126,6 +133,13 @@ func (e *Engine) Chat(ctx context.Context, req engine.ChatRequest, onChunk func(
 		Options:   apiOptions(req.Options),
 		KeepAlive: keepAlive(req.Options),
 		Think:     think,
+		// The server's defaults cut a conversation that outgrows the
+		// window from the front, silently, and shift a reply that fills
+		// it. jarvis decides what the model sees: a request that does
+		// not fit is refused (400) and a full window ends the reply with
+		// done_reason "length".
+		Truncate: &no,
+		Shift:    &no,
 	}
 
 	acc := accumulator{onChunk: onChunk, nextID: priorToolCalls(req.Messages) + 1}
@@ -147,6 +161,9 @@ func (e *Engine) Chat(ctx context.Context, req engine.ChatRequest, onChunk func(
 	}
 	return resp, nil
 }
+
+// no is the false that truncate and shift point to.
+var no = false
 
 // priorToolCalls counts the tool calls already in the conversation.
 func priorToolCalls(msgs []engine.Message) int {
@@ -221,11 +238,12 @@ func (a *accumulator) finish(resp *engine.ChatResponse) {
 // usage converts the final chunk's metrics.
 func usage(m api.Metrics) events.Usage {
 	u := events.Usage{
-		PromptTokens: m.PromptEvalCount,
-		OutputTokens: m.EvalCount,
-		EvalSeconds:  m.EvalDuration.Seconds(),
-		LoadSeconds:  m.LoadDuration.Seconds(),
-		TotalSeconds: m.TotalDuration.Seconds(),
+		PromptTokens:  m.PromptEvalCount,
+		OutputTokens:  m.EvalCount,
+		EvalSeconds:   m.EvalDuration.Seconds(),
+		PromptSeconds: m.PromptEvalDuration.Seconds(),
+		LoadSeconds:   m.LoadDuration.Seconds(),
+		TotalSeconds:  m.TotalDuration.Seconds(),
 	}
 	if u.EvalSeconds > 0 {
 		u.TokensPerSec = float64(u.OutputTokens) / u.EvalSeconds
@@ -305,29 +323,14 @@ func (e *Engine) ListModels(ctx context.Context) ([]engine.ModelInfo, error) {
 	return out, nil
 }
 
-// Capabilities returns what model can do, from /api/show. Answers are
-// cached for the engine's lifetime ("qwen3" and "qwen3:latest" share an
-// entry); failures are not, so a model pulled meanwhile is seen.
+// Capabilities returns what model can do, from /api/show (see Show for
+// the caching).
 func (e *Engine) Capabilities(ctx context.Context, model string) ([]string, error) {
-	key := normalizeModel(model)
-	e.mu.Lock()
-	caps, ok := e.caps[key]
-	e.mu.Unlock()
-	if ok {
-		return slices.Clone(caps), nil
-	}
-	sr, err := e.client.Show(ctx, &api.ShowRequest{Model: model})
+	d, err := e.Show(ctx, model)
 	if err != nil {
-		return nil, e.classify(ctx, err, model, "reading the capabilities of "+model)
+		return nil, err
 	}
-	caps = make([]string, len(sr.Capabilities))
-	for i, c := range sr.Capabilities {
-		caps[i] = string(c)
-	}
-	e.mu.Lock()
-	e.caps[key] = caps
-	e.mu.Unlock()
-	return slices.Clone(caps), nil
+	return d.Capabilities, nil
 }
 
 // normalizeModel gives a model name its implicit ":latest" tag.

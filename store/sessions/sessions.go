@@ -167,6 +167,7 @@ type Usage struct {
 	OutputTokens   int     `json:"output_tokens"`
 	EvalSeconds    float64 `json:"eval_seconds,omitempty"`
 	TokensPerSec   float64 `json:"tokens_per_second,omitempty"`
+	PromptSeconds  float64 `json:"prompt_seconds,omitempty"`
 	LoadSeconds    float64 `json:"load_seconds,omitempty"`
 	TotalSeconds   float64 `json:"total_seconds,omitempty"`
 	CostUSD        float64 `json:"cost_usd,omitempty"`

@@ -1,0 +1,185 @@
+package ollama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+)
+
+// Show returns what /api/show says about model. Answers are cached for the
+// engine's lifetime ("qwen3" and "qwen3:latest" share an entry); failures
+// are not, so a model pulled meanwhile is seen.
+func (e *Engine) Show(ctx context.Context, model string) (engine.ModelDetails, error) {
+	key := normalizeModel(model)
+	e.mu.Lock()
+	d, ok := e.shown[key]
+	e.mu.Unlock()
+	if ok {
+		d.Capabilities = slices.Clone(d.Capabilities)
+		return d, nil
+	}
+	sr, err := e.client.Show(ctx, &api.ShowRequest{Model: model})
+	if err != nil {
+		return engine.ModelDetails{}, e.classify(ctx, err, model, "reading the details of "+model)
+	}
+	d = engine.ModelDetails{
+		Name:          model,
+		Capabilities:  make([]string, len(sr.Capabilities)),
+		ContextLength: contextLength(sr.ModelInfo),
+		Family:        sr.Details.Family,
+		ParameterSize: sr.Details.ParameterSize,
+		Quantization:  sr.Details.QuantizationLevel,
+		Template:      sr.Template,
+		Parameters:    sr.Parameters,
+	}
+	for i, c := range sr.Capabilities {
+		d.Capabilities[i] = string(c)
+	}
+	e.mu.Lock()
+	e.shown[key] = d
+	e.mu.Unlock()
+	d.Capabilities = slices.Clone(d.Capabilities)
+	return d, nil
+}
+
+// contextLength finds the model's own maximum window in model_info, where
+// the key is prefixed by the architecture ("qwen3.context_length").
+func contextLength(info map[string]any) int {
+	if arch, ok := info["general.architecture"].(string); ok {
+		if n, ok := number(info[arch+".context_length"]); ok {
+			return n
+		}
+	}
+	for k, v := range info {
+		if strings.HasSuffix(k, ".context_length") {
+			if n, ok := number(v); ok {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+func number(v any) (int, bool) {
+	switch x := v.(type) {
+	case float64:
+		return int(x), x > 0
+	case int:
+		return x, x > 0
+	case int64:
+		return int(x), x > 0
+	}
+	return 0, false
+}
+
+// Loaded lists the models the server holds in memory (/api/ps), with the
+// window each was loaded with.
+func (e *Engine) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
+	pr, err := e.client.ListRunning(ctx)
+	if err != nil {
+		return nil, e.classify(ctx, err, "", "listing the loaded models")
+	}
+	out := make([]engine.LoadedModel, len(pr.Models))
+	for i, m := range pr.Models {
+		out[i] = engine.LoadedModel{
+			Name: m.Name, SizeBytes: m.Size, VRAMBytes: m.SizeVRAM,
+			ContextLength: m.ContextLength, ExpiresAt: m.ExpiresAt,
+		}
+	}
+	return out, nil
+}
+
+// SameModel reports whether two model names mean the same model on an
+// Ollama server ("qwen3" is "qwen3:latest").
+func SameModel(a, b string) bool { return normalizeModel(a) == normalizeModel(b) }
+
+// RenderPrompt asks the server for the prompt it would give the model for
+// req (_debug_render_only): the chat template applied to the messages and
+// tools, with nothing generated. The field is a debugging aid a server may
+// not have; one that ignores it would answer for real, so the request asks
+// for a single token at most and a reply without the rendering counts as
+// engine.ErrUnsupported (remembered: the engine does not ask again).
+func (e *Engine) RenderPrompt(ctx context.Context, req engine.ChatRequest) (string, error) {
+	e.mu.Lock()
+	unsupported := e.noRender
+	e.mu.Unlock()
+	if unsupported {
+		return "", engine.ErrUnsupported
+	}
+	msgs, err := toAPIMessages(req.Messages)
+	if err != nil {
+		return "", err
+	}
+	opts := req.Options
+	opts.NumPredict = 1
+	stream := false
+	areq := &api.ChatRequest{
+		Model: req.Model, Messages: msgs, Tools: toAPITools(req.Tools),
+		Options: apiOptions(opts), KeepAlive: keepAlive(req.Options),
+		Stream: &stream, DebugRenderOnly: true, Truncate: &no, Shift: &no,
+	}
+	var rendered *string
+	err = e.client.Chat(ctx, areq, func(r api.ChatResponse) error {
+		if r.DebugInfo != nil {
+			s := r.DebugInfo.RenderedTemplate
+			rendered = &s
+		}
+		return nil
+	})
+	if err != nil {
+		return "", e.classify(ctx, err, req.Model, "rendering the prompt of "+req.Model)
+	}
+	if rendered == nil {
+		e.mu.Lock()
+		e.noRender = true
+		e.mu.Unlock()
+		return "", engine.ErrUnsupported
+	}
+	return *rendered, nil
+}
+
+// Pull downloads model, calling progress for every status line the server
+// sends (per layer: digest, total and completed bytes). Cancelling ctx
+// stops the download; the server keeps what it has for the next try.
+func (e *Engine) Pull(ctx context.Context, model string, progress func(engine.PullProgress)) error {
+	if strings.TrimSpace(model) == "" {
+		return errors.New("no model name given")
+	}
+	err := e.client.Pull(ctx, &api.PullRequest{Model: model}, func(p api.ProgressResponse) error {
+		if progress != nil {
+			progress(engine.PullProgress{Status: p.Status, Digest: p.Digest, Total: p.Total, Completed: p.Completed})
+		}
+		return nil
+	})
+	if err != nil {
+		var status api.StatusError
+		if errors.As(err, &status) && ctx.Err() == nil {
+			// Shown as the server says it: "pull model manifest: file
+			// does not exist" is what a misspelt name gets.
+			return &engine.ServerError{Status: status.StatusCode, Message: status.ErrorMessage}
+		}
+		return e.classify(ctx, err, model, "pulling "+model)
+	}
+	e.mu.Lock()
+	delete(e.shown, normalizeModel(model))
+	e.mu.Unlock()
+	return nil
+}
+
+// Unload asks the server to free model now (keep_alive 0).
+func (e *Engine) Unload(ctx context.Context, model string) error {
+	stream := false
+	err := e.client.Generate(ctx, &api.GenerateRequest{
+		Model: model, Stream: &stream, KeepAlive: &api.Duration{Duration: 0},
+	}, func(api.GenerateResponse) error { return nil })
+	if err != nil {
+		return e.classify(ctx, err, model, fmt.Sprintf("unloading %s", model))
+	}
+	return nil
+}
