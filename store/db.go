@@ -2,14 +2,28 @@
 // bbolt) holding chat sessions, memory documents and their index, scheduled
 // tasks and their run logs.
 //
-// bbolt lets one process hold a file at a time. So that the TUI, a
-// `jarvis scheduler start` and a `jarvis scheduler list` can share one file,
-// a DB holds the file only while it is in use and lets go of it after a short
-// idle period (IdleRelease). A process that finds the file held waits at
-// most LockTimeout and then returns a LockedError naming the holder's pid:
-// it never hangs. bbolt's copy-on-write pages and fsync on commit mean a
-// process killed at any point leaves a file that opens with every committed
-// transaction intact.
+// Several jarvis processes share the file: the TUI, a `jarvis scheduler
+// start`, a `jarvis memory index` and one-off commands. bbolt lets one
+// process hold a file at a time, so:
+//
+//   - A DB holds the file only while it is in use, and lets go of it after
+//     a short idle period (IdleRelease), or at once when another process is
+//     waiting for it.
+//   - Processes wait their turn in a fair line (see turns.go): long work,
+//     which commits in short transactions, lets a waiting process in
+//     between two of them, so nobody waits for more than the transaction in
+//     progress and the ones queued before it.
+//   - A waiter gives up after its timeout (LockTimeout by default) with a
+//     LockedError naming the holder's pid and what it is doing; it never
+//     hangs.
+//   - Writes that must not be lost (a chat message, the end of a task run)
+//     go through the DB's Queue, which keeps them in order and retries them
+//     until they land, and keeps them in a recovery file if the process has
+//     to stop first (see queue.go).
+//
+// bbolt's copy-on-write pages and fsync on commit mean a process killed at
+// any point leaves a file that opens with every committed transaction
+// intact.
 package store
 
 import (
@@ -29,8 +43,19 @@ import (
 
 // Timing of the file hand-over between processes.
 const (
-	LockTimeout = 2 * time.Second
-	IdleRelease = 300 * time.Millisecond
+	// LockTimeout is how long an operation waits for the file before it
+	// fails. Waiting is cheap and fair, so it is long: a reader waits for
+	// an index to let it in rather than failing.
+	LockTimeout = 30 * time.Second
+	// IdleRelease is how long an idle holder keeps the file for its next
+	// transaction when nobody else is waiting for it.
+	IdleRelease = 100 * time.Millisecond
+	// pollInterval is how often a waiter checks its place in the line and
+	// tries the lock.
+	pollInterval = 5 * time.Millisecond
+	// waitNotice is how long a wait lasts before the DB's OnWait hook is
+	// told, so a command can say what it is waiting for.
+	waitNotice = time.Second
 )
 
 // DefaultPath is $JARVIS_DB, else $XDG_DATA_HOME/jarvis/jarvis.db, else
@@ -55,6 +80,8 @@ type LockedError struct {
 	Path string
 	PID  int    // 0 when unknown
 	What string // what the holder said it was doing, when known
+	// Waited is how long this process waited.
+	Waited time.Duration
 }
 
 func (e *LockedError) Error() string {
@@ -69,7 +96,7 @@ func (e *LockedError) Error() string {
 		}
 		who += ")"
 	}
-	return fmt.Sprintf("database %s is in use by %s and was not released within %s. Wait for it to finish and try again, or use --db to choose another database file", e.Path, who, LockTimeout)
+	return fmt.Sprintf("database %s is in use by %s and was not released within %s. Wait for it to finish and try again, or use --db to choose another database file", e.Path, who, e.Waited.Round(time.Second))
 }
 
 // DB is the database file. It is safe for concurrent use.
@@ -82,6 +109,16 @@ type DB struct {
 	users int
 	timer *time.Timer
 	hold  bool
+	// opening is set while one goroutine waits for the file for all.
+	opening chan struct{}
+	// timeout bounds a wait for the file (LockTimeout when 0).
+	timeout time.Duration
+	// onWait, when set, is called once per wait that lasts waitNotice,
+	// with the holder's pid and purpose (0 and "" when unknown).
+	onWait func(pid int, what string)
+
+	queueOnce sync.Once
+	queue     *Queue
 }
 
 // Open prepares the database at path (creating its directory and the file
@@ -126,6 +163,24 @@ func New(path, what string) (*DB, error) {
 func (d *DB) SetPurpose(what string) {
 	d.mu.Lock()
 	d.what = what
+	d.mu.Unlock()
+}
+
+// SetTimeout changes how long an operation waits for the file before it
+// fails with a LockedError (LockTimeout when d <= 0).
+func (d *DB) SetTimeout(t time.Duration) {
+	d.mu.Lock()
+	d.timeout = t
+	d.mu.Unlock()
+}
+
+// OnWait sets a function called once for each wait for the file that lasts
+// longer than a second, with the holder's pid and what it said it was
+// doing, so a command can tell the person why nothing happens yet. It runs
+// on the waiting goroutine.
+func (d *DB) OnWait(fn func(pid int, what string)) {
+	d.mu.Lock()
+	d.onWait = fn
 	d.mu.Unlock()
 }
 
@@ -175,16 +230,20 @@ func (d *DB) Close() error {
 	if d.sdb == nil {
 		return nil
 	}
-	// The note goes first: once the file lock is released, a waiting
-	// process may write its own.
 	os.Remove(d.path + ".lock")
 	err := d.sdb.Close()
 	d.sdb = nil
 	return err
 }
 
-func (d *DB) tx(writable bool, fn func(storm.Node) error) (err error) {
-	sdb, err := d.acquire()
+func (d *DB) tx(writable bool, fn func(storm.Node) error) error {
+	return d.txWithin(0, writable, fn)
+}
+
+// txWithin runs fn in a transaction, waiting at most timeout for the file
+// (the DB's own timeout when 0).
+func (d *DB) txWithin(timeout time.Duration, writable bool, fn func(storm.Node) error) (err error) {
+	sdb, err := d.acquireWithin(timeout)
 	if err != nil {
 		return err
 	}
@@ -212,30 +271,103 @@ func (d *DB) tx(writable bool, fn func(storm.Node) error) (err error) {
 	return nil
 }
 
-func (d *DB) acquire() (*storm.DB, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.timer != nil {
-		d.timer.Stop()
-		d.timer = nil
-	}
-	if d.sdb == nil {
-		if err := os.MkdirAll(filepath.Dir(d.path), 0o700); err != nil {
-			return nil, fmt.Errorf("cannot create the database directory %s: %w", filepath.Dir(d.path), err)
+func (d *DB) acquire() (*storm.DB, error) { return d.acquireWithin(0) }
+
+// acquireWithin returns the open file, opening it when this process does
+// not hold it: after taking a ticket and waiting for its turn (see
+// turns.go). One goroutine opens while the others of the process wait for
+// it; the mutex is not held while waiting, so Close and the bookkeeping
+// of other goroutines never wait for the line.
+func (d *DB) acquireWithin(timeout time.Duration) (*storm.DB, error) {
+	for {
+		d.mu.Lock()
+		if d.timer != nil {
+			d.timer.Stop()
+			d.timer = nil
 		}
-		sdb, err := storm.Open(d.path, storm.BoltOptions(0o600, &bolt.Options{Timeout: LockTimeout}))
+		if d.sdb != nil {
+			d.users++
+			sdb := d.sdb
+			d.mu.Unlock()
+			return sdb, nil
+		}
+		if d.opening != nil {
+			ch := d.opening
+			d.mu.Unlock()
+			<-ch
+			continue
+		}
+		if timeout <= 0 {
+			timeout = d.timeout
+		}
+		if timeout <= 0 {
+			timeout = LockTimeout
+		}
+		ch := make(chan struct{})
+		d.opening = ch
+		onWait := d.onWait
+		d.mu.Unlock()
+
+		sdb, err := d.open(timeout, onWait)
+
+		d.mu.Lock()
+		d.opening = nil
+		close(ch)
 		if err != nil {
-			if errors.Is(err, berrors.ErrTimeout) {
-				pid, what := readLock(d.path)
-				return nil, &LockedError{Path: d.path, PID: pid, What: what}
-			}
-			return nil, fmt.Errorf("cannot open database %s: %w (if the file is damaged, move it aside; jarvis creates a new one)", d.path, err)
+			d.mu.Unlock()
+			return nil, err
 		}
 		d.sdb = sdb
 		writeLock(d.path, d.what)
+		d.users++
+		d.mu.Unlock()
+		return sdb, nil
 	}
-	d.users++
-	return d.sdb, nil
+}
+
+// open waits for this process's turn and opens the file. It tries the
+// lock without bbolt's own 50 ms polling, so a turn is taken within
+// pollInterval of the file being released.
+func (d *DB) open(timeout time.Duration, onWait func(int, string)) (*storm.DB, error) {
+	if err := os.MkdirAll(filepath.Dir(d.path), 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create the database directory %s: %w", filepath.Dir(d.path), err)
+	}
+	start := time.Now()
+	var t *ticket
+	defer func() { t.leave() }()
+	if othersWaiting(d.path) {
+		// Someone is in line: barging in would let a process that
+		// commits batch after batch keep the file for good.
+		t = takeTicket(d.path)
+	}
+	told := false
+	for {
+		if t == nil || t.first() {
+			sdb, err := storm.Open(d.path, storm.BoltOptions(0o600, &bolt.Options{Timeout: time.Nanosecond}))
+			if err == nil {
+				return sdb, nil
+			}
+			if !errors.Is(err, berrors.ErrTimeout) {
+				return nil, fmt.Errorf("cannot open database %s: %w (if the file is damaged, move it aside; jarvis creates a new one)", d.path, err)
+			}
+		}
+		waited := time.Since(start)
+		if waited >= timeout {
+			pid, what := readLock(d.path)
+			return nil, &LockedError{Path: d.path, PID: pid, What: what, Waited: waited}
+		}
+		if t == nil {
+			// Only a process that has to wait joins the line: the
+			// first try, with nobody in line, costs no file of its own.
+			t = takeTicket(d.path)
+		}
+		if !told && waited >= waitNotice && onWait != nil {
+			told = true
+			pid, what := readLock(d.path)
+			onWait(pid, what)
+		}
+		time.Sleep(pollInterval)
+	}
 }
 
 func (d *DB) release() {
@@ -243,6 +375,10 @@ func (d *DB) release() {
 	defer d.mu.Unlock()
 	d.users--
 	if d.users > 0 || d.hold || d.sdb == nil {
+		return
+	}
+	if othersWaiting(d.path) {
+		d.closeLocked()
 		return
 	}
 	d.timer = time.AfterFunc(IdleRelease, d.closeIfIdle)
@@ -254,6 +390,12 @@ func (d *DB) closeIfIdle() {
 	if d.users > 0 || d.hold || d.sdb == nil {
 		return
 	}
+	d.closeLocked()
+}
+
+// closeLocked lets go of the file; d.mu is held. The note goes first: once
+// the file lock is released, a waiting process may write its own.
+func (d *DB) closeLocked() {
 	os.Remove(d.path + ".lock")
 	d.sdb.Close()
 	d.sdb = nil

@@ -29,14 +29,22 @@ func TestSecondHandleWaitsThenSaysWhoHoldsTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const timeout = 1200 * time.Millisecond
+	b.SetTimeout(timeout)
+	var toldPID int
+	var toldWhat string
+	b.OnWait(func(pid int, what string) { toldPID, toldWhat = pid, what })
 	start := time.Now()
 	err = b.View(func(storm.Node) error { return nil })
 	var locked *LockedError
 	if !errors.As(err, &locked) {
 		t.Fatalf("err = %v, want a LockedError", err)
 	}
-	if waited := time.Since(start); waited > LockTimeout+time.Second {
-		t.Fatalf("waited %s, longer than the lock timeout", waited)
+	if waited := time.Since(start); waited < timeout || waited > timeout+5*time.Second {
+		t.Fatalf("waited %s for a %s timeout", waited, timeout)
+	}
+	if toldPID != 4242 || toldWhat != "indexing memory" {
+		t.Fatalf("the wait hook was told %d %q", toldPID, toldWhat)
 	}
 	if locked.PID != 4242 || locked.What != "indexing memory" || !strings.Contains(err.Error(), "pid 4242, indexing memory") || !strings.Contains(err.Error(), "--db") {
 		t.Fatalf("error does not say who holds the file or what to do: %v", err)

@@ -250,6 +250,16 @@ func (s *Store) clock() time.Time { return s.now().UTC().Round(0) }
 
 // Create starts a session.
 func (s *Store) Create(m Meta) (Session, error) {
+	row := s.newRow(m)
+	err := s.update(func(n storm.Node) error { return n.Save(&row) })
+	if err != nil {
+		return Session{}, fmt.Errorf("cannot create a session: %w", err)
+	}
+	return row.Session, nil
+}
+
+// newRow is a new session's record, not yet stored.
+func (s *Store) newRow(m Meta) sessionRow {
 	now := s.clock()
 	row := sessionRow{Session: Session{
 		ID:        newID(now),
@@ -261,11 +271,7 @@ func (s *Store) Create(m Meta) (Session, error) {
 		Tools:     slices.Clone(m.Tools),
 	}}
 	row.Recent = recentKey(row.Session)
-	err := s.update(func(n storm.Node) error { return n.Save(&row) })
-	if err != nil {
-		return Session{}, fmt.Errorf("cannot create a session: %w", err)
-	}
-	return row.Session, nil
+	return row
 }
 
 // Append stores msgs at the end of the session and adds them to its totals,
@@ -276,39 +282,49 @@ func (s *Store) Append(id string, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	if err := checkRoles(msgs); err != nil {
+		return err
+	}
+	return s.update(func(n storm.Node) error { return appendTx(n, id, s.clock(), msgs) })
+}
+
+func checkRoles(msgs []Message) error {
 	for i, m := range msgs {
 		if !slices.Contains(roles, m.Role) {
 			return fmt.Errorf("message %d has role %q; use one of: %s", i+1, m.Role, strings.Join(roles, ", "))
 		}
 	}
-	return s.update(func(n storm.Node) error {
-		row, err := resolve(n, id)
-		if err != nil {
-			return err
+	return nil
+}
+
+// appendTx is Append inside a transaction on the package's root node; now
+// is the time of messages that carry none.
+func appendTx(n storm.Node, id string, now time.Time, msgs []Message) error {
+	row, err := resolve(n, id)
+	if err != nil {
+		return err
+	}
+	mn := messages(n, row.ID)
+	for _, m := range msgs {
+		row.Messages++
+		mr := messageRow{Seq: row.Messages, Message: sanitize(m)}
+		if mr.CreatedAt.IsZero() {
+			mr.CreatedAt = now
 		}
-		now := s.clock()
-		mn := messages(n, row.ID)
-		for _, m := range msgs {
-			row.Messages++
-			mr := messageRow{Seq: row.Messages, Message: sanitize(m)}
-			if mr.CreatedAt.IsZero() {
-				mr.CreatedAt = now
-			}
-			if err := mn.Save(&mr); err != nil {
-				return fmt.Errorf("cannot save message %d of session %s: %w", mr.Seq, row.ID, err)
-			}
-			row.Totals.Add(mr.Message)
-			if row.Title == "" && m.Role == RoleUser {
-				row.Title = TitleFrom(m.Content)
-			}
+		if err := mn.Save(&mr); err != nil {
+			return fmt.Errorf("cannot save message %d of session %s: %w", mr.Seq, row.ID, err)
 		}
-		row.UpdatedAt = now
-		row.Recent = recentKey(row.Session)
-		if err := n.Save(&row); err != nil {
-			return fmt.Errorf("cannot save session %s: %w", row.ID, err)
+		row.Totals.Add(mr.Message)
+		if row.Title == "" && m.Role == RoleUser {
+			row.Title = TitleFrom(m.Content)
 		}
-		return nil
-	})
+	}
+	row.UpdatedAt = now
+	row.Recent = recentKey(row.Session)
+	if err := n.Save(&row); err != nil {
+		return fmt.Errorf("cannot save session %s: %w", row.ID, err)
+	}
+	return nil
 }
 
 // Load returns a session and its messages in order. id may be a unique
@@ -412,17 +428,19 @@ func (s *Store) SetMeta(id string, m Meta) error {
 }
 
 func (s *Store) change(id string, fn func(*sessionRow)) error {
-	return s.update(func(n storm.Node) error {
-		row, err := resolve(n, id)
-		if err != nil {
-			return err
-		}
-		fn(&row)
-		if err := n.Save(&row); err != nil {
-			return fmt.Errorf("cannot save session %s: %w", row.ID, err)
-		}
-		return nil
-	})
+	return s.update(func(n storm.Node) error { return changeTx(n, id, fn) })
+}
+
+func changeTx(n storm.Node, id string, fn func(*sessionRow)) error {
+	row, err := resolve(n, id)
+	if err != nil {
+		return err
+	}
+	fn(&row)
+	if err := n.Save(&row); err != nil {
+		return fmt.Errorf("cannot save session %s: %w", row.ID, err)
+	}
+	return nil
 }
 
 // Delete removes a session and its messages. id may be a unique prefix.

@@ -19,10 +19,26 @@ import (
 // are read through file_read's checks.
 const MaxFileSize = files.MaxFileSize
 
-// batchBytes is how much text goes into one transaction. Each batch is
-// committed whole, so a crash loses at most the batch in flight; larger
-// batches index faster, smaller ones hold the database for less time.
-const batchBytes = 1 << 20
+// Each batch of files is committed in one transaction, so a crash loses
+// at most the batch in flight. Larger batches index faster; smaller ones
+// hold the database for less time, and another jarvis process waiting for
+// the file (a chat saving a message) gets it between two batches. So the
+// size adapts to take about batchTarget on this machine, between
+// minBatchBytes and maxBatchBytes.
+const (
+	batchTarget   = 150 * time.Millisecond
+	minBatchBytes = 16 << 10
+	maxBatchBytes = 1 << 20
+	firstBatch    = 256 << 10
+)
+
+// nextBatchBytes scales the last batch's size to the target duration.
+func nextBatchBytes(size int64, took time.Duration) int64 {
+	if took <= 0 {
+		return maxBatchBytes
+	}
+	return min(max(int64(float64(size)*float64(batchTarget)/float64(took)), minBatchBytes), maxBatchBytes)
+}
 
 // skipDirs are directories never descended into: version control data and
 // dependency or cache trees, which are large, generated, and not the
@@ -156,14 +172,17 @@ func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOp
 	var batch []memstore.Input
 	var batchPaths []string
 	var pending int64
+	limit := int64(firstBatch)
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
+		began := time.Now()
 		added, err := s.AddBatch(ctx, batch)
 		if err != nil {
 			return err
 		}
+		limit = nextBatchBytes(pending, time.Since(began))
 		for i, a := range added {
 			if a.Unchanged {
 				rep.Unchanged = append(rep.Unchanged, batchPaths[i])
@@ -196,7 +215,7 @@ func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOp
 			ChunkSize: opts.ChunkSize, ChunkOverlap: opts.ChunkOverlap})
 		batchPaths = append(batchPaths, c.path)
 		pending += c.size
-		if pending >= batchBytes {
+		if pending >= limit {
 			if err := flush(); err != nil {
 				rep.Elapsed = time.Since(start)
 				return rep, err

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -105,7 +106,19 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	}
 	db.SetPurpose("tui")
 	defer db.Close()
-	opts.Sessions = tui.NewSessionStore(sessions.New(db))
+	// Session writes go through the database's queue; starting it saves
+	// what an earlier jarvis left in its journal. Leaving waits briefly
+	// for what is still pending (the TUI already waited, showing the
+	// count) and says where the rest is kept.
+	saves := db.Queue()
+	defer func() {
+		wait, stop := context.WithTimeout(context.Background(), 2*time.Second)
+		defer stop()
+		if err := saves.Close(wait); err != nil {
+			fmt.Fprintf(a.io.Err, "jarvis: %v\n", err)
+		}
+	}()
+	opts.Sessions, opts.Saves = tui.NewSessionStore(sessions.New(db)), saves
 	// The TUI runs the scheduler while it is open, so tasks run and the
 	// Scheduler tab is live. Its problems go to the Events tab.
 	validate, err := a.taskValidator()

@@ -84,7 +84,7 @@ func (m *model) runCommand(line string) tea.Cmd {
 			m.addNote("The running turn was cancelled. /quit again (or ctrl+c twice) leaves jarvis.", false)
 			return nil
 		}
-		return tea.Quit
+		return m.quit()
 	default:
 		m.addNote(fmt.Sprintf("Unknown command /%s. /help lists the commands.", name), true)
 	}

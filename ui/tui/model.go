@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
@@ -82,9 +83,14 @@ type model struct {
 	mouse                bool
 	focusPane            bool
 	quitArmed            time.Time
-	ticking              bool
-	server               serverState
-	helpScroll           int
+	// saves is the write queue's state; quitting is set while quitting
+	// waits for it (until quitBy).
+	saves      store.QueueState
+	quitting   bool
+	quitBy     time.Time
+	ticking    bool
+	server     serverState
+	helpScroll int
 	// status is a transient message in the status bar; statusSeq tells
 	// the tick that clears it whether a newer message replaced it.
 	status    string
@@ -310,7 +316,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.finishRun(msg)
 	case tickMsg:
 		m.ticking = false
+		if m.quitting && !m.now().Before(m.quitBy) {
+			return m, tea.Quit
+		}
 		return m, m.ensureTick()
+	case saveStateMsg:
+		return m, m.applySaveState(store.QueueState(msg))
 	case serverMsg:
 		return m, m.handleServer(msg)
 	case sessionCreatedMsg:
@@ -351,7 +362,7 @@ func (m *model) ensureTick() tea.Cmd {
 	if m.ticking {
 		return nil
 	}
-	active := m.running || m.dialog.open() && !m.dialog.accepting(m.now())
+	active := m.running || m.quitting || m.dialog.open() && !m.dialog.accepting(m.now())
 	if !active {
 		return nil
 	}
@@ -444,6 +455,8 @@ func (m *model) stateText() string {
 			return "running " + name + " · " + elapsed(m.now().Sub(m.runStart))
 		}
 		return "thinking · " + elapsed(m.now().Sub(m.runStart)) + " · esc cancels"
+	case m.savingText() != "":
+		return m.savingText()
 	case m.status != "":
 		return m.status
 	}

@@ -1,6 +1,9 @@
 package tui
 
 import (
+	"context"
+	"time"
+
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
@@ -11,13 +14,28 @@ import (
 
 // storeAdapter is the SessionStore over the database's sessions package,
 // converting between the agent's messages and the stored mirrors.
+//
+// Writes go through the database's queue (sessions' Queued methods): a
+// reply never waits for another process to let go of the file, and a
+// message is never lost because it did. Reads flush the queue first, so
+// a listing, a reload or an export shows everything said so far.
 type storeAdapter struct{ s *sessions.Store }
 
 // NewSessionStore adapts a sessions.Store for the TUI.
 func NewSessionStore(s *sessions.Store) SessionStore { return storeAdapter{s} }
 
+// flushWait bounds how long a read waits for this process's own queued
+// writes before reading what has landed.
+const flushWait = 5 * time.Second
+
+func (a storeAdapter) flush() {
+	ctx, cancel := context.WithTimeout(context.Background(), flushWait)
+	defer cancel()
+	a.s.Flush(ctx)
+}
+
 func (a storeAdapter) Create(m SessionMeta) (string, error) {
-	sess, err := a.s.Create(sessions.Meta{Model: m.Model, Agent: m.Agent, Tools: m.Tools})
+	sess, err := a.s.CreateQueued(sessions.Meta{Model: m.Model, Agent: m.Agent, Tools: m.Tools})
 	return sess.ID, err
 }
 
@@ -37,7 +55,7 @@ func (a storeAdapter) Append(id string, m agent.Appended) error {
 		msg.Result = &sessions.ToolResult{Success: m.Result.Success, Status: string(m.Result.Status),
 			LatencySeconds: m.Result.LatencySeconds, CostUSD: m.Result.CostUSD}
 	}
-	return a.s.Append(id, msg)
+	return a.s.AppendQueued(id, msg)
 }
 
 func summary(s sessions.Session) SessionSummary {
@@ -49,6 +67,7 @@ func summary(s sessions.Session) SessionSummary {
 }
 
 func (a storeAdapter) List(limit int) ([]SessionSummary, error) {
+	a.flush()
 	list, err := a.s.List(limit)
 	out := make([]SessionSummary, len(list))
 	for i, s := range list {
@@ -58,6 +77,7 @@ func (a storeAdapter) List(limit int) ([]SessionSummary, error) {
 }
 
 func (a storeAdapter) Load(id string) (SessionSummary, []agent.Appended, error) {
+	a.flush()
 	sess, msgs, err := a.s.Load(id)
 	if err != nil {
 		return SessionSummary{}, nil, err
@@ -84,11 +104,13 @@ func (a storeAdapter) Load(id string) (SessionSummary, []agent.Appended, error) 
 }
 
 func (a storeAdapter) Last() (SessionSummary, bool, error) {
+	a.flush()
 	s, ok, err := a.s.Last()
 	return summary(s), ok, err
 }
 
 func (a storeAdapter) Export(id string) (string, error) {
+	a.flush()
 	sess, msgs, err := a.s.Load(id)
 	if err != nil {
 		return "", err

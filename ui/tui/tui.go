@@ -34,6 +34,9 @@ type Options struct {
 	ToolDeps tools.Deps
 	// Sessions persists conversations; nil keeps them in memory only.
 	Sessions SessionStore
+	// Saves is the database's write queue the sessions' writes go
+	// through; nil when there is no database.
+	Saves SaveQueue
 	// Theme is a theme name already resolved (never "auto": detection must
 	// happen before the program owns the terminal).
 	Theme string
@@ -81,6 +84,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	p := tea.NewProgram(m, progOpts...)
 	m.send = p.Send
+	m.watchSaves()
 	sub := opts.Bus.Subscribe(4096)
 	go bridge(sub, func(m any) { p.Send(m) }, CoalesceWindow)
 	_, err = p.Run()

@@ -149,8 +149,8 @@ func (m *model) ctrlC() tea.Cmd {
 		m.input.reset()
 		return nil
 	}
-	if !m.quitArmed.IsZero() && m.now().Sub(m.quitArmed) < quitWindow {
-		return tea.Quit
+	if m.quitting || !m.quitArmed.IsZero() && m.now().Sub(m.quitArmed) < quitWindow {
+		return m.quit()
 	}
 	m.quitArmed = m.now()
 	return m.setStatusFor("press ctrl+c again to quit", quitWindow)
