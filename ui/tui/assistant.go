@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // block is one part of an assistant turn.
@@ -99,7 +100,7 @@ func (a *assistantItem) panel(tool, callID string, args map[string]any, estimate
 		a.text = nil
 	}
 	// The name is the model's: a call to an unknown tool shows it as sent.
-	p := &toolPanel{tool: stripControls(tool), callID: callID, args: args, estimate: estimate}
+	p := &toolPanel{tool: safe.Text(tool), callID: callID, args: args, estimate: estimate}
 	a.group.panels = append(a.group.panels, p)
 	if callID != "" {
 		a.panels[callID] = p

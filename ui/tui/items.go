@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // renderCtx is what rendering depends on.
@@ -153,7 +154,7 @@ func (n *noteItem) lines(rc renderCtx, from, to int) []string {
 func wrapText(text string, width int) []string {
 	width = max(width, 1)
 	var out []string
-	for _, line := range strings.Split(stripControls(text), "\n") {
+	for _, line := range strings.Split(safe.Text(text), "\n") {
 		out = append(out, wrapLine(line, width)...)
 	}
 	return out
