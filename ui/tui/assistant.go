@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
@@ -84,7 +85,7 @@ func (a *assistantItem) endTurn(t *events.TurnPayload) {
 		a.thinking.stream.Set(t.Thinking)
 		a.thinking.final = true
 	}
-	a.blocks = append(a.blocks, &lineBlock{kind: lineFooter, text: "↳ " + usageLine(t.Usage, 0)})
+	a.blocks = append(a.blocks, &lineBlock{kind: lineFooter, text: "↳ " + format.Usage(t.Usage, 0)})
 	a.text, a.thinking, a.group = nil, nil, nil
 }
 
@@ -141,7 +142,7 @@ func (a *assistantItem) finish(u events.Usage, turns int) {
 	}
 	if turns > 1 {
 		a.blocks = append(a.blocks, &lineBlock{kind: lineTotal,
-			text: fmt.Sprintf("Σ %d turns · %s", turns, usageLine(u, u.ToolCostUSD))})
+			text: fmt.Sprintf("Σ %d turns · %s", turns, format.Usage(u, u.ToolCostUSD))})
 	}
 }
 

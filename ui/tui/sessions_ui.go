@@ -153,7 +153,7 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 			cur.appendText(a.Message.Content)
 			cur.text.final = true
 			if a.Usage != nil {
-				cur.blocks = append(cur.blocks, &lineBlock{kind: lineFooter, text: "↳ " + usageLine(*a.Usage, 0)})
+				cur.blocks = append(cur.blocks, &lineBlock{kind: lineFooter, text: "↳ " + format.Usage(*a.Usage, 0)})
 			}
 			cur.text, cur.thinking, cur.group = nil, nil, nil
 			for _, c := range a.Message.ToolCalls {

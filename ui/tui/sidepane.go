@@ -88,7 +88,7 @@ func describeEvent(e events.Event) string {
 	case events.ConfirmAnswer:
 		return fmt.Sprintf("%s %s: %s", e.Type, t.Tool, e.Text)
 	case events.TurnEnd:
-		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, usageLine(e.Turn.Usage, 0))
+		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, format.Usage(e.Turn.Usage, 0))
 	case events.TurnStart:
 		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, e.Turn.Model)
 	case events.RunStart:
