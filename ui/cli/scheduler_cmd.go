@@ -21,6 +21,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 func (a *app) schedulerCommand() *cobra.Command {
@@ -498,6 +499,6 @@ func (p *schedPrinter) Publish(e events.Event) {
 		return
 	}
 	p.mu.Lock()
-	fmt.Fprintln(p.w, line)
+	fmt.Fprintln(p.w, safe.Text(line)) // prompts, results and errors are not jarvis's text
 	p.mu.Unlock()
 }
