@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/jarvis-workbench/jarvis/engine"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
@@ -303,5 +305,37 @@ func TestAskJSONWhenInterrupted(t *testing.T) {
 	}
 	if code != exitSignal || res.Error != "interrupted" || res.Stopped != "cancelled" || len(res.ToolResults) != 1 || res.ToolResults[0].Content != "42" {
 		t.Fatalf("exit %d, result %+v\nstderr %s", code, res, errw.String())
+	}
+}
+
+// TestDataOnATerminalIsStripped runs a command that only prints data
+// (config show) with stdout on a pseudo-terminal: a value read from the
+// config file reaches it without its sequences, and the same command into a
+// buffer prints the value as it is.
+func TestDataOnATerminalIsStripped(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal available: %v", err)
+	}
+	defer ptmx.Close()
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(cfg, []byte(`system = "Be brief.\u001b]0;pwned\u0007 \u001b[2JReally."`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	var got bytes.Buffer
+	read := make(chan struct{})
+	go func() { io.Copy(&got, ptmx); close(read) }() // ends once the terminal is closed
+	var errb bytes.Buffer
+	code := run(context.Background(), []string{"config", "show", "--config", cfg}, IO{In: strings.NewReader(""), Out: tty, Err: &errb})
+	tty.Close()
+	<-read
+	if code != ExitOK || !strings.Contains(got.String(), "Be brief. Really.") || strings.ContainsAny(got.String(), "\x1b\a") {
+		t.Fatalf("exit %d, terminal got %q, stderr %q", code, got.String(), errb.String())
+	}
+	out, _, _ := runCLI(t, "", "config", "show", "--config", cfg)
+	if !strings.Contains(out, "Be brief.\x1b]0;pwned\a \x1b[2JReally.") {
+		t.Fatalf("into a buffer the value changed: %q", out)
 	}
 }

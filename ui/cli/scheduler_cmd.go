@@ -400,7 +400,7 @@ go to stderr. Exit status 1 when the run failed.`,
 				fmt.Fprintln(a.io.Out, run.Result)
 			}
 			if note := run.DeniedNote(); note != "" {
-				fmt.Fprintln(a.io.Err, "Note: "+note)
+				fmt.Fprintln(a.io.Err, "Note: "+safe.Text(note))
 			}
 			if !run.Success {
 				return failErr("the run failed: %s", run.Error)

@@ -66,8 +66,9 @@ const maxHeld = 4096
 // arrives in pieces. A sequence split between pieces ("\x1b" in one, "[2J"
 // in the next) is removed whole, and a character split between pieces is
 // kept whole: the pieces' results joined are exactly Text of the pieces
-// joined. The zero value is ready to use; a Stream is not safe for
-// concurrent use.
+// joined (unless a piece ends in more than maxHeld bytes of broken UTF-8,
+// which are then replaced at once). The zero value is ready to use; a
+// Stream is not safe for concurrent use.
 type Stream struct {
 	// held is the end of the last piece that is not yet a whole valid
 	// character: the start of a character, or invalid bytes that the next
