@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // agentFlags are the flags shared by ask and the TUI.
@@ -44,8 +47,14 @@ func (a *app) askCommand() *cobra.Command {
 		Short: "Ask one question from the shell; the answer streams to stdout",
 		Long: `Ask the model one question. The answer streams to stdout; each tool call is
 shown on stderr when it starts and when it ends (name, arguments, result
-preview, latency, cost). Text piped on stdin is added after the QUERY (or is
-the question when there is none).
+preview, latency, cost), and when stderr is a terminal a last line gives the
+run's tokens, speed, time and cost. Text piped on stdin is added after the
+QUERY (or is the question when there is none).
+
+On a terminal, escape sequences and control characters in the answer and in
+tool output are removed; into a pipe or a file the answer is written exactly
+as the model sent it. With --json, a failed run prints an "error" field
+beside what arrived before the failure.
 
 Tools that can do harm ask for approval on the terminal ([y/N]); when stdin is
 not a terminal they are refused unless --yes is given.
@@ -67,7 +76,7 @@ Exit status: 0 answered, 1 the run failed (server or model error),
 		},
 	}
 	af.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (content, tool_results, usage, model, turns)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (content, tool_results, usage, model, turns, agent; error when the run failed)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve every tool call that needs confirmation")
 	cmd.Flags().BoolVar(&noStream, "no-stream", false, "print the answer once it is complete instead of streaming it")
 	return cmd
@@ -122,37 +131,66 @@ type askOptions struct {
 }
 
 func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
+	printer := &askPrinter{out: a.io.Out, stream: opts.stream, tools: newEventPrinter(a.io.Err, isTerminal(a.io.Err))}
+	confirmer := a.terminalConfirmer(opts.yes)
+	res, err := a.runAsk(ctx, query, printer, confirmer)
+	printer.end()
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code == ExitUsage {
+		return err // the command line was wrong: nothing ran
+	}
+	if opts.json {
+		if werr := writeJSON(a.io.Out, askJSON(res, err, ctx.Err() != nil)); werr != nil && err == nil {
+			return failErr("writing the result: %v", werr)
+		}
+	} else if res.Content != "" && !printer.streamed(res.Content) {
+		fmt.Fprintln(a.io.Out, res.Content)
+	}
+	if confirmer == nil && deniedForNoTerminal(res) {
+		printer.note("a tool needed approval but stdin is not a terminal, so jarvis could not ask; rerun with --yes to approve")
+	}
+	if !opts.json && res.Turns > 0 && isTerminal(a.io.Err) {
+		printer.usage(res)
+	}
+	return err
+}
+
+// runAsk runs the question. It always returns a result: on failure, what
+// arrived before it (the partial answer, the tool results, the usage), or
+// only the model and agent when the run could not start.
+func (a *app) runAsk(ctx context.Context, query string, printer *askPrinter, confirmer tools.Confirmer) (*agent.Result, error) {
+	res := &agent.Result{}
 	env, err := a.environment()
 	if err != nil {
-		return err
+		return res, err
 	}
 	cfg := env.cfg
+	res.Agent, res.Model = cfg.Agent, cfg.Model
 	if needsMCP(cfg.MCP, cfg.Tools) && len(cfg.Tools) > 0 {
 		if _, err := a.startMCP(ctx, env, true, a.io.Err); err != nil {
-			return err
+			return res, err
 		}
 	}
 	list, err := env.buildTools(cfg.Tools)
 	if err != nil {
-		return err
-	}
-	printer := &askPrinter{out: a.io.Out, errw: a.io.Err, stream: opts.stream, tools: newEventPrinter(a.io.Err, isTerminal(a.io.Err))}
-	model, note, err := env.resolveModel(ctx)
-	if err != nil {
-		return failErr("%v", err)
-	}
-	if note != "" {
-		printer.note(note)
+		return res, err
 	}
 	defer func() {
 		for _, t := range list {
 			closeIfCloser(t)
 		}
 	}()
-	confirmer := a.terminalConfirmer(opts.yes)
+	model, note, err := env.resolveModel(ctx)
+	if err != nil {
+		return res, failErr("%v", err)
+	}
+	res.Model = model
+	if note != "" {
+		printer.note(note)
+	}
 	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Confirmer: confirmer})
 	if err != nil {
-		return failErr("%v", err)
+		return res, failErr("%v", err)
 	}
 	engOpts, _ := cfg.EngineOptions()
 	ag, err := agent.New(cfg.Agent, agent.Config{
@@ -160,30 +198,19 @@ func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 		Options: engOpts, MaxTurns: cfg.MaxTurns, Price: price(cfg),
 	})
 	if err != nil {
-		return usageErr("%v", err)
+		return res, usageErr("%v", err)
 	}
-	res, runErr := ag.Run(ctx, &agent.Conversation{}, query)
-	printer.end()
-	if opts.json {
-		if err := writeJSON(a.io.Out, askJSON(res)); err != nil {
-			return err
-		}
-	} else if res != nil && res.Content != "" && !printer.streamed(res.Content) {
-		fmt.Fprintln(a.io.Out, res.Content)
+	run, err := ag.Run(ctx, &agent.Conversation{}, query)
+	if run != nil {
+		res = run
 	}
-	if confirmer == nil && deniedForNoTerminal(res) {
-		printer.note("a tool needed approval but stdin is not a terminal, so jarvis could not ask; rerun with --yes to approve")
+	if err != nil {
+		return res, failErr("%v", err)
 	}
-	if runErr != nil {
-		return failErr("%v", runErr)
-	}
-	return nil
+	return res, nil
 }
 
 func deniedForNoTerminal(res *agent.Result) bool {
-	if res == nil {
-		return false
-	}
 	for _, r := range res.ToolResults {
 		if r.Status == tools.StatusDenied && strings.Contains(r.Content, "no confirmation callback") {
 			return true
@@ -192,48 +219,48 @@ func deniedForNoTerminal(res *agent.Result) bool {
 	return false
 }
 
-type askToolJSON struct {
-	ToolName       string  `json:"tool_name"`
-	Content        string  `json:"content"`
-	Success        bool    `json:"success"`
-	Status         string  `json:"status"`
-	LatencySeconds float64 `json:"latency_seconds"`
-	CostUSD        float64 `json:"cost_usd"`
-}
-
+// askResultJSON is what ask --json prints. Tool results are whole, as
+// tools run --json prints them: the llm tool's sub-query usage and every
+// tool's metadata (the call's arguments among them) are there. Error is set
+// when the run failed; the rest is then what arrived before it.
 type askResultJSON struct {
-	Content     string        `json:"content"`
-	ToolResults []askToolJSON `json:"tool_results"`
-	Usage       events.Usage  `json:"usage"`
-	Model       string        `json:"model"`
-	Turns       int           `json:"turns"`
-	Agent       string        `json:"agent"`
-	Notices     []string      `json:"notices,omitempty"`
-	Stopped     string        `json:"stopped,omitempty"`
+	Error       string         `json:"error,omitempty"`
+	Content     string         `json:"content"`
+	ToolResults []tools.Result `json:"tool_results"`
+	Usage       events.Usage   `json:"usage"`
+	Model       string         `json:"model"`
+	Turns       int            `json:"turns"`
+	Agent       string         `json:"agent"`
+	Notices     []string       `json:"notices,omitempty"`
+	Stopped     string         `json:"stopped,omitempty"`
 }
 
-func askJSON(res *agent.Result) askResultJSON {
-	out := askResultJSON{ToolResults: []askToolJSON{}}
-	if res == nil {
-		return out
+func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {
+	out := askResultJSON{ToolResults: []tools.Result{}}
+	if err != nil {
+		out.Error = err.Error()
+		if interrupted {
+			out.Error = "interrupted"
+		}
 	}
 	out.Content, out.Usage, out.Model, out.Turns, out.Agent, out.Notices, out.Stopped =
 		res.Content, res.Usage, res.Model, res.Turns, res.Agent, res.Notices, res.Stopped
-	for _, r := range res.ToolResults {
-		out.ToolResults = append(out.ToolResults, askToolJSON{r.ToolName, r.Content, r.Success, string(r.Status), r.LatencySeconds, r.CostUSD})
-	}
+	out.ToolResults = append(out.ToolResults, res.ToolResults...)
 	return out
 }
 
 // askPrinter turns a run's events into terminal output: the answer's tokens
 // on stdout as they arrive, tool calls and notices on stderr. A react run's
-// text is its working (Thought/Action lines), so it goes to stderr and only
-// the final answer reaches stdout.
+// text is its working (Thought/Action lines), so only its final answer
+// reaches stdout.
+//
+// The tokens are written as they are: on a terminal, stdout is a
+// safe.Writer (see guardStdout), which strips escape sequences even when
+// they are split between tokens; into a pipe they go byte for byte.
 type askPrinter struct {
 	mu     sync.Mutex
 	out    io.Writer
-	errw   io.Writer
-	tools  *eventPrinter
+	tools  *eventPrinter // stderr: tool lines, notes, the usage line
 	stream bool
 
 	turn        strings.Builder // what the current turn put on stdout
@@ -282,10 +309,19 @@ func (p *askPrinter) streamed(answer string) bool {
 	return strings.TrimSpace(p.lastTurn) == strings.TrimSpace(answer)
 }
 
+// note prints a notice on stderr; notices can quote a model or a server.
 func (p *askPrinter) note(msg string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.errw, "%s\n", p.tools.paint(ansiYellow, "note: "+msg))
+	p.tools.println(p.tools.paint(ansiYellow, "note: "+safe.Text(msg)))
+}
+
+// usage prints the run's totals on one line: turns, tool calls, tokens,
+// speed, wall time and cost (the models' and the tools').
+func (p *askPrinter) usage(res *agent.Result) {
+	line := "Σ " + format.Count(res.Turns, "turn")
+	if n := len(res.ToolResults); n > 0 {
+		line += " · " + format.Count(n, "tool call")
+	}
+	p.tools.println(p.tools.paint(ansiDim, line+" · "+format.Usage(res.Usage, res.Usage.ToolCostUSD)))
 }
 
 // end closes the streamed answer with a newline.

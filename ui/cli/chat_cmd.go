@@ -36,11 +36,12 @@ func (f *chatFlags) register(cmd *cobra.Command) {
 func (a *app) chatCommand() *cobra.Command {
 	var f chatFlags
 	cmd := &cobra.Command{
-		Use:   "chat",
-		Short: "Open the workbench (also what 'jarvis' alone does)",
-		Long:  chatLong,
-		Args:  argsUsage(cobra.NoArgs),
-		RunE:  func(cmd *cobra.Command, _ []string) error { return a.chat(cmd, &f) },
+		Use:         "chat",
+		Short:       "Open the workbench (also what 'jarvis' alone does)",
+		Long:        chatLong,
+		Args:        argsUsage(cobra.NoArgs),
+		Annotations: map[string]string{ownsTerminal: "yes"},
+		RunE:        func(cmd *cobra.Command, _ []string) error { return a.chat(cmd, &f) },
 	}
 	f.register(cmd)
 	return cmd

@@ -19,6 +19,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // Exit codes.
@@ -81,6 +82,7 @@ func run(ctx context.Context, args []string, stdio IO) int {
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	err := root.ExecuteContext(ctx)
+	app.flushStdout()
 	if err == nil {
 		return ExitOK
 	}
@@ -91,13 +93,14 @@ func run(ctx context.Context, args []string, stdio IO) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
+		// Messages quote servers, models and tools: never as sequences.
 		if msg := ee.Error(); msg != "" {
-			fmt.Fprintf(stdio.Err, "jarvis: %s\n", msg)
+			fmt.Fprintf(stdio.Err, "jarvis: %s\n", safe.Text(msg))
 		}
 		return ee.code
 	}
 	// Anything else cobra returns is a flag or argument problem.
-	fmt.Fprintf(stdio.Err, "jarvis: %s\n%s\n", err, helpSuffix)
+	fmt.Fprintf(stdio.Err, "jarvis: %s\n%s\n", safe.Text(err.Error()), helpSuffix)
 	return ExitUsage
 }
 
@@ -131,6 +134,10 @@ your approval.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          argsUsage(cobra.NoArgs),
+		Annotations:   map[string]string{ownsTerminal: "yes"},
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			a.guardStdout(cmd)
+		},
 	}
 	var chat chatFlags
 	chat.register(root)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // terminalConfirmer returns how a headless command answers confirmation
@@ -64,8 +65,11 @@ func (p *promptConfirmer) Confirm(ctx context.Context, req tools.ConfirmRequest)
 	if err := ctx.Err(); err != nil {
 		return tools.Deny, err
 	}
+	// The name and description can come from an MCP server and the
+	// arguments from a model; JSON escapes C0 controls but not C1 ones.
 	fmt.Fprintf(p.out, "\nTool '%s' needs your approval.\n  %s\n  arguments:\n%s\n",
-		req.Spec.Name, format.OneLine(req.Spec.Description, 100), indent(format.PrettyArgs(req.Arguments), "    "))
+		safe.Text(req.Spec.Name), format.OneLine(safe.Text(req.Spec.Description), 100),
+		indent(safe.Text(format.PrettyArgs(req.Arguments)), "    "))
 	fmt.Fprint(p.out, "Allow this call? [y/N] (a: allow this tool for the rest of the session) ")
 	select {
 	case <-ctx.Done():

@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 // environment is what commands build on: the configuration, the engine,
@@ -151,7 +152,7 @@ func (env *environment) resolveModel(ctx context.Context) (string, string, error
 		}
 	}
 	if chat == "" {
-		return "", "", fmt.Errorf("no model is set and none of the server's models can chat (%d models, e.g. embedding models). Download one with 'ollama pull qwen3'", len(models))
+		return "", "", fmt.Errorf("no model is set and none of the server's models can chat (%s, e.g. embedding models). Download one with 'ollama pull qwen3'", format.Count(len(models), "model"))
 	}
 	return chat, fmt.Sprintf("no model set; using %s (set one with --model or 'model' in the config)", chat), nil
 }

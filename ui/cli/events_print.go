@@ -4,18 +4,26 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // eventPrinter writes one line per tool event to stderr, which is how the
 // headless commands show tool calls while stdout stays clean for the answer.
+// Tool names, arguments and results come from models and tools, so each is
+// stripped of escape sequences before jarvis adds its own colours.
 type eventPrinter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	color bool
+	// quietFailures leaves out the lines of calls that failed: a caller
+	// that prints the whole result itself (tools run) says it once.
+	quietFailures bool
 }
 
 func newEventPrinter(w io.Writer, tty bool) *eventPrinter {
@@ -31,6 +39,7 @@ const (
 	ansiReset  = "\x1b[0m"
 )
 
+// paint colours s, which must already be safe to print.
 func (p *eventPrinter) paint(code, s string) string {
 	if !p.color {
 		return s
@@ -44,6 +53,10 @@ func (p *eventPrinter) Publish(e events.Event) {
 	if line == "" {
 		return
 	}
+	p.println(line)
+}
+
+func (p *eventPrinter) println(line string) {
 	p.mu.Lock()
 	fmt.Fprintln(p.w, line)
 	p.mu.Unlock()
@@ -51,23 +64,78 @@ func (p *eventPrinter) Publish(e events.Event) {
 
 func (p *eventPrinter) format(e events.Event) string {
 	t := e.Tool
+	if t == nil {
+		return ""
+	}
+	// A model may call a tool by any name, so the name is not trusted either.
+	name := safe.Text(t.Tool)
 	switch e.Type {
 	case events.ToolCallStart:
-		return p.paint(ansiDim, fmt.Sprintf("→ %s %s", t.Tool, format.Args(t.Arguments, 120)))
+		return p.paint(ansiDim, fmt.Sprintf("→ %s %s", name, argsPreview(t.Arguments, 120)))
 	case events.ToolCallEnd:
-		mark, code := "✓", ansiGreen
-		if !t.Success {
-			mark, code = "✗", ansiRed
+		if !t.Success && p.quietFailures {
+			return ""
 		}
-		return fmt.Sprintf("%s %s %s %s → %s", p.paint(code, mark), t.Tool,
-			p.paint(ansiDim, format.Latency(t.LatencySeconds)), p.paint(ansiDim, format.Cost(t.CostUSD, false)),
-			format.OneLine(t.Result, 100))
+		return p.ranLine(name, t.Success, t.LatencySeconds, t.CostUSD, preview(t.Result, 100))
 	case events.ToolCallDenied:
-		return fmt.Sprintf("%s %s not run: %s", p.paint(ansiYellow, "⊘"), t.Tool, format.OneLine(t.Result, 100))
+		if p.quietFailures {
+			return ""
+		}
+		return p.deniedLine(name, preview(t.Result, 100))
 	case events.ToolCallError:
-		return fmt.Sprintf("%s %s %s", p.paint(ansiRed, "✗"), t.Tool, format.OneLine(t.Result, 120))
+		if p.quietFailures {
+			return ""
+		}
+		return p.rejectedLine(name, preview(t.Result, 120))
 	case events.ToolTimeout:
-		return fmt.Sprintf("%s %s timed out after %s", p.paint(ansiYellow, "⏱"), t.Tool, format.Latency(t.LatencySeconds))
+		if p.quietFailures {
+			return ""
+		}
+		return fmt.Sprintf("%s %s timed out after %s", p.paint(ansiYellow, "⏱"), name, format.Latency(t.LatencySeconds))
 	}
 	return ""
+}
+
+// ranLine is the end of a call that ran: mark, name, latency, cost, result.
+func (p *eventPrinter) ranLine(name string, ok bool, latency, cost float64, text string) string {
+	mark, code := "✓", ansiGreen
+	if !ok {
+		mark, code = "✗", ansiRed
+	}
+	return fmt.Sprintf("%s %s %s %s → %s", p.paint(code, mark), name,
+		p.paint(ansiDim, format.Latency(latency)), p.paint(ansiDim, format.Cost(cost, false)), text)
+}
+
+// deniedLine is a call that needed approval and did not get it.
+func (p *eventPrinter) deniedLine(name, text string) string {
+	return fmt.Sprintf("%s %s not run: %s", p.paint(ansiYellow, "⊘"), name, text)
+}
+
+// rejectedLine is a call that could not start (unknown tool, bad arguments).
+func (p *eventPrinter) rejectedLine(name, text string) string {
+	return fmt.Sprintf("%s %s %s", p.paint(ansiRed, "✗"), name, text)
+}
+
+// failure is the one line (continued on indented lines when the text has
+// several) that says how a call failed, with its whole text: what tools run
+// prints instead of the event's preview.
+func (p *eventPrinter) failure(r tools.Result) string {
+	name := safe.Text(r.ToolName)
+	text := strings.ReplaceAll(strings.TrimRight(safe.Text(r.Content), "\n"), "\n", "\n  ")
+	switch {
+	case r.Status == tools.StatusDenied || r.Status == tools.StatusCancelled && r.LatencySeconds == 0:
+		return p.deniedLine(name, text)
+	case r.LatencySeconds == 0: // it never ran
+		return p.rejectedLine(name, text)
+	}
+	return p.ranLine(name, false, r.LatencySeconds, r.CostUSD, text)
+}
+
+// preview is a result's start on one line, safe to print.
+func preview(s string, max int) string { return format.OneLine(safe.Text(s), max) }
+
+// argsPreview is a call's arguments as compact JSON on one line. JSON
+// escapes C0 controls but not C1 ones or DEL, so it is stripped too.
+func argsPreview(args map[string]any, max int) string {
+	return format.Cut(safe.Text(format.Args(args, 0)), max)
 }

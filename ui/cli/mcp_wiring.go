@@ -11,6 +11,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // mcpWait bounds how long a headless command waits for MCP servers before
@@ -71,7 +72,7 @@ func (a *app) startMCP(ctx context.Context, env *environment, wait bool, logTo i
 		}
 		for _, s := range m.Status() {
 			if s.State == mcp.StateFailed && logTo != io.Discard {
-				fmt.Fprintf(logTo, "note: MCP server %s is not available: %s\n", s.Name, s.Reason)
+				fmt.Fprintf(logTo, "note: MCP server %s is not available: %s\n", s.Name, safe.Text(s.Reason))
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/memory"
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 func (a *app) memoryCommand() *cobra.Command {
@@ -156,7 +157,7 @@ words may match.`,
 				return failErr("search failed: %v", err)
 			}
 			if res.Warning != "" {
-				fmt.Fprintf(a.io.Err, "jarvis: warning: %s\n", res.Warning)
+				fmt.Fprintf(a.io.Err, "jarvis: warning: %s\n", safe.Text(res.Warning))
 			}
 			if asJSON {
 				if res.Hits == nil {
@@ -254,7 +255,7 @@ func (a *app) memStatsCommand() *cobra.Command {
 			fmt.Fprintf(w, "Distinct terms:\t%d\n", st.Terms)
 			fmt.Fprintf(w, "Chunking:\t%d words, %d shared between neighbours\n", st.ChunkSize, st.ChunkOverlap)
 			if st.EmbedModel != "" {
-				fmt.Fprintf(w, "Semantic ranking:\ton, with %s (%d chunks embedded)\n", st.EmbedModel, st.Vectors)
+				fmt.Fprintf(w, "Semantic ranking:\ton, with %s (%s embedded)\n", st.EmbedModel, plural(st.Vectors, "chunk"))
 			} else {
 				fmt.Fprintf(w, "Semantic ranking:\toff (no embedding model configured; BM25 only)\n")
 			}

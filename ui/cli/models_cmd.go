@@ -16,6 +16,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 func (a *app) modelsCommand() *cobra.Command {
@@ -233,9 +234,9 @@ func ago(t time.Time) string {
 	case d < time.Minute:
 		return "just now"
 	case d < time.Hour:
-		return fmt.Sprintf("%d minutes ago", int(d.Minutes()))
+		return format.Count(int(d.Minutes()), "minute") + " ago"
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%d hours ago", int(d.Hours()))
+		return format.Count(int(d.Hours()), "hour") + " ago"
 	}
-	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+	return format.Count(int(d.Hours()/24), "day") + " ago"
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 func (a *app) schedulerCommand() *cobra.Command {
@@ -399,7 +400,7 @@ go to stderr. Exit status 1 when the run failed.`,
 				fmt.Fprintln(a.io.Out, run.Result)
 			}
 			if note := run.DeniedNote(); note != "" {
-				fmt.Fprintln(a.io.Err, "Note: "+note)
+				fmt.Fprintln(a.io.Err, "Note: "+safe.Text(note))
 			}
 			if !run.Success {
 				return failErr("the run failed: %s", run.Error)
@@ -498,6 +499,6 @@ func (p *schedPrinter) Publish(e events.Event) {
 		return
 	}
 	p.mu.Lock()
-	fmt.Fprintln(p.w, line)
+	fmt.Fprintln(p.w, safe.Text(line)) // prompts, results and errors are not jarvis's text
 	p.mu.Unlock()
 }

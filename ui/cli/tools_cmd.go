@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -134,26 +137,39 @@ func (a *app) toolsOpenAICommand() *cobra.Command {
 func (a *app) toolsRunCommand() *cobra.Command {
 	var yes, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "run NAME [JSON-ARGS]",
+		Use:   "run NAME [JSON-ARGS | - | @FILE]",
 		Short: "Run one tool call through the executor",
 		Long: `Run one call exactly as an agent would: arguments are checked against the
 tool's schema, tools that need confirmation ask on the terminal ([y/N]), and
-the call's events are printed on stderr. The result's content goes to stdout.
+the call's events are printed on stderr. The result's content goes to stdout;
+a failed call's message goes to stderr.
+
+The arguments are a JSON object: given as is, read from stdin with -, or read
+from a file with @FILE (~ is expanded), for arguments too large for the
+command line (up to 4 MiB).
 
 Exit status: 0 when the tool succeeded, 1 when it failed (or was denied),
 2 when the command was used wrongly. A tool that needs confirmation is denied
 when stdin is not a terminal, unless --yes is given.`,
 		Example: `  jarvis tools run calculator '{"expression":"sqrt(144) + 3**2"}'
   jarvis tools run think '{"thought":"Let me break this problem into steps..."}'
-  jarvis tools run file_read '{"path":"README.md","max_lines":5}' --json`,
+  jarvis tools run file_read '{"path":"README.md","max_lines":5}' --json
+  jq -n --rawfile c notes.md '{content: $c, source: "notes"}' | jarvis tools run memory_store -
+  jarvis tools run memory_store @~/call.json`,
 		Args: argsUsage(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			call := tools.Call{ID: "cli_1", Name: args[0]}
+			if len(args) == 2 {
+				var err error
+				if call.Arguments, err = a.toolArguments(args[1]); err != nil {
+					return err
+				}
+			}
 			env, err := a.environment()
 			if err != nil {
 				return err
 			}
-			name := args[0]
-			if needsMCP(env.cfg.MCP, []string{name}) {
+			if needsMCP(env.cfg.MCP, []string{call.Name}) {
 				if _, err := a.startMCP(cmd.Context(), env, true, a.io.Err); err != nil {
 					return err
 				}
@@ -162,9 +178,9 @@ when stdin is not a terminal, unless --yes is given.`,
 			// answers the way a model would be answered: with the list
 			// of tools that do exist.
 			var list []tools.Tool
-			if env.registry.Has(name) {
+			if env.registry.Has(call.Name) {
 				var t tools.Tool
-				if t, err = env.registry.Build(name, env.deps); err == nil {
+				if t, err = env.registry.Build(call.Name, env.deps); err == nil {
 					list = append(list, t)
 				}
 			} else {
@@ -173,27 +189,30 @@ when stdin is not a terminal, unless --yes is given.`,
 			if err != nil {
 				return failErr("%v", err)
 			}
+			defer func() {
+				for _, t := range list {
+					closeIfCloser(t)
+				}
+			}()
 			confirmer := a.terminalConfirmer(yes)
-			exec, err := tools.NewExecutor(list, tools.ExecutorOptions{
-				Bus:       newEventPrinter(a.io.Err, isTerminal(a.io.Err)),
-				Confirmer: confirmer,
-			})
+			printer := newEventPrinter(a.io.Err, isTerminal(a.io.Err))
+			// The failure is printed once, whole, below.
+			printer.quietFailures = true
+			exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Confirmer: confirmer})
 			if err != nil {
 				return failErr("%v", err)
 			}
-			call := tools.Call{ID: "cli_1", Name: name}
-			if len(args) == 2 {
-				call.Arguments = args[1]
-			}
 			r := exec.Execute(cmd.Context(), call)
-			if asJSON {
+			switch {
+			case asJSON:
 				if err := writeJSON(a.io.Out, r); err != nil {
-					return err
+					return failErr("writing the result: %v", err)
 				}
-			} else if r.Success {
+			case r.Success:
 				fmt.Fprintln(a.io.Out, r.Content)
-			} else {
-				fmt.Fprintln(a.io.Err, r.Content)
+			}
+			if !r.Success {
+				printer.println(printer.failure(r))
 			}
 			if r.Status == tools.StatusDenied && confirmer == nil {
 				fmt.Fprintln(a.io.Err, "hint: this tool needs approval but stdin is not a terminal, so jarvis could not ask; rerun with --yes to approve it")
@@ -209,11 +228,97 @@ when stdin is not a terminal, unless --yes is given.`,
 	return cmd
 }
 
-func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
-	enc := json.NewEncoder(w)
+// maxToolArgs bounds the arguments read from stdin or a file: far more
+// than any model writes in one call, small enough to refuse a wrong file.
+const maxToolArgs = 4 << 20
+
+// toolArguments returns a call's JSON arguments: arg itself, or what stdin
+// (-) or a file (@FILE) holds.
+func (a *app) toolArguments(arg string) (string, error) {
+	var r io.Reader
+	var from string
+	switch {
+	case arg == "-":
+		if a.io.In == nil || isTerminalReader(a.io.In) {
+			return "", usageErr("'-' reads the arguments from stdin, but stdin is a terminal; pipe the JSON in, or give it as an argument or with @FILE")
+		}
+		r, from = a.io.In, "stdin"
+	case strings.HasPrefix(arg, "@"):
+		path := expandHome(arg[1:])
+		if path == "" {
+			return "", usageErr("@ needs a file name: @FILE reads the arguments from FILE")
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return "", usageErr("reading the arguments: %v", err)
+		}
+		defer f.Close()
+		if info, err := f.Stat(); err == nil && info.IsDir() {
+			return "", usageErr("reading the arguments: %s is a directory; @FILE takes a file holding a JSON object", path)
+		}
+		r, from = f, path
+	default:
+		return arg, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxToolArgs+1))
+	if err != nil {
+		return "", failErr("reading the arguments from %s: %v", from, err)
+	}
+	if len(b) > maxToolArgs {
+		return "", usageErr("the arguments in %s are larger than %d MiB; a tool call's arguments must be smaller (give a large text to a tool as a file path where it takes one)", from, maxToolArgs>>20)
+	}
+	return string(b), nil
+}
+
+// expandHome turns a leading ~ into the home directory.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[1:])
+}
+
+// writeJSON prints v as indented JSON. encoding/json escapes the C0
+// controls (ESC becomes \u001b) but leaves DEL and the C1 controls (U+0080
+// to U+009F, which a terminal can read as CSI and OSC) as they are; those
+// are escaped too, so the JSON stays the same data and no terminal it
+// reaches acts on it.
+func writeJSON(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeControls(b.Bytes()))
+	return err
+}
+
+// escapeControls rewrites DEL and the C1 controls in encoded JSON as \u
+// escapes. They can only occur inside strings, where an escape means the
+// same character.
+func escapeControls(js []byte) []byte {
+	if !bytes.ContainsRune(js, 0x7f) && !bytes.Contains(js, []byte{0xc2}) {
+		return js
+	}
+	out := make([]byte, 0, len(js)+16)
+	for i := 0; i < len(js); i++ {
+		switch c := js[i]; {
+		case c == 0x7f:
+			out = append(out, `\u007f`...)
+		case c == 0xc2 && i+1 < len(js) && js[i+1] >= 0x80 && js[i+1] <= 0x9f:
+			out = fmt.Appendf(out, `\u%04x`, js[i+1])
+			i++
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func isTerminal(w any) bool {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jarvis-workbench/jarvis/events"
 )
 
 // Latency formats seconds for people: 85µs, 12.3ms, 1.24s, 2m05s.
@@ -94,4 +96,42 @@ func Tokens(n int) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1000)
 	}
 	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+}
+
+// Rate formats a generation speed: 37.8 tok/s, 12.3k tok/s, 3.8M tok/s. A
+// reply of a few tokens timed in microseconds (a cached or scripted one)
+// gives millions, which must still read as a number.
+func Rate(tokensPerSec float64) string {
+	switch {
+	case tokensPerSec < 1000:
+		return fmt.Sprintf("%.1f tok/s", tokensPerSec)
+	case tokensPerSec < 1_000_000:
+		return fmt.Sprintf("%.1fk tok/s", tokensPerSec/1000)
+	}
+	return fmt.Sprintf("%.1fM tok/s", tokensPerSec/1_000_000)
+}
+
+// Count says how many of something there are, in the singular for one:
+// "1 turn", "3 turns", "0 tool calls". noun is the singular; its plural
+// takes an s.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Usage is a reply's or a run's footer: tokens in and out, speed, wall time
+// and cost, where toolCost (what the run's tool calls cost) is added to the
+// models' cost. Speed and time are left out when they were not measured.
+func Usage(u events.Usage, toolCost float64) string {
+	parts := []string{fmt.Sprintf("%s in · %s out", Tokens(u.PromptTokens), Tokens(u.OutputTokens))}
+	if u.TokensPerSec > 0 {
+		parts = append(parts, Rate(u.TokensPerSec))
+	}
+	if u.WallSeconds > 0 {
+		parts = append(parts, Latency(u.WallSeconds))
+	}
+	parts = append(parts, Cost(u.CostUSD+toolCost, false))
+	return strings.Join(parts, " · ")
 }

@@ -1,6 +1,10 @@
 package format
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/jarvis-workbench/jarvis/events"
+)
 
 func TestLatency(t *testing.T) {
 	cases := map[float64]string{0.000085: "85µs", 0.0123: "12.3ms", 1.2449: "1.24s", 125: "2m05s", 0: "0µs"}
@@ -38,5 +42,25 @@ func TestCostArgsAndCuts(t *testing.T) {
 	}
 	if got := Tokens(12345); got != "12.3k" {
 		t.Errorf("Tokens = %q", got)
+	}
+}
+
+func TestRateCountAndUsage(t *testing.T) {
+	for in, want := range map[float64]string{37.84: "37.8 tok/s", 999.94: "999.9 tok/s", 12345: "12.3k tok/s", 3756169.7: "3.8M tok/s"} {
+		if got := Rate(in); got != want {
+			t.Errorf("Rate(%v) = %q, want %q", in, got, want)
+		}
+	}
+	for n, want := range map[int]string{0: "0 turns", 1: "1 turn", 2: "2 turns"} {
+		if got := Count(n, "turn"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+	u := events.Usage{PromptTokens: 145, OutputTokens: 48, TokensPerSec: 27.83, WallSeconds: 1.77, CostUSD: 0.001}
+	if got, want := Usage(u, 0.0005), "145 in · 48 out · 27.8 tok/s · 1.77s · $0.0015"; got != want {
+		t.Errorf("Usage = %q, want %q", got, want)
+	}
+	if got, want := Usage(events.Usage{PromptTokens: 12000}, 0), "12.0k in · 0 out · $0.0000"; got != want {
+		t.Errorf("Usage without timings = %q, want %q", got, want)
 	}
 }

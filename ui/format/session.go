@@ -238,7 +238,7 @@ func clock(t, prev time.Time) string {
 func usageLine(u sessions.Usage) string {
 	parts := []string{fmt.Sprintf("%s in · %s out", Tokens(u.PromptTokens), Tokens(u.OutputTokens))}
 	if u.TokensPerSec > 0 {
-		parts = append(parts, fmt.Sprintf("%.1f tok/s", u.TokensPerSec))
+		parts = append(parts, Rate(u.TokensPerSec))
 	}
 	if u.WallSeconds > 0 {
 		parts = append(parts, Latency(u.WallSeconds))

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // block is one part of an assistant turn.
@@ -83,7 +85,7 @@ func (a *assistantItem) endTurn(t *events.TurnPayload) {
 		a.thinking.stream.Set(t.Thinking)
 		a.thinking.final = true
 	}
-	a.blocks = append(a.blocks, &lineBlock{kind: lineFooter, text: "↳ " + usageLine(t.Usage, 0)})
+	a.blocks = append(a.blocks, &lineBlock{kind: lineFooter, text: "↳ " + format.Usage(t.Usage, 0)})
 	a.text, a.thinking, a.group = nil, nil, nil
 }
 
@@ -99,7 +101,7 @@ func (a *assistantItem) panel(tool, callID string, args map[string]any, estimate
 		a.text = nil
 	}
 	// The name is the model's: a call to an unknown tool shows it as sent.
-	p := &toolPanel{tool: stripControls(tool), callID: callID, args: args, estimate: estimate}
+	p := &toolPanel{tool: safe.Text(tool), callID: callID, args: args, estimate: estimate}
 	a.group.panels = append(a.group.panels, p)
 	if callID != "" {
 		a.panels[callID] = p
@@ -140,7 +142,7 @@ func (a *assistantItem) finish(u events.Usage, turns int) {
 	}
 	if turns > 1 {
 		a.blocks = append(a.blocks, &lineBlock{kind: lineTotal,
-			text: fmt.Sprintf("Σ %d turns · %s", turns, usageLine(u, u.ToolCostUSD))})
+			text: fmt.Sprintf("Σ %d turns · %s", turns, format.Usage(u, u.ToolCostUSD))})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // DialogGrace is how long a new confirmation dialog ignores keys: people
@@ -127,7 +128,7 @@ func (d *dialog) layout(st *styles, width, height int) dialogLayout {
 	req := d.queue[0].req
 	w := min(max(width-8, 40), 100, width-2)
 	inner := max(w-4, 10)
-	name := stripControls(req.Spec.Name)
+	name := safe.Text(req.Spec.Name)
 	title := st.dialogTitle.Render("Allow " + name + "?")
 	if n := len(d.queue); n > 1 {
 		title += st.muted.Render("  (" + strconv.Itoa(n-1) + " more waiting)")

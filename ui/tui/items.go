@@ -1,15 +1,13 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // renderCtx is what rendering depends on.
@@ -153,7 +151,7 @@ func (n *noteItem) lines(rc renderCtx, from, to int) []string {
 func wrapText(text string, width int) []string {
 	width = max(width, 1)
 	var out []string
-	for _, line := range strings.Split(stripControls(text), "\n") {
+	for _, line := range strings.Split(safe.Text(text), "\n") {
 		out = append(out, wrapLine(line, width)...)
 	}
 	return out
@@ -166,21 +164,6 @@ func padRight(s string, w int) string {
 		return ansi.Truncate(s, w, "…")
 	}
 	return s + strings.Repeat(" ", w-n)
-}
-
-// usageLine is a turn or run footer: tokens, speed, wall time, cost.
-func usageLine(u events.Usage, toolCost float64) string {
-	parts := []string{
-		fmt.Sprintf("%s in · %s out", format.Tokens(u.PromptTokens), format.Tokens(u.OutputTokens)),
-	}
-	if u.TokensPerSec > 0 {
-		parts = append(parts, fmt.Sprintf("%.1f tok/s", u.TokensPerSec))
-	}
-	if u.WallSeconds > 0 {
-		parts = append(parts, format.Latency(u.WallSeconds))
-	}
-	parts = append(parts, format.Cost(u.CostUSD+toolCost, false))
-	return strings.Join(parts, " · ")
 }
 
 // statusOf maps a tool result status to a panel state.

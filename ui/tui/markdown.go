@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/glamour"
+
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // markdown renders finished replies with glamour. Building a TermRenderer
@@ -25,7 +27,7 @@ func (m *markdown) render(text string, width int) []string {
 	// Tabs become spaces before glamour measures and wraps: it keeps them
 	// in code blocks, and a terminal draws a tab wider than it is counted.
 	// The columns are the source's, which in a code block are the code's.
-	text = expandTabs(stripControls(strings.TrimSpace(text)))
+	text = expandTabs(safe.Text(strings.TrimSpace(text)))
 	if text == "" {
 		return nil
 	}

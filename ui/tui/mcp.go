@@ -8,6 +8,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // mcpChangedMsg says an MCP server changed state or its tool list.
@@ -63,7 +64,7 @@ func (m *model) mcpRows(enabled map[string]bool) []toolRow {
 	var rows []toolRow
 	now := m.now()
 	for _, s := range m.opts.MCP.Status() {
-		rows = append(rows, toolRow{header: true, name: stripControls(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)), ok: s.State == mcp.StateReady})
+		rows = append(rows, toolRow{header: true, name: safe.Text(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)), ok: s.State == mcp.StateReady})
 		for _, t := range s.Tools {
 			rows = append(rows, toolRow{name: t.Name, enabled: enabled[t.Name], confirm: t.Spec.RequiresConfirmation,
 				mcp: map[bool]string{true: "", false: "unavailable"}[s.Available()]})

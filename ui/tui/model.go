@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // Minimum terminal size; below it the TUI says so instead of garbling.
@@ -389,7 +390,7 @@ func (m *model) setStatus(text string) tea.Cmd { return m.setStatusFor(text, sta
 
 func (m *model) setStatusFor(text string, d time.Duration) tea.Cmd {
 	m.statusSeq++
-	m.status = stripControls(format.OneLine(text, 0))
+	m.status = safe.Text(format.OneLine(text, 0))
 	id := m.statusSeq
 	return tea.Tick(d, func(time.Time) tea.Msg { return statusClearMsg{id: id} })
 }

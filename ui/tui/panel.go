@@ -13,6 +13,7 @@ import (
 	"github.com/rivo/uniseg"
 
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // panelState is where a tool call is in its life.
@@ -61,7 +62,7 @@ func (p *toolPanel) render(rc renderCtx, width int) []string {
 // setResult stores a tool's result once, made safe to draw: a file or a
 // web page read by a tool can hold escape sequences (clear the screen, set
 // the title, write the clipboard) and carriage returns.
-func (p *toolPanel) setResult(s string) { p.result = stripControls(s) }
+func (p *toolPanel) setResult(s string) { p.result = safe.Text(s) }
 
 func (p *toolPanel) icon(rc renderCtx) (string, lipgloss.Style, string) {
 	st := rc.st
@@ -124,7 +125,7 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 			body = append(body, st.muted.Render(l))
 		}
 	} else if len(p.args) > 1 || mainArgument(p.args) == "" && len(p.args) > 0 {
-		body = append(body, st.muted.Render(ansi.Truncate(stripControls(format.Args(p.args, 0)), inner, "…")))
+		body = append(body, st.muted.Render(ansi.Truncate(safe.Text(format.Args(p.args, 0)), inner, "…")))
 	}
 
 	switch p.state {
@@ -177,7 +178,7 @@ func colorOf(s lipgloss.Style) lipgloss.TerminalColor { return s.GetForeground()
 func mainArgument(args map[string]any) string {
 	for _, k := range []string{"expression", "path", "url", "query", "code", "prompt", "thought", "command", "message"} {
 		if v, ok := args[k].(string); ok {
-			return stripControls(format.OneLine(k+"="+strconv.Quote(v), 60))
+			return safe.Text(format.OneLine(k+"="+strconv.Quote(v), 60))
 		}
 	}
 	return ""
@@ -198,10 +199,10 @@ func argLines(args map[string]any, width int) []string {
 	sort.Strings(keys)
 	var out []string
 	for _, k := range keys {
-		name := stripControls(k)
+		name := safe.Text(k)
 		if s, ok := args[k].(string); ok && (k == "code" || strings.Contains(s, "\n")) {
 			out = append(out, hang(name+":", width, "  ")...)
-			for _, l := range strings.Split(strings.TrimRight(stripControls(s), "\n"), "\n") {
+			for _, l := range strings.Split(strings.TrimRight(safe.Text(s), "\n"), "\n") {
 				out = append(out, hang("  "+expandTabs(l), width, codeCont)...)
 			}
 			continue
@@ -210,7 +211,7 @@ func argLines(args map[string]any, width int) []string {
 			if i == 0 {
 				l = name + ": " + l
 			}
-			out = append(out, hang(expandTabs(stripControls(l)), width, "  ")...)
+			out = append(out, hang(expandTabs(safe.Text(l)), width, "  ")...)
 		}
 	}
 	return out

@@ -17,37 +17,6 @@ import (
 // sequence that would write the person's clipboard.
 const hostile = "\x1b[31mred\x1b[0m\rXX\x1b]52;c;Zm9v\x07"
 
-func TestStripControls(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{hostile, "redXX"},
-		{"plain text · ünïcode 日本", "plain text · ünïcode 日本"},
-		{"keep\nnewlines\tand tabs", "keep\nnewlines\tand tabs"},
-		{"bell\a nul\x00 del\x7f bs\b", "bell nul del bs"},
-		{"\x1b[2J\x1b[H\x1b]0;title\x07clear", "clear"},
-		{"c1\u009b31m csi", "c131m csi"}, // the 8-bit CSI is dropped; what follows is harmless text
-		{"bad \xff utf8", "bad \uFFFD utf8"},
-	} {
-		if got := stripControls(c.in); got != c.want {
-			t.Errorf("stripControls(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
-func TestExpandTabs(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"\tx", "    x"},
-		{"a\tb", "a   b"},
-		{"abcd\te", "abcd    e"},
-		{"日\tx", "日  x"}, // a wide character takes two of the four columns
-		{"\x1b[31ma\x1b[0m\tb", "\x1b[31ma\x1b[0m   b"},
-		{"a\tb\n\tc", "a   b\n    c"},
-	} {
-		if got := expandTabs(c.in); got != c.want {
-			t.Errorf("expandTabs(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 func TestEscapeSplitAcrossDeltasIsHeldBack(t *testing.T) {
 	var s streamText
 	for _, d := range []string{"a\x1b[3", "1mb\x1b]0;ti", "tle\x07c"} {

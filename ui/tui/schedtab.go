@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // schedTab is the side pane's Scheduler tab: the task table with the
@@ -632,7 +633,7 @@ func (t *schedTab) confirmView(st *styles, width int) string {
 	}
 	lines := []string{st.dialogTitle.Render(ansi.Truncate("Cancel task "+shortID(t.confirmID)+" for good? y/n", inner, "…")), ""}
 	if task.ID != "" {
-		lines = append(lines, st.text.Render(ansi.Truncate(stripControls(format.OneLine(task.Prompt, 0)), inner, "…")),
+		lines = append(lines, st.text.Render(ansi.Truncate(safe.Text(format.OneLine(task.Prompt, 0)), inner, "…")),
 			st.muted.Render(ansi.Truncate(task.Describe(), inner, "…")), "")
 	}
 	note := "It will not run again and cannot be resumed; its run log is kept."

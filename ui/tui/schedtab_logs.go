@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // logRuns is how many of a task's last runs the log modal shows.
@@ -88,7 +89,7 @@ func runLines(st *styles, r scheduler.Run, loc *time.Location, width int, now ti
 	}
 	// A run's result is the model's text: stripped like a reply.
 	first := func(s string) string {
-		line, _, _ := strings.Cut(strings.TrimSpace(stripControls(s)), "\n")
+		line, _, _ := strings.Cut(strings.TrimSpace(safe.Text(s)), "\n")
 		return format.OneLine(line, 0)
 	}
 	if e := first(r.Error); e != "" {
@@ -125,7 +126,7 @@ func (l *runLog) view(st *styles, width, height int, now time.Time) string {
 		st.dialogTitle.Render(ansi.Truncate(title, inner, "…")),
 	}
 	if l.loaded {
-		head = append(head, st.muted.Render(ansi.Truncate(stripControls(format.OneLine(l.task.Prompt, 0)), inner, "…")))
+		head = append(head, st.muted.Render(ansi.Truncate(safe.Text(format.OneLine(l.task.Prompt, 0)), inner, "…")))
 	}
 	head = append(head, "")
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // taskTable is the Scheduler tab's list of tasks. The selection follows a
@@ -269,7 +270,7 @@ func cell(st *styles, c colKind, t scheduler.Task, busy bool, now time.Time) (st
 	case colSchedule:
 		return t.Describe(), st.muted
 	}
-	return stripControls(format.OneLine(t.Prompt, 0)), st.text
+	return safe.Text(format.OneLine(t.Prompt, 0)), st.text
 }
 
 // render draws the header and as many rows as fit in height, scrolled so

@@ -11,6 +11,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // sessionListMsg carries the sessions for the /sessions overlay.
@@ -152,7 +153,7 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 			cur.appendText(a.Message.Content)
 			cur.text.final = true
 			if a.Usage != nil {
-				cur.blocks = append(cur.blocks, &lineBlock{kind: lineFooter, text: "↳ " + usageLine(*a.Usage, 0)})
+				cur.blocks = append(cur.blocks, &lineBlock{kind: lineFooter, text: "↳ " + format.Usage(*a.Usage, 0)})
 			}
 			cur.text, cur.thinking, cur.group = nil, nil, nil
 			for _, c := range a.Message.ToolCalls {
@@ -236,7 +237,7 @@ func sessionColumns(list []SessionSummary, width int) sessionCols {
 	}
 	longest := 0
 	for _, s := range list {
-		longest = max(longest, ansi.StringWidth(stripControls(s.Model)))
+		longest = max(longest, ansi.StringWidth(safe.Text(s.Model)))
 	}
 	if m := min(longest, left/3); m >= 6 {
 		c.model = m
@@ -253,10 +254,10 @@ func (c sessionCols) row(s SessionSummary) string {
 	if c.date > 0 {
 		cells = append(cells, padRight(s.Updated.Format("Jan 02 15:04"), c.date))
 	}
-	cells = append(cells, padRight(stripControls(format.OneLine(orNone(s.Title), 0)), c.title),
+	cells = append(cells, padRight(safe.Text(format.OneLine(orNone(s.Title), 0)), c.title),
 		fmt.Sprintf("%*s", sessionMsgsW, fmt.Sprintf("%d msgs", s.Messages)))
 	if c.model > 0 {
-		cells = append(cells, padRight(stripControls(s.Model), c.model))
+		cells = append(cells, padRight(safe.Text(s.Model), c.model))
 	}
 	return padRight(strings.Join(cells, gap), c.width)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // Side pane tabs.
@@ -53,7 +54,7 @@ func newSidePane() *sidePane { return &sidePane{showCategory: true} }
 
 // record adds an event to the log (deltas are not logged one by one).
 func (p *sidePane) record(e events.Event) {
-	text := stripControls(describeEvent(e))
+	text := safe.Text(describeEvent(e))
 	if text == "" {
 		return
 	}
@@ -87,7 +88,7 @@ func describeEvent(e events.Event) string {
 	case events.ConfirmAnswer:
 		return fmt.Sprintf("%s %s: %s", e.Type, t.Tool, e.Text)
 	case events.TurnEnd:
-		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, usageLine(e.Turn.Usage, 0))
+		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, format.Usage(e.Turn.Usage, 0))
 	case events.TurnStart:
 		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, e.Turn.Model)
 	case events.RunStart:
@@ -262,7 +263,7 @@ func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string
 // in a narrow pane.
 func wrapDescription(text string, width int) []string {
 	var out []string
-	for _, line := range strings.Split(stripControls(text), "\n") {
+	for _, line := range strings.Split(safe.Text(text), "\n") {
 		if !strings.HasPrefix(line, "  - ") || width < 20 {
 			out = append(out, wrapLine(line, width)...)
 			continue

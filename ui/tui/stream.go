@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // streamText holds the text of a reply while it streams and its wrapped
@@ -23,12 +25,13 @@ type streamText struct {
 	tailDirty bool
 	// version grows with every change, for the caches of renderings.
 	version int
-	carry   escapeCarry
+	// strip removes escape sequences, also those split between deltas.
+	strip safe.Stream
 }
 
 // Append adds a delta.
 func (s *streamText) Append(delta string) {
-	s.add(stripControls(s.carry.take(delta)))
+	s.add(s.strip.Text(delta))
 }
 
 // add appends text that is already clean.
@@ -57,8 +60,8 @@ func (s *streamText) add(delta string) {
 // Set replaces the whole text (the authoritative text from turn_end, which
 // also covers deltas a slow subscriber dropped).
 func (s *streamText) Set(text string) {
-	s.carry.flush()
-	text = stripControls(text)
+	s.strip.Reset()
+	text = safe.Text(text)
 	if text == s.src.String() {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 func (m *model) View() string {
@@ -66,7 +67,7 @@ func (m *model) View() string {
 	b.WriteString(strings.Join(body, "\n"))
 	b.WriteByte('\n')
 	if len(m.suggest) > 0 {
-		b.WriteString(padRight(m.st.muted.Render(ansi.Truncate(stripControls(strings.Join(m.suggest, "  ")), m.width, "…")), m.width))
+		b.WriteString(padRight(m.st.muted.Render(ansi.Truncate(safe.Text(strings.Join(m.suggest, "  ")), m.width, "…")), m.width))
 		b.WriteByte('\n')
 	}
 	rule := strings.Repeat("─", m.width)
@@ -90,13 +91,13 @@ func (m *model) headerView() string {
 	case m.server.online:
 		dot = m.st.success.Render("●")
 	}
-	title := stripControls(format.OneLine(m.title, 40))
+	title := safe.Text(format.OneLine(m.title, 40))
 	if title == "" {
 		title = "new session"
 	}
 	parts := []string{
 		m.st.headerKey.Render("jarvis"),
-		dot + " " + stripControls(orNone(m.modelName)) + " @ " + m.hostText(),
+		dot + " " + safe.Text(orNone(m.modelName)) + " @ " + m.hostText(),
 		m.agentName,
 		fmt.Sprintf("%d tools", len(m.enabled)),
 		"“" + title + "”",
