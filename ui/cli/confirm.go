@@ -64,8 +64,8 @@ func (p *promptConfirmer) Confirm(ctx context.Context, req tools.ConfirmRequest)
 	if err := ctx.Err(); err != nil {
 		return tools.Deny, err
 	}
-	fmt.Fprintf(p.out, "\nTool '%s' needs your approval.\n  %s\n  arguments:\n%s\n",
-		req.Spec.Name, format.OneLine(req.Spec.Description, 100), indent(format.PrettyArgs(req.Arguments), "    "))
+	fmt.Fprintf(p.out, "\nTool '%s' needs your approval%s.\n  %s\n  arguments:\n%s\n",
+		req.Spec.Name, req.Because(), format.OneLine(req.Spec.Description, 100), indent(format.PrettyArgs(req.Arguments), "    "))
 	fmt.Fprint(p.out, "Allow this call? [y/N] (a: allow this tool for the rest of the session) ")
 	select {
 	case <-ctx.Done():
