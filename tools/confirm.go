@@ -2,7 +2,9 @@ package tools
 
 import (
 	"context"
+	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/jarvis-workbench/jarvis/events"
 )
@@ -35,6 +37,80 @@ type ConfirmRequest struct {
 	Spec      Spec
 	Arguments Args
 	Run       events.RunInfo
+	// Reason says why this call needs approval when the tool decided so for
+	// its arguments ("reads /etc/hosts, outside the working directory"); ""
+	// when the spec requires confirmation for every call. It is plain text,
+	// without control characters.
+	Reason string
+}
+
+// Because returns ": it REASON" when the tool gave a reason, "" otherwise,
+// to end a sentence such as "Tool 'file_read' needs your approval".
+func (r ConfirmRequest) Because() string {
+	if r.Reason == "" {
+		return ""
+	}
+	return ": it " + r.Reason
+}
+
+// ConfirmationRule is implemented by tools whose need for confirmation
+// depends on the arguments: file_read asks before reading outside the
+// working directory and nowhere else. The executor asks when the spec
+// requires confirmation or the rule does for the call, so the confirm
+// setting can add asking but never remove what the rule asks for. reason
+// completes "it ..." and is shown to the person.
+type ConfirmationRule interface {
+	ConfirmationFor(args Args) (needed bool, reason string)
+}
+
+// confirmedKey marks the context of a call that passed confirmation.
+type confirmedKey struct{}
+
+// Confirmed reports whether ctx is that of a call the person approved
+// (once, or for the session) because it needed confirmation. A tool with a
+// ConfirmationRule checks it in Execute, so a call that reaches it some
+// other way than through the executor's gate (or whose target changed
+// since the rule looked) is still refused.
+func Confirmed(ctx context.Context) bool {
+	ok, _ := ctx.Value(confirmedKey{}).(bool)
+	return ok
+}
+
+// ruleOf returns t's confirmation rule, looking under settings wrappers.
+func ruleOf(t Tool) ConfirmationRule {
+	for {
+		if r, ok := t.(ConfirmationRule); ok {
+			return r
+		}
+		u, ok := t.(interface{ Unwrap() Tool })
+		if !ok {
+			return nil
+		}
+		t = u.Unwrap()
+	}
+}
+
+// confirmationFor runs a tool's rule. A rule that panics asks: a check that
+// could not be made must not let the call through unasked.
+func confirmationFor(rule ConfirmationRule, args Args) (needed bool, reason string) {
+	defer func() {
+		if p := recover(); p != nil {
+			needed, reason = true, "could not be checked before running"
+		}
+	}()
+	needed, reason = rule.ConfirmationFor(args)
+	return needed, printable(reason)
+}
+
+// printable drops control characters (escape sequences included) from a
+// reason, which may quote what a model wrote.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // Confirmer asks someone (a dialog, a terminal prompt, a policy) whether a

@@ -22,8 +22,9 @@ import (
 //  1. look the tool up (unknown -> "Unknown tool: NAME", then the tools
 //     that exist);
 //  2. parse the arguments and check them against the tool's schema;
-//  3. ask for confirmation when the spec requires it (no Confirmer means
-//     the call fails; a denial publishes tool_call_denied);
+//  3. ask for confirmation when the spec requires it or the tool's
+//     ConfirmationRule does for these arguments (no Confirmer means the
+//     call fails; a denial publishes tool_call_denied);
 //  4. publish tool_call_start;
 //  5. run the tool with its timeout, recovering panics;
 //  6. measure the latency;
@@ -53,7 +54,8 @@ type entry struct {
 	spec      Spec
 	validator *validator
 	timeout   time.Duration
-	inline    bool // the tool is NonBlocking
+	inline    bool             // the tool is NonBlocking
+	rule      ConfirmationRule // nil: the spec alone decides
 }
 
 // ExecutorOptions configure NewExecutor. Every field is optional.
@@ -113,7 +115,7 @@ func (e *Executor) Add(t Tool) error {
 		return fmt.Errorf("tool %s is listed twice", spec.Name)
 	}
 	_, inline := unwrap(t).(NonBlocking)
-	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: timeoutOf(spec), inline: inline}
+	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: timeoutOf(spec), inline: inline, rule: ruleOf(t)}
 	e.order = append(e.order, spec.Name)
 	return nil
 }
@@ -233,10 +235,19 @@ func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result 
 		return e.reject(run, call, args, "Invalid arguments: "+strings.TrimSuffix(err.Error(), ".")+".")
 	}
 
-	if en.spec.RequiresConfirmation && !e.approvals.Allowed(call.Name) {
-		if r, allowed := e.confirmOne(ctx, confirmer, en, call, args, run); !allowed {
-			return r
+	needed, reason := en.spec.RequiresConfirmation, ""
+	if en.rule != nil {
+		if ruled, why := confirmationFor(en.rule, args); ruled {
+			needed, reason = true, why
 		}
+	}
+	if needed {
+		if !e.approvals.Allowed(call.Name) {
+			if r, allowed := e.confirmOne(ctx, confirmer, en, call, args, reason, run); !allowed {
+				return r
+			}
+		}
+		ctx = context.WithValue(ctx, confirmedKey{}, true)
 	}
 
 	e.bus.Publish(events.Event{Type: events.ToolCallStart, Run: run, Tool: &events.ToolPayload{
@@ -346,18 +357,18 @@ func cancelled(name string) Result {
 
 // confirmOne asks for one call, after any request already being asked has
 // been answered (which may have allowed this tool for the session).
-func (e *Executor) confirmOne(ctx context.Context, c Confirmer, en *entry, call Call, args Args, run events.RunInfo) (Result, bool) {
+func (e *Executor) confirmOne(ctx context.Context, c Confirmer, en *entry, call Call, args Args, reason string, run events.RunInfo) (Result, bool) {
 	e.asking.Lock()
 	defer e.asking.Unlock()
 	if e.approvals.Allowed(call.Name) {
 		return Result{}, true
 	}
-	return e.confirm(ctx, c, en, call, args, run)
+	return e.confirm(ctx, c, en, call, args, reason, run)
 }
 
 // confirm runs step 3. It returns allowed=false with the failed result when
 // the call must not run.
-func (e *Executor) confirm(ctx context.Context, c Confirmer, en *entry, call Call, args Args, run events.RunInfo) (Result, bool) {
+func (e *Executor) confirm(ctx context.Context, c Confirmer, en *entry, call Call, args Args, reason string, run events.RunInfo) (Result, bool) {
 	deny := func(msg string, status Status) (Result, bool) {
 		r := Fail("%s", msg)
 		r.Status = status
@@ -369,13 +380,17 @@ func (e *Executor) confirm(ctx context.Context, c Confirmer, en *entry, call Cal
 		return r, false
 	}
 	if c == nil {
-		return deny(fmt.Sprintf("Tool '%s' requires confirmation but no confirmation callback is available.", call.Name), StatusDenied)
+		why := ""
+		if reason != "" {
+			why = " (it " + reason + ")"
+		}
+		return deny(fmt.Sprintf("Tool '%s' requires confirmation%s but no confirmation callback is available.", call.Name, why), StatusDenied)
 	}
 	if ctx.Err() != nil {
 		return deny(fmt.Sprintf("Tool '%s' was not run: the confirmation was cancelled.", call.Name), StatusCancelled)
 	}
 	e.bus.Publish(events.Event{Type: events.ConfirmAsk, Run: run, Tool: &events.ToolPayload{Tool: call.Name, CallID: call.ID, Arguments: args}})
-	d, err := c.Confirm(ctx, ConfirmRequest{Call: call, Spec: en.spec, Arguments: args, Run: run})
+	d, err := c.Confirm(ctx, ConfirmRequest{Call: call, Spec: en.spec, Arguments: args, Run: run, Reason: reason})
 	if err != nil || ctx.Err() != nil {
 		return deny(fmt.Sprintf("Tool '%s' was not run: the confirmation was cancelled.", call.Name), StatusCancelled)
 	}

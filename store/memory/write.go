@@ -169,7 +169,11 @@ func (s *Store) markUnchanged(preps []*prepared) error {
 			if err != nil {
 				return err
 			}
-			p.unchanged = sameAs(old, p) != nil
+			same, err := s.sameAs(k, old, p)
+			if err != nil {
+				return err
+			}
+			p.unchanged = same != nil
 		}
 		return nil
 	})
@@ -267,40 +271,65 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // DeleteSource removes every document of source and returns how many
 // there were.
 func (s *Store) DeleteSource(ctx context.Context, source string) (int, error) {
+	return s.DeleteSources(ctx, []string{source})
+}
+
+// DeleteSources removes every document of the sources, in one transaction,
+// and returns how many there were.
+func (s *Store) DeleteSources(ctx context.Context, sources []string) (int, error) {
 	if err := s.ensure(); err != nil {
 		return 0, err
 	}
 	count := 0
 	err := s.db.Update(func(n storm.Node) error {
+		count = 0
 		w, err := newWriter(s, kv{n.From(rootBucket)})
 		if err != nil {
 			return err
 		}
-		recs, err := w.k.bySource(source)
-		if err != nil || len(recs) == 0 {
-			return err
-		}
-		for _, rec := range recs {
-			if err := w.removeDoc(rec); err != nil {
+		for _, source := range sources {
+			recs, err := w.k.bySource(source)
+			if err != nil {
 				return err
 			}
+			for _, rec := range recs {
+				if err := w.removeDoc(rec); err != nil {
+					return err
+				}
+			}
+			count += len(recs)
 		}
-		count = len(recs)
+		if count == 0 {
+			return nil
+		}
 		return w.finish()
 	})
 	return count, err
 }
 
 // sameAs returns the source's one document when it holds exactly p's text,
-// chunked the same way.
-func sameAs(old []docRecord, p *prepared) *docRecord {
+// chunked the same way and, when an embedding model is configured,
+// embedded by it: a text whose embedding failed (or was made by another
+// model) is stored again, so the next indexing run retries it.
+func (s *Store) sameAs(k kv, old []docRecord, p *prepared) (*docRecord, error) {
 	if len(old) != 1 {
-		return nil
+		return nil, nil
 	}
-	if r := &old[0]; r.Hash == p.hash && r.ChunkSize == p.size && r.ChunkOverlap == p.overlap {
-		return r
+	r := &old[0]
+	if r.Hash != p.hash || r.ChunkSize != p.size || r.ChunkOverlap != p.overlap {
+		return nil, nil
 	}
-	return nil
+	if s.Semantic() && r.Chunks > 0 {
+		// Vectors are written for all of a text's chunks or none.
+		raw, err := k.get(bucketVecs, u32key(r.FirstChunk))
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := decodeVec(raw, s.opts.EmbedModel); !ok {
+			return nil, nil
+		}
+	}
+	return r, nil
 }
 
 // writer applies changes inside one transaction. Posting changes are
@@ -345,7 +374,11 @@ func (w *writer) store(p *prepared, now time.Time) (Added, error) {
 		if err != nil {
 			return added, err
 		}
-		if same := sameAs(old, p); same != nil {
+		same, err := w.s.sameAs(w.k, old, p)
+		if err != nil {
+			return added, err
+		}
+		if same != nil {
 			added.ID, added.Chunks, added.Unchanged, added.EmbedError = same.ID, same.Chunks, true, ""
 			return added, nil
 		}

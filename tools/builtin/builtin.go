@@ -44,6 +44,8 @@ type Deps struct {
 	// Memory is the long-term memory (store/memory); nil makes the memory
 	// tools answer "Memory is not available: ...".
 	Memory *memory.Store
+	// MemoryTools are the memory tools' settings ([memory] in the config).
+	MemoryTools memorytools.Options
 	// MCP returns the running MCP servers (nil while none run), for the
 	// mcp_adapter tool; their own tools are registered as SERVER__TOOL.
 	MCP func() *mcp.Manager
@@ -54,7 +56,7 @@ type Deps struct {
 func Registry(d Deps) *tools.Registry {
 	r := tools.NewRegistry()
 	must(schedtools.Register(r, d.Scheduler))
-	must(memorytools.Register(r, d.Memory))
+	must(memorytools.Register(r, d.Memory, d.MemoryTools))
 	must(r.Register("calculator", compute.NewCalculator))
 	must(r.Register("think", compute.NewThink))
 	must(r.Register("file_read", func(td tools.Deps) (tools.Tool, error) { return files.NewFileRead(td) }))

@@ -1,11 +1,16 @@
-// Package files holds the built-in tools that read the local file system.
+// Package files holds the built-in tool that reads the local file system,
+// file_read, and the rules every tool that reads files applies (memory
+// indexing among them): Secrets, the credential stores, histories and keys
+// that are never read, and Reach, the directories read without asking.
 package files
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,49 +24,38 @@ import (
 const MaxFileSize = 1 << 20
 
 // FileRead reads a text file with the checks of the spec, in its order:
-// empty path, sensitive name, existence and type, allowed directories (after
-// resolving symlinks), size, UTF-8. A FIFO or device is never opened: opening
-// one can block forever.
+// empty path, sensitive name, existence and type, reach (after resolving
+// symlinks), size, UTF-8. A FIFO or device is never opened: opening one can
+// block forever.
+//
+// Its reach is the working directory and the allowed directories; a path
+// outside needs confirmation, which the executor asks for through
+// ConfirmationFor. Sensitive files (Secrets) are refused everywhere, asked
+// or not.
 type FileRead struct {
-	// allowed are absolute, symlink-free directories; empty means any.
-	allowed []string
-	// misconfigured is set when a configured directory is unusable: every
-	// call then fails saying so, and no file is read (an allowed list
-	// that silently became "anything" or "nothing" would be worse).
-	misconfigured error
+	reach *Reach
 }
 
 // NewFileRead builds file_read with the allowed directories from its
 // settings. A configured directory that does not exist does not stop the
 // tool from being listed; calling it fails with the reason.
 func NewFileRead(deps tools.Deps) (tools.Tool, error) {
-	f, err := NewFileReadIn(deps.For("file_read").AllowedDirs)
-	if err != nil {
-		return &FileRead{misconfigured: err}, nil
-	}
-	return f, nil
+	return &FileRead{reach: NewReach(deps.For("file_read").AllowedDirs)}, nil
 }
 
-// NewFileReadIn builds file_read restricted to dirs (none: unrestricted).
+// NewFileReadIn builds file_read reaching the working directory and dirs.
 func NewFileReadIn(dirs []string) (*FileRead, error) {
-	f := &FileRead{}
-	for _, d := range dirs {
-		abs, err := filepath.Abs(expandHome(d))
-		if err != nil {
-			return nil, fmt.Errorf("allowed directory %q: %w", d, err)
-		}
-		real, err := filepath.EvalSymlinks(abs)
-		if err != nil {
-			return nil, fmt.Errorf("allowed directory %q does not exist or cannot be resolved: %w", d, err)
-		}
-		f.allowed = append(f.allowed, real)
+	r := NewReach(dirs)
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
-	return f, nil
+	return &FileRead{reach: r}, nil
 }
 
 var fileReadSpec = tools.Spec{
-	Name:        "file_read",
-	Description: "Read the contents of a UTF-8 text file (at most 1 MiB). Sensitive files (keys, .env, credentials) are refused.",
+	Name: "file_read",
+	Description: "Read the contents of a UTF-8 text file (at most 1 MiB). Files in the working directory and the allowed directories are read at once; " +
+		"other paths need the user's approval. Sensitive files (keys, credentials, .env, shell histories) are always refused.",
 	Parameters: tools.Params(
 		tools.StringParam("path", "Path to the file to read", true),
 		tools.IntegerParam("max_lines", "Maximum lines to return (default: all)", false),
@@ -70,20 +64,31 @@ var fileReadSpec = tools.Spec{
 	TimeoutSeconds: 10,
 }
 
-// Spec returns file_read's spec, with the allowed directories in its
-// metadata so the user can see them.
+// Spec returns file_read's spec, with the directories it reads without
+// asking in its metadata so the user can see them.
 func (f *FileRead) Spec() tools.Spec {
 	s := fileReadSpec
-	if len(f.allowed) > 0 {
-		s.Metadata = map[string]any{"allowed_dirs": f.allowed}
+	if dirs := f.reach.Dirs(); len(dirs) > 0 {
+		s.Metadata = map[string]any{"reach": dirs}
 	}
 	return s
 }
 
+// ConfirmationFor asks before reading outside the working directory and
+// the allowed directories. A path that will be refused anyway (empty,
+// sensitive) asks nothing.
+func (f *FileRead) ConfirmationFor(args tools.Args) (bool, string) {
+	path := args.String("path")
+	if strings.TrimSpace(path) == "" || NewSecrets().File(path, Resolve(path)) != "" {
+		return false, ""
+	}
+	return f.reach.ConfirmationFor(path, "reads")
+}
+
 // Execute reads args["path"].
 func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
-	if f.misconfigured != nil {
-		return tools.Fail("file_read is misconfigured: %v. Fix allowed_dirs under [tool.file_read] in the config file.", f.misconfigured)
+	if err := f.reach.Err(); err != nil {
+		return tools.Fail("file_read is misconfigured: %v. Fix allowed_dirs under [tool.file_read] in the config file.", err)
 	}
 	path := args.String("path")
 	if strings.TrimSpace(path) == "" {
@@ -93,32 +98,35 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if err != nil {
 		return tools.Fail("Invalid arguments: %s.", err)
 	}
-	if isSensitive(path) {
-		return tools.Fail("Access denied: %s is a sensitive file.", path)
+	secrets := NewSecrets()
+	if why := secrets.File(path, Resolve(path)); why != "" {
+		return tools.Fail("%s", Denied(path, why))
 	}
 	abs, err := filepath.Abs(expandHome(path))
 	if err != nil {
-		return tools.Fail("File not found: %s", path)
+		return tools.Fail("File not found: %s", shown(path))
 	}
 	info, err := os.Stat(abs) // follows symlinks: the target is what counts
 	if err != nil {
 		if os.IsPermission(err) {
-			return tools.Fail("Permission denied: %s", path)
+			return tools.Fail("Permission denied: %s", shown(path))
 		}
-		return tools.Fail("File not found: %s", path)
+		return tools.Fail("File not found: %s", shown(path))
 	}
 	if !info.Mode().IsRegular() {
-		return tools.Fail("Not a file: %s", path)
+		return tools.Fail("Not a file: %s", shown(path))
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return tools.Fail("File not found: %s", path)
+		return tools.Fail("File not found: %s", shown(path))
 	}
-	if isSensitive(real) {
-		return tools.Fail("Access denied: %s is a sensitive file.", path)
+	if why := secrets.File(real); why != "" {
+		return tools.Fail("%s", Denied(path, why))
 	}
-	if !f.inAllowed(real) {
-		return tools.Fail("Access denied: %s is outside allowed directories.", path)
+	// The executor asked when the path was outside; this catches a call
+	// that did not go through it, or a link changed since it asked.
+	if !f.reach.Contains(real) && !tools.Confirmed(ctx) {
+		return tools.Fail("Access denied: %s is outside allowed directories.", shown(path))
 	}
 	if info.Size() > MaxFileSize {
 		return tools.Fail("File too large: %d bytes (max %d).", info.Size(), MaxFileSize)
@@ -126,12 +134,12 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if err := ctx.Err(); err != nil {
 		return tools.Fail("Cancelled.")
 	}
-	data, msg := readChecked(path, real, info)
-	if msg != "" {
-		return tools.Fail("%s", msg)
+	data, err := ReadRegular(real, info, MaxFileSize)
+	if err != nil {
+		return tools.Fail("%s", readFailure(path, err))
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return tools.Fail("Cannot read %s: it is not a UTF-8 text file (binary content).", path)
+		return tools.Fail("Cannot read %s: it is not a UTF-8 text file (binary content).", shown(path))
 	}
 	content := string(data)
 	meta := map[string]any{"path": real, "size_bytes": len(data)}
@@ -151,84 +159,57 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	return r
 }
 
-// readChecked opens the resolved path without blocking (O_NONBLOCK: a path
-// swapped for a FIFO since the Stat cannot hang us), confirms it is still the
-// regular file that was checked, and reads at most MaxFileSize bytes. It
-// returns the failure message, naming the path as the caller gave it.
-func readChecked(path, real string, checked os.FileInfo) ([]byte, string) {
+// ErrChanged means a file is no longer the one that was checked: it was
+// replaced (by a FIFO, a link, another file) between the check and the read.
+var ErrChanged = errors.New("it changed while being read")
+
+// TooLargeError means a file grew past the limit after it was checked.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("more than %d bytes (max %d)", e.Limit, e.Limit)
+}
+
+// ReadRegular opens real (a path without symbolic links) without blocking
+// (O_NONBLOCK: a path swapped for a FIFO since it was checked cannot hang
+// us) and without following a link in its last element, confirms it is
+// still the regular file described by checked, and reads at most limit
+// bytes. A file swapped since the check is ErrChanged.
+func ReadRegular(real string, checked os.FileInfo, limit int64) ([]byte, error) {
 	fd, err := syscall.Open(real, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		if err == syscall.EACCES {
-			return nil, "Permission denied: " + path
+		if err == syscall.ELOOP { // the last element became a link
+			return nil, ErrChanged
 		}
-		return nil, fmt.Sprintf("Cannot open %s: %v", path, err)
+		return nil, &os.PathError{Op: "open", Path: real, Err: err}
 	}
 	file := os.NewFile(uintptr(fd), real)
 	defer file.Close()
 	now, err := file.Stat()
 	if err != nil || !now.Mode().IsRegular() || !os.SameFile(now, checked) {
-		return nil, fmt.Sprintf("Not a file: %s (it changed while being read)", path)
+		return nil, ErrChanged
 	}
-	data, err := io.ReadAll(io.LimitReader(file, MaxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(file, limit+1))
 	if err != nil {
-		return nil, fmt.Sprintf("Cannot read %s: %v", path, err)
+		return nil, err
 	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Sprintf("File too large: more than %d bytes (max %d).", MaxFileSize, MaxFileSize)
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{Limit: limit}
 	}
-	return data, ""
+	return data, nil
 }
 
-func (f *FileRead) inAllowed(real string) bool {
-	if len(f.allowed) == 0 {
-		return true
+// readFailure is file_read's message for a ReadRegular error, naming the
+// path as the caller gave it.
+func readFailure(path string, err error) string {
+	var large *TooLargeError
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return "Permission denied: " + shown(path)
+	case errors.Is(err, ErrChanged):
+		return fmt.Sprintf("Not a file: %s (%v)", shown(path), err)
+	case errors.As(err, &large):
+		return fmt.Sprintf("File too large: %v.", large)
 	}
-	for _, dir := range f.allowed {
-		if real == dir || strings.HasPrefix(real, dir+string(filepath.Separator)) || dir == string(filepath.Separator) {
-			return true
-		}
-	}
-	return false
-}
-
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, p[1:])
-		}
-	}
-	return p
-}
-
-// sensitiveDirs are directories whose every file holds secrets.
-var sensitiveDirs = map[string]bool{".ssh": true, ".gnupg": true, ".aws": true}
-
-// IsSensitive reports whether file_read would refuse path for its name,
-// so that other tools that read files (memory_index) apply the same rule.
-func IsSensitive(path string) bool { return isSensitive(path) }
-
-// isSensitive reports whether the file's name (or a directory on its path)
-// marks it as holding secrets. The names are the reference's, plus
-// credential directories.
-func isSensitive(path string) bool {
-	clean := filepath.Clean(path)
-	for _, part := range strings.Split(filepath.Dir(clean), string(filepath.Separator)) {
-		if sensitiveDirs[part] {
-			return true
-		}
-	}
-	name := strings.ToLower(filepath.Base(clean))
-	switch name {
-	case ".env", ".secret", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".htpasswd", ".pgpass", ".netrc", "credentials":
-		return true
-	}
-	if strings.HasPrefix(name, ".env.") || strings.HasPrefix(name, "credentials.") {
-		return true
-	}
-	for _, ext := range []string{".env", ".secrets", ".pem", ".key", ".p12", ".pfx", ".jks"} {
-		if strings.HasSuffix(name, ext) {
-			return true
-		}
-	}
-	return false
+	return fmt.Sprintf("Cannot read %s: %v", shown(path), err)
 }

@@ -11,13 +11,24 @@ import (
 	"time"
 
 	memstore "github.com/jarvis-workbench/jarvis/store/memory"
-	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/files"
 )
 
-// MaxFileSize is the largest file indexed: file_read's limit, since files
-// are read through file_read's checks.
-const MaxFileSize = files.MaxFileSize
+// DefaultMaxFileBytes is the largest file indexed unless configured
+// otherwise: file_read's limit.
+const DefaultMaxFileBytes = files.MaxFileSize
+
+// MaxFileBytesLimit bounds the configurable limit: a file is analysed in
+// memory in one piece, and a typo must not let one file fill the machine.
+const MaxFileBytesLimit = 256 << 20
+
+// CheckMaxFileBytes validates a per-file limit (0 means the default).
+func CheckMaxFileBytes(n int64) error {
+	if n < 0 || n > MaxFileBytesLimit {
+		return fmt.Errorf("the largest file to index must be between 1 byte and %d bytes (256 MiB), got %d", MaxFileBytesLimit, n)
+	}
+	return nil
+}
 
 // Each batch of files is committed in one transaction, so a crash loses
 // at most the batch in flight. Larger batches index faster; smaller ones
@@ -65,9 +76,8 @@ type IndexOptions struct {
 	// ChunkSize and ChunkOverlap (words); ChunkSize 0 means the store's.
 	ChunkSize    int
 	ChunkOverlap int
-	// Reader applies file_read's rules (allowed directories); nil means
-	// no directory restriction. Sensitive files are skipped either way.
-	Reader *files.FileRead
+	// MaxFileBytes skips larger files; 0 means DefaultMaxFileBytes.
+	MaxFileBytes int64
 	// Progress, when set, is called after each committed batch and once
 	// the tree has been listed.
 	Progress func(Progress)
@@ -89,23 +99,47 @@ type Skipped struct {
 // Report says what IndexPath did.
 type Report struct {
 	Path string `json:"path"`
+	// Root is Path absolute, after symbolic links: what was walked.
+	Root string `json:"root"`
 	// File is true when Path is a file rather than a directory.
 	File      bool      `json:"file"`
 	Chunks    int       `json:"chunks"`
 	Indexed   []string  `json:"indexed"`
 	Unchanged []string  `json:"unchanged"`
 	Skipped   []Skipped `json:"skipped"`
+	// Converted are indexed files that were not UTF-8 and were read as
+	// Windows-1252 (which covers ISO-8859-1 text).
+	Converted []string `json:"converted"`
+	// EmbedFailed are indexed files stored without embeddings because the
+	// embedding model failed (they are found by keyword search only, and
+	// embedded again by the next run), with the error.
+	EmbedFailed []Skipped `json:"embed_failed"`
 	// Removed are files indexed before from under Path that no longer
 	// exist; their documents were deleted.
-	Removed []string      `json:"removed"`
-	Bytes   int64         `json:"bytes"`
-	Elapsed time.Duration `json:"elapsed_ns"`
+	Removed []string `json:"removed"`
+	// Forgotten are files indexed before that are refused now (sensitive,
+	// or reached through a link out of the tree); their documents were
+	// deleted, so a memory indexed under older rules is cleaned by
+	// indexing again.
+	Forgotten []string      `json:"forgotten"`
+	Bytes     int64         `json:"bytes"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+}
+
+// Refused returns why nothing was indexed when the path itself was
+// skipped: a file that is binary or sensitive, a credential directory.
+func (r Report) Refused() (string, bool) {
+	if len(r.Skipped) == 1 && r.Skipped[0].Path == r.Root && len(r.Indexed)+len(r.Unchanged) == 0 {
+		return r.Skipped[0].Reason, true
+	}
+	return "", false
 }
 
 // candidate is a file that passed the checks that need no reading.
 type candidate struct {
-	path string
-	size int64
+	path string      // the source: where the file is in the tree
+	real string      // what is read: path, or a link's target in the tree
+	info fs.FileInfo // what was listed; the file read must be the same
 }
 
 // NotFoundError means the path to index does not exist.
@@ -116,12 +150,18 @@ func (e *NotFoundError) Error() string { return "Path not found: " + e.Path }
 // IndexPath stores a text file, or every text file under a directory, in
 // the memory, one document per file with the file's absolute path as its
 // source. A file indexed before is replaced when it changed and left alone
-// when it did not. Binary files, sensitive files (file_read's rule), files
-// over MaxFileSize, and version-control and dependency directories are
-// skipped and listed in the report. Files indexed from under a directory
-// before that have since been deleted are forgotten. Files are committed in
-// batches; on error or cancellation the report covers the batches already
-// committed.
+// when it did not. Binary files, sensitive files (files.Secrets), files
+// over the size limit, and version-control and dependency directories are
+// skipped and listed in the report. The walk never leaves the tree: a
+// symbolic link is followed only to a file inside it. Text that is not
+// UTF-8 but reads as Windows-1252 (Latin-1) is converted. Files indexed
+// from under a directory before that have since been deleted are forgotten.
+// Files are committed in batches; on error or cancellation the report
+// covers the batches already committed.
+//
+// IndexPath does not decide whether the path may be indexed at all: the
+// memory_index tool asks before indexing outside its reach, and a person
+// running `jarvis memory index` decides for themselves.
 func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOptions) (Report, error) {
 	start := time.Now()
 	rep := Report{Path: path}
@@ -133,16 +173,26 @@ func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOp
 			return rep, err
 		}
 	}
-	root, err := filepath.Abs(expandHome(path))
+	if err := CheckMaxFileBytes(opts.MaxFileBytes); err != nil {
+		return rep, err
+	}
+	limit := opts.MaxFileBytes
+	if limit == 0 {
+		limit = DefaultMaxFileBytes
+	}
+	given, err := filepath.Abs(expandHome(path))
 	if err != nil {
 		return rep, &NotFoundError{Path: path}
 	}
 	// A root given through a symbolic link is walked where it points (the
 	// walk itself does not follow links), and sources name the real files.
-	if real, err := filepath.EvalSymlinks(root); err == nil {
+	root := given
+	if real, err := filepath.EvalSymlinks(given); err == nil {
 		root = real
 	}
-	cands, err := listFiles(root, &rep)
+	rep.Root = root
+	w := &walker{root: root, secrets: files.NewSecrets(), limit: limit, rep: &rep}
+	cands, err := w.list(given)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return rep, &NotFoundError{Path: path}
@@ -152,15 +202,9 @@ func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOp
 		}
 		return rep, err
 	}
-	reader := opts.Reader
-	if reader == nil {
-		if reader, err = files.NewFileReadIn(nil); err != nil {
-			return rep, err
-		}
-	}
 	prog := Progress{TotalFiles: len(cands)}
 	for _, c := range cands {
-		prog.TotalBytes += c.size
+		prog.TotalBytes += c.info.Size()
 	}
 	report := func() {
 		if opts.Progress != nil {
@@ -170,9 +214,9 @@ func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOp
 	report()
 
 	var batch []memstore.Input
-	var batchPaths []string
+	var batchConverted []bool
 	var pending int64
-	limit := int64(firstBatch)
+	batchLimit := int64(firstBatch)
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -182,20 +226,27 @@ func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOp
 		if err != nil {
 			return err
 		}
-		limit = nextBatchBytes(pending, time.Since(began))
+		batchLimit = nextBatchBytes(pending, time.Since(began))
 		for i, a := range added {
+			src := batch[i].Source
 			if a.Unchanged {
-				rep.Unchanged = append(rep.Unchanged, batchPaths[i])
+				rep.Unchanged = append(rep.Unchanged, src)
 				continue
 			}
-			rep.Indexed = append(rep.Indexed, batchPaths[i])
+			rep.Indexed = append(rep.Indexed, src)
 			rep.Chunks += a.Chunks
 			rep.Bytes += int64(len(batch[i].Content))
+			if batchConverted[i] {
+				rep.Converted = append(rep.Converted, src)
+			}
+			if a.EmbedError != "" {
+				rep.EmbedFailed = append(rep.EmbedFailed, Skipped{Path: src, Reason: a.EmbedError})
+			}
 		}
 		prog.Files += len(batch)
 		prog.Bytes += pending
 		prog.Chunks = rep.Chunks
-		batch, batchPaths, pending = nil, nil, 0
+		batch, batchConverted, pending = nil, nil, 0
 		report()
 		return nil
 	}
@@ -204,76 +255,151 @@ func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOp
 			rep.Elapsed = time.Since(start)
 			return rep, err
 		}
-		content, reason := readText(ctx, reader, c.path)
+		content, converted, reason, refused := w.read(c)
 		if reason != "" {
-			rep.Skipped = append(rep.Skipped, Skipped{Path: c.path, Reason: reason})
+			if refused {
+				w.refuse(c.path, reason, false)
+			} else {
+				w.skip(c.path, reason)
+			}
 			prog.Files++
-			prog.Bytes += c.size
+			prog.Bytes += c.info.Size()
 			continue
 		}
 		batch = append(batch, memstore.Input{Content: content, Source: c.path, Replace: true,
 			ChunkSize: opts.ChunkSize, ChunkOverlap: opts.ChunkOverlap})
-		batchPaths = append(batchPaths, c.path)
-		pending += c.size
-		if pending >= limit {
+		batchConverted = append(batchConverted, converted)
+		pending += c.info.Size()
+		if pending >= batchLimit {
 			if err := flush(); err != nil {
 				rep.Elapsed = time.Since(start)
 				return rep, err
 			}
 		}
 	}
-	if err = flush(); err == nil && !rep.File {
-		err = prune(ctx, s, root, cands, &rep)
+	if err = flush(); err == nil {
+		err = w.prune(ctx, s, cands)
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, err
 }
 
-// prune forgets the files indexed from under root before that no longer
-// exist, so that indexing a tree again mirrors it. A file that still exists
-// but is now skipped keeps what was indexed.
-func prune(ctx context.Context, s *memstore.Store, root string, cands []candidate, rep *Report) error {
-	prefix := root
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
-	}
-	sources, err := s.Sources(ctx, prefix)
-	if err != nil {
-		return err
+// prune forgets the files indexed from under the root before that no
+// longer exist, so that indexing a tree again mirrors it, and those that
+// are refused now. A file that still exists but is skipped for another
+// reason (too large, unreadable for now) keeps what was indexed.
+func (w *walker) prune(ctx context.Context, s *memstore.Store, cands []candidate) error {
+	var sources []string
+	if w.rep.File {
+		sources = []string{w.root}
+	} else {
+		prefix := w.root
+		if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+			prefix += string(filepath.Separator)
+		}
+		var err error
+		if sources, err = s.Sources(ctx, prefix); err != nil {
+			return err
+		}
 	}
 	seen := make(map[string]bool, len(cands))
 	for _, c := range cands {
 		seen[c.path] = true
 	}
+	var gone, refused []string
 	for _, src := range sources {
-		if seen[src] {
-			continue
+		switch {
+		case seen[src]:
+		case w.isRefused(src):
+			refused = append(refused, src)
+		case w.rep.File:
+		default:
+			if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
+				gone = append(gone, src)
+			}
 		}
-		if _, err := os.Lstat(src); !errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if _, err := s.DeleteSource(ctx, src); err != nil {
-			return err
-		}
-		rep.Removed = append(rep.Removed, src)
 	}
+	if len(gone)+len(refused) == 0 {
+		return nil
+	}
+	if _, err := s.DeleteSources(ctx, append(gone, refused...)); err != nil {
+		return err
+	}
+	w.rep.Removed = append(w.rep.Removed, gone...)
+	w.rep.Forgotten = append(w.rep.Forgotten, refused...)
 	return nil
 }
 
-// listFiles lists the candidate files under root (root itself when it is a
-// file), recording in rep the ones skipped without reading.
-func listFiles(root string, rep *Report) ([]candidate, error) {
+// isRefused reports whether p was refused by this walk: a sensitive file,
+// a link out of the tree, or a file under a sensitive directory.
+func (w *walker) isRefused(p string) bool {
+	if w.refused[p] {
+		return true
+	}
+	for _, dir := range w.refusedDirs {
+		if files.Within(dir, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// walker lists and reads the files under one root.
+type walker struct {
+	root    string
+	secrets *files.Secrets
+	limit   int64
+	rep     *Report
+	// refused and refusedDirs are what must not stay in memory from an
+	// earlier run: files and directories skipped as sensitive, links out
+	// of the tree.
+	refused     map[string]bool
+	refusedDirs []string
+}
+
+func (w *walker) skip(p, reason string) {
+	w.rep.Skipped = append(w.rep.Skipped, Skipped{Path: p, Reason: reason})
+}
+
+// refuse skips p for a reason that also forgets what an earlier run
+// indexed from it.
+func (w *walker) refuse(p, reason string, dir bool) {
+	w.skip(p, reason)
+	if dir {
+		w.refusedDirs = append(w.refusedDirs, p)
+		return
+	}
+	if w.refused == nil {
+		w.refused = map[string]bool{}
+	}
+	w.refused[p] = true
+}
+
+// list lists the candidate files under the root (the root itself when it
+// is a file), recording in the report the ones skipped without reading.
+// given is the root as named, before links were resolved: the sensitive
+// rules apply to both names.
+func (w *walker) list(given string) ([]candidate, error) {
+	root := w.root
 	info, err := os.Stat(root)
 	if err != nil {
 		return nil, err
 	}
 	if !info.IsDir() {
-		rep.File = true
-		if reason := precheck(root, info); reason != "" {
-			rep.Skipped = append(rep.Skipped, Skipped{Path: root, Reason: reason})
+		w.rep.File = true
+		if why := w.secrets.File(given, root); why != "" {
+			w.refuse(root, files.SkipReason(why, false), false)
 			return nil, nil
 		}
-		return []candidate{{path: root, size: info.Size()}}, nil
+		if reason := w.precheck(root, info); reason != "" {
+			w.skip(root, reason)
+			return nil, nil
+		}
+		return []candidate{{path: root, real: root, info: info}}, nil
+	}
+	if why := w.secrets.Dir(given, root); why != "" {
+		w.refuse(root, files.SkipReason(why, true), true)
+		return nil, nil
 	}
 	var out []candidate
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -281,7 +407,7 @@ func listFiles(root string, rep *Report) ([]candidate, error) {
 			if p == root {
 				return err
 			}
-			rep.Skipped = append(rep.Skipped, Skipped{Path: p, Reason: "cannot be read: " + rootCause(err)})
+			w.skip(p, "cannot be read: "+rootCause(err))
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -291,73 +417,126 @@ func listFiles(root string, rep *Report) ([]candidate, error) {
 			if p == root {
 				return nil
 			}
-			switch {
-			case skipDirs[d.Name()]:
+			if skipDirs[d.Name()] {
 				return fs.SkipDir // not reported: never the person's own text
-			case files.IsSensitive(filepath.Join(p, "x")):
-				rep.Skipped = append(rep.Skipped, Skipped{Path: p, Reason: "sensitive directory"})
+			}
+			if why := w.secrets.Dir(p); why != "" {
+				w.refuse(p, files.SkipReason(why, true), true)
 				return fs.SkipDir
 			}
 			return nil
 		}
-		var info fs.FileInfo
-		if d.Type()&fs.ModeSymlink != 0 {
-			info, err = os.Stat(p)
-			if err != nil {
-				rep.Skipped = append(rep.Skipped, Skipped{Path: p, Reason: "broken symbolic link"})
-				return nil
-			}
-			if info.IsDir() {
-				rep.Skipped = append(rep.Skipped, Skipped{Path: p, Reason: "symbolic link to a directory (not followed)"})
-				return nil
-			}
-		} else if info, err = d.Info(); err != nil {
-			rep.Skipped = append(rep.Skipped, Skipped{Path: p, Reason: "cannot be read: " + rootCause(err)})
+		c, reason, refused := w.candidate(p, d)
+		switch {
+		case refused:
+			w.refuse(p, reason, false)
+			return nil
+		case reason != "":
+			w.skip(p, reason)
 			return nil
 		}
-		if reason := precheck(p, info); reason != "" {
-			rep.Skipped = append(rep.Skipped, Skipped{Path: p, Reason: reason})
-			return nil
-		}
-		out = append(out, candidate{path: p, size: info.Size()})
+		out = append(out, c)
 		return nil
 	})
 	return out, err
 }
 
+// candidate checks one entry of the walk. A symbolic link is followed only
+// to a file inside the tree, and the sensitive rules apply to its target
+// as well as to its name. refused is set for the reasons that also forget
+// what an earlier run indexed (see walker.refuse).
+func (w *walker) candidate(p string, d fs.DirEntry) (c candidate, reason string, refused bool) {
+	if d.Type()&fs.ModeSymlink == 0 {
+		info, err := d.Info()
+		if err != nil {
+			return c, "cannot be read: " + rootCause(err), false
+		}
+		if why := w.secrets.File(p); why != "" {
+			return c, files.SkipReason(why, false), true
+		}
+		if reason := w.precheck(p, info); reason != "" {
+			return c, reason, false
+		}
+		return candidate{path: p, real: p, info: info}, "", false
+	}
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return c, "broken symbolic link", false
+	}
+	info, err := os.Stat(target)
+	if err != nil {
+		return c, "cannot be read: " + rootCause(err), false
+	}
+	if info.IsDir() {
+		if why := w.secrets.Dir(target); why != "" {
+			return c, files.SkipReason(why, true), false
+		}
+		return c, "symbolic link to a directory (not followed)", false
+	}
+	if why := w.secrets.File(p, target); why != "" {
+		return c, files.SkipReason(why, false), true
+	}
+	if !files.Within(w.root, target) {
+		return c, "symbolic link out of the indexed tree (not followed)", true
+	}
+	if reason := w.precheck(target, info); reason != "" {
+		return c, reason, false
+	}
+	return candidate{path: p, real: target, info: info}, "", false
+}
+
 // precheck returns why a file is skipped before it is opened, "" when it
 // is a candidate.
-func precheck(p string, info fs.FileInfo) string {
+func (w *walker) precheck(p string, info fs.FileInfo) string {
 	switch {
 	case !info.Mode().IsRegular():
 		return "not a regular file"
-	case files.IsSensitive(p):
-		return "sensitive file"
 	case info.Size() == 0:
 		return "empty"
-	case info.Size() > MaxFileSize:
-		return fmt.Sprintf("too large (%d bytes, max %d)", info.Size(), MaxFileSize)
+	case info.Size() > w.limit:
+		return fmt.Sprintf("too large (%d bytes, max %d)", info.Size(), w.limit)
 	case binaryExts[strings.ToLower(filepath.Ext(p))]:
 		return "binary"
 	}
 	return ""
 }
 
-// readText reads a candidate through file_read, so that its rules (allowed
-// directories after resolving links, sensitive names, size, UTF-8) decide
-// what is read. It returns the text or why the file is skipped.
-func readText(ctx context.Context, reader *files.FileRead, p string) (string, string) {
-	r := reader.Execute(ctx, tools.Args{"path": p})
-	if !r.Success {
-		if strings.Contains(r.Content, "(binary content)") {
-			return "", "binary"
-		}
-		return "", strings.TrimSuffix(r.Content, ".")
+// read reads a candidate. Listing and reading are apart in time, so the
+// file must still resolve inside the tree, still not be sensitive, and be
+// the very file that was listed. It returns the text and whether it was
+// converted from Windows-1252, or why the file is skipped and whether that
+// refuses it (see walker.refuse).
+func (w *walker) read(c candidate) (text string, converted bool, reason string, refused bool) {
+	real, err := filepath.EvalSymlinks(c.path)
+	if err != nil {
+		return "", false, "cannot be read: " + rootCause(err), false
 	}
-	if strings.TrimSpace(r.Content) == "" {
-		return "", "empty"
+	if why := w.secrets.File(c.path, real); why != "" {
+		return "", false, files.SkipReason(why, false), true
 	}
-	return r.Content, ""
+	if !files.Within(w.root, real) {
+		return "", false, "changed while being indexed (it now leads out of the indexed tree)", true
+	}
+	data, err := files.ReadRegular(real, c.info, w.limit)
+	var large *files.TooLargeError
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return "", false, "permission denied", false
+	case errors.Is(err, files.ErrChanged):
+		return "", false, "changed while being indexed", false
+	case errors.As(err, &large):
+		return "", false, "too large (" + large.Error() + ")", false
+	case err != nil:
+		return "", false, "cannot be read: " + rootCause(err), false
+	}
+	text, converted, reason = decodeText(data)
+	if reason != "" {
+		return "", false, reason, false
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", false, "empty", false
+	}
+	return text, converted, "", false
 }
 
 func rootCause(err error) string {

@@ -25,7 +25,7 @@ func tree(t *testing.T) string {
 	writeFile(t, filepath.Join(root, "server.key"), "-----BEGIN PRIVATE KEY-----")
 	writeFile(t, filepath.Join(root, ".ssh", "config"), "Host example")
 	writeFile(t, filepath.Join(root, "empty.txt"), "")
-	writeFile(t, filepath.Join(root, "big.log"), strings.Repeat("log line\n", MaxFileSize/9+10))
+	writeFile(t, filepath.Join(root, "big.log"), strings.Repeat("log line\n", DefaultMaxFileBytes/9+10))
 	writeFile(t, filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/main")
 	writeFile(t, filepath.Join(root, "node_modules", "pkg", "index.js"), "module.exports = 1")
 	if err := os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "link-to-sub")); err != nil {
@@ -54,14 +54,16 @@ func TestIndexPathTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Indexed) != 3 || rep.Chunks != 3 || rep.File {
+	if len(rep.Indexed) != 4 || rep.Chunks != 4 || rep.File {
 		t.Fatalf("indexed %v (%d chunks)", rep.Indexed, rep.Chunks)
+	}
+	if len(rep.Converted) != 1 || rep.Converted[0] != filepath.Join(root, "latin1.txt") {
+		t.Errorf("converted = %v", rep.Converted)
 	}
 	got := reasons(rep, root)
 	want := map[string]string{
 		"logo.png":    "binary",
 		"data.bin2":   "binary",
-		"latin1.txt":  "binary",
 		".env":        "sensitive file",
 		"server.key":  "sensitive file",
 		".ssh":        "sensitive directory",
@@ -83,7 +85,7 @@ func TestIndexPathTree(t *testing.T) {
 			t.Errorf("indexed %s inside a skipped directory", p)
 		}
 	}
-	if last := progress[len(progress)-1]; last.Files != last.TotalFiles || last.Bytes != last.TotalBytes || last.Chunks != 3 {
+	if last := progress[len(progress)-1]; last.Files != last.TotalFiles || last.Bytes != last.TotalBytes || last.Chunks != 4 {
 		t.Errorf("final progress = %+v", last)
 	}
 	hits, _ := s.Search(ctx, "birdhouse", 5)
@@ -93,12 +95,12 @@ func TestIndexPathTree(t *testing.T) {
 
 	// Again: everything unchanged. Then change one file.
 	rep, err = IndexPath(ctx, s, root, IndexOptions{})
-	if err != nil || len(rep.Indexed) != 0 || len(rep.Unchanged) != 3 || rep.Chunks != 0 {
+	if err != nil || len(rep.Indexed) != 0 || len(rep.Unchanged) != 4 || rep.Chunks != 0 {
 		t.Fatalf("second run: %+v, %v", rep, err)
 	}
 	writeFile(t, filepath.Join(root, "notes.md"), "# Notes\n\nThe report moved to Monday.\n")
 	rep, err = IndexPath(ctx, s, root, IndexOptions{})
-	if err != nil || len(rep.Indexed) != 1 || len(rep.Unchanged) != 2 {
+	if err != nil || len(rep.Indexed) != 1 || len(rep.Unchanged) != 3 {
 		t.Fatalf("after a change: %+v, %v", rep, err)
 	}
 	if r, _ := s.Search(ctx, "Friday", 5); len(r.Hits) != 0 {
@@ -108,27 +110,28 @@ func TestIndexPathTree(t *testing.T) {
 		t.Error("the new version of a changed file is not found")
 	}
 	st, _ := s.Stats(ctx)
-	if st.Documents != 3 {
-		t.Errorf("%d documents, want 3", st.Documents)
+	if st.Documents != 4 {
+		t.Errorf("%d documents, want 4", st.Documents)
 	}
 }
 
 func TestIndexToolOutput(t *testing.T) {
 	s := newStore(t)
 	root := tree(t)
-	idx, err := NewIndex(s, tools.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Chdir(root)
+	idx := NewIndex(s, tools.Deps{}, Options{})
 	r := run(t, idx, tools.Args{"path": root})
 	lines := strings.Split(r.Content, "\n")
-	if !r.Success || lines[0] != "Indexed 3 chunks from "+root || lines[1] != "Files: 3 indexed, 0 unchanged, 10 skipped." || lines[2] != "Skipped:" {
+	if !r.Success || lines[0] != "Indexed 4 chunks from "+root || lines[1] != "Files: 4 indexed, 0 unchanged, 9 skipped." || lines[2] != "Skipped:" {
 		t.Fatalf("result = %q", r.Content)
 	}
 	if !strings.Contains(r.Content, "\n  "+filepath.Join(root, ".env")+" (sensitive file)") {
 		t.Errorf("skipped list lacks .env: %q", r.Content)
 	}
-	if r.Metadata["chunks"] != 3 || r.Metadata["files_skipped"] != 10 {
+	if !strings.Contains(r.Content, "\nNot UTF-8, read as Windows-1252 (Latin-1):\n  "+filepath.Join(root, "latin1.txt")) {
+		t.Errorf("the converted file is not reported: %q", r.Content)
+	}
+	if r.Metadata["chunks"] != 4 || r.Metadata["files_skipped"] != 9 || r.Metadata["files_converted"] != 1 {
 		t.Errorf("metadata = %v", r.Metadata)
 	}
 
@@ -155,29 +158,6 @@ func TestIndexToolOutput(t *testing.T) {
 		if r := run(t, idx, c.args); r.Success || r.Content != c.want {
 			t.Errorf("memory_index(%v) = %q, want %q", c.args, r.Content, c.want)
 		}
-	}
-}
-
-func TestIndexToolRespectsAllowedDirs(t *testing.T) {
-	s := newStore(t)
-	allowed, other := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(allowed, "in.txt"), "inside the allowed directory")
-	writeFile(t, filepath.Join(other, "out.txt"), "outside the allowed directory")
-	if err := os.Symlink(filepath.Join(other, "out.txt"), filepath.Join(allowed, "sneaky.txt")); err != nil {
-		t.Fatal(err)
-	}
-	// file_read's allowed directories apply when memory_index has none.
-	idx, err := NewIndex(s, tools.Deps{Settings: map[string]tools.Settings{"file_read": {AllowedDirs: []string{allowed}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := run(t, idx, tools.Args{"path": allowed})
-	if !r.Success || !strings.HasPrefix(r.Content, "Indexed 1 chunks from ") || !strings.Contains(r.Content, "sneaky.txt (Access denied: ") {
-		t.Errorf("result = %q", r.Content)
-	}
-	r = run(t, idx, tools.Args{"path": filepath.Join(other, "out.txt")})
-	if r.Success || !strings.Contains(r.Content, "outside allowed directories") {
-		t.Errorf("outside file: %q", r.Content)
 	}
 }
 

@@ -37,15 +37,22 @@ const noResults = "No relevant results found."
 // unavailable is the answer of every tool when no memory is configured.
 const unavailable = "Memory is not available: no memory database is configured for this session."
 
+// Options are the memory tools' settings from [memory] in the config.
+type Options struct {
+	// MaxFileBytes is the largest file memory_index takes; 0 means
+	// DefaultMaxFileBytes.
+	MaxFileBytes int64
+}
+
 // Register adds the five memory tools to r, all working on s (nil: memory
 // not configured).
-func Register(r *tools.Registry, s *memstore.Store) error {
+func Register(r *tools.Registry, s *memstore.Store, opts Options) error {
 	for name, f := range map[string]tools.Factory{
 		"retrieval":       func(tools.Deps) (tools.Tool, error) { return NewRetrieval(s), nil },
 		"memory_store":    func(tools.Deps) (tools.Tool, error) { return NewStore(s), nil },
 		"memory_retrieve": func(tools.Deps) (tools.Tool, error) { return NewRetrieve(s), nil },
 		"memory_search":   func(tools.Deps) (tools.Tool, error) { return NewSearch(s), nil },
-		"memory_index":    func(d tools.Deps) (tools.Tool, error) { return NewIndex(s, d) },
+		"memory_index":    func(d tools.Deps) (tools.Tool, error) { return NewIndex(s, d, opts), nil },
 	} {
 		if err := r.Register(name, f); err != nil {
 			return err
@@ -243,26 +250,22 @@ func (t *StoreTool) Execute(ctx context.Context, args tools.Args) tools.Result {
 
 // Index is the memory_index tool.
 type Index struct {
-	s             *memstore.Store
-	reader        *files.FileRead
-	misconfigured error
+	s            *memstore.Store
+	reach        *files.Reach
+	maxFileBytes int64
 }
 
-// NewIndex builds memory_index over s. It reads files with file_read's
-// rules and its allowed directories: memory_index's own allowed_dirs
-// setting when set, else file_read's, so restricting file_read restricts
-// what can be indexed too.
-func NewIndex(s *memstore.Store, deps tools.Deps) (*Index, error) {
+// NewIndex builds memory_index over s. It reaches what file_read reaches:
+// the working directory and the allowed directories (memory_index's own
+// allowed_dirs setting when set, else file_read's); indexing anything else
+// needs confirmation. A configured directory that does not exist does not
+// stop the tool from being listed; calling it fails with the reason.
+func NewIndex(s *memstore.Store, deps tools.Deps, opts Options) *Index {
 	dirs := deps.For("memory_index").AllowedDirs
 	if len(dirs) == 0 {
 		dirs = deps.For("file_read").AllowedDirs
 	}
-	reader, err := files.NewFileReadIn(dirs)
-	if err != nil {
-		// Listed all the same; calls say what is wrong.
-		return &Index{s: s, misconfigured: err}, nil
-	}
-	return &Index{s: s, reader: reader}, nil
+	return &Index{s: s, reach: files.NewReach(dirs), maxFileBytes: opts.MaxFileBytes}
 }
 
 // Spec returns memory_index's spec.
@@ -271,10 +274,15 @@ func (t *Index) Spec() tools.Spec {
 	if t.s != nil {
 		size, overlap = t.s.ChunkDefaults()
 	}
+	limit := t.maxFileBytes
+	if limit == 0 {
+		limit = DefaultMaxFileBytes
+	}
 	return tools.Spec{
 		Name: "memory_index",
 		Description: "Index a text file, or every text file under a directory, into memory for later search. " +
-			"Binary files, sensitive files, files over 1 MiB and version-control or dependency directories are skipped; " +
+			"Paths in the working directory and the allowed directories are indexed at once; others need the user's approval. " +
+			"Binary files, sensitive files, files over " + sizeText(limit) + " and version-control or dependency directories are skipped; " +
 			"a file indexed before is replaced when it changed.",
 		Parameters: tools.Params(
 			tools.StringParam("path", "File or directory to index", true),
@@ -286,6 +294,33 @@ func (t *Index) Spec() tools.Spec {
 	}
 }
 
+// sizeText writes a byte count the way people set it: 1 MiB, 512 KiB.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// ConfirmationFor asks before indexing outside the working directory and
+// the allowed directories, as file_read asks before reading there. A path
+// that is refused anyway (empty, a credential file or directory) asks
+// nothing: the call says why it was refused.
+func (t *Index) ConfirmationFor(args tools.Args) (bool, string) {
+	path := args.String("path")
+	if t.s == nil || strings.TrimSpace(path) == "" {
+		return false, ""
+	}
+	secrets, real := files.NewSecrets(), files.Resolve(path)
+	if secrets.File(path, real) != "" || secrets.Dir(path, real) != "" {
+		return false, ""
+	}
+	return t.reach.ConfirmationFor(path, "indexes")
+}
+
 // maxListedSkips bounds the skipped files named in the result.
 const maxListedSkips = 20
 
@@ -295,14 +330,19 @@ func (t *Index) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if t.s == nil {
 		return tools.Fail(unavailable)
 	}
-	if t.misconfigured != nil {
-		return tools.Fail("memory_index is misconfigured: %v. Fix allowed_dirs under [tool.memory_index] (or [tool.file_read]) in the config file.", t.misconfigured)
+	if err := t.reach.Err(); err != nil {
+		return tools.Fail("memory_index is misconfigured: %v. Fix allowed_dirs under [tool.memory_index] (or [tool.file_read]) in the config file.", err)
 	}
 	path := args.String("path")
 	if strings.TrimSpace(path) == "" {
 		return tools.Fail("No path provided.")
 	}
-	opts := IndexOptions{Reader: t.reader}
+	// The executor asked when the path was outside; this catches a call
+	// that did not go through it, or a link changed since it asked.
+	if !t.reach.Contains(files.Resolve(path)) && !tools.Confirmed(ctx) {
+		return tools.Fail("Access denied: %s is outside allowed directories.", path)
+	}
+	opts := IndexOptions{MaxFileBytes: t.maxFileBytes}
 	size, sizeGiven, err := args.Int("chunk_size")
 	if err != nil {
 		return tools.Fail("Invalid arguments: %s.", err)
@@ -335,19 +375,29 @@ func (t *Index) Execute(ctx context.Context, args tools.Args) tools.Result {
 		}
 		return tools.Fail("Indexing %s failed after %d chunks: %v.", path, rep.Chunks, err)
 	}
-	if rep.File && len(rep.Skipped) == 1 {
-		return tools.Fail("Cannot index %s: %s.", path, rep.Skipped[0].Reason)
+	if why, refused := rep.Refused(); refused {
+		return tools.Fail("Cannot index %s: %s.", path, why)
 	}
-	return tools.OK(FormatReport(rep, path, maxListedSkips)).
+	r := tools.OK(FormatReport(rep, path, maxListedSkips)).
 		WithMeta("chunks", rep.Chunks).
 		WithMeta("files_indexed", len(rep.Indexed)).
 		WithMeta("files_unchanged", len(rep.Unchanged)).
 		WithMeta("files_skipped", len(rep.Skipped)).
-		WithMeta("files_removed", len(rep.Removed))
+		WithMeta("files_removed", len(rep.Removed)).
+		WithMeta("files_forgotten", len(rep.Forgotten))
+	if len(rep.Converted) > 0 {
+		r = r.WithMeta("files_converted", len(rep.Converted))
+	}
+	if len(rep.EmbedFailed) > 0 {
+		r = r.WithMeta("files_not_embedded", len(rep.EmbedFailed))
+	}
+	return r
 }
 
 // FormatReport renders a report: `Indexed N chunks from PATH`, a line of
-// file counts for a directory, and up to maxSkips skipped files with why.
+// file counts for a directory, then up to maxSkips entries (0: all) of each
+// list: files skipped with why, files converted from Windows-1252, files
+// stored without embeddings with the error.
 func FormatReport(rep Report, path string, maxSkips int) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Indexed %d chunks from %s", rep.Chunks, path)
@@ -359,17 +409,36 @@ func FormatReport(rep Report, path string, maxSkips int) string {
 		if len(rep.Removed) > 0 {
 			fmt.Fprintf(&sb, ", %d removed (deleted since they were indexed)", len(rep.Removed))
 		}
+		if len(rep.Forgotten) > 0 {
+			fmt.Fprintf(&sb, ", %d forgotten (indexed before, refused now)", len(rep.Forgotten))
+		}
 		sb.WriteString(".")
 	}
-	if len(rep.Skipped) > 0 && !rep.File {
-		sb.WriteString("\nSkipped:")
-		for i, s := range rep.Skipped {
+	list := func(title string, entries []Skipped) {
+		if len(entries) == 0 {
+			return
+		}
+		sb.WriteString("\n" + title)
+		for i, e := range entries {
 			if maxSkips > 0 && i == maxSkips {
-				fmt.Fprintf(&sb, "\n  ... and %d more", len(rep.Skipped)-i)
+				fmt.Fprintf(&sb, "\n  ... and %d more", len(entries)-i)
 				break
 			}
-			fmt.Fprintf(&sb, "\n  %s (%s)", s.Path, s.Reason)
+			if e.Reason == "" {
+				fmt.Fprintf(&sb, "\n  %s", e.Path)
+			} else {
+				fmt.Fprintf(&sb, "\n  %s (%s)", e.Path, e.Reason)
+			}
 		}
 	}
+	if !rep.File {
+		list("Skipped:", rep.Skipped)
+	}
+	converted := make([]Skipped, len(rep.Converted))
+	for i, p := range rep.Converted {
+		converted[i] = Skipped{Path: p}
+	}
+	list("Not UTF-8, read as Windows-1252 (Latin-1):", converted)
+	list("Stored without embeddings (found by keyword search only; the next run embeds them again):", rep.EmbedFailed)
 	return sb.String()
 }

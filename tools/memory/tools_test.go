@@ -142,10 +142,7 @@ func TestSearchArguments(t *testing.T) {
 }
 
 func TestToolsWithoutMemory(t *testing.T) {
-	idx, err := NewIndex(nil, tools.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	idx := NewIndex(nil, tools.Deps{}, Options{})
 	for _, tool := range []tools.Tool{NewRetrieval(nil), NewStore(nil), NewRetrieve(nil), NewSearch(nil), idx} {
 		r := run(t, tool, tools.Args{"query": "x", "content": "x", "path": "."})
 		if r.Success || !strings.HasPrefix(r.Content, "Memory is not available") {
@@ -159,7 +156,7 @@ func TestToolsWithoutMemory(t *testing.T) {
 
 func TestRegister(t *testing.T) {
 	r := tools.NewRegistry()
-	if err := Register(r, nil); err != nil {
+	if err := Register(r, nil, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"memory_index", "memory_retrieve", "memory_search", "memory_store", "retrieval"}

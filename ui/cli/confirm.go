@@ -67,8 +67,8 @@ func (p *promptConfirmer) Confirm(ctx context.Context, req tools.ConfirmRequest)
 	}
 	// The name and description can come from an MCP server and the
 	// arguments from a model; JSON escapes C0 controls but not C1 ones.
-	fmt.Fprintf(p.out, "\nTool '%s' needs your approval.\n  %s\n  arguments:\n%s\n",
-		safe.Text(req.Spec.Name), format.OneLine(safe.Text(req.Spec.Description), 100),
+	fmt.Fprintf(p.out, "\nTool '%s' needs your approval%s.\n  %s\n  arguments:\n%s\n",
+		safe.Text(req.Spec.Name), safe.Text(req.Because()), format.OneLine(safe.Text(req.Spec.Description), 100),
 		indent(safe.Text(format.PrettyArgs(req.Arguments)), "    "))
 	fmt.Fprint(p.out, "Allow this call? [y/N] (a: allow this tool for the rest of the session) ")
 	select {

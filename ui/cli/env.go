@@ -15,7 +15,9 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/memory"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
+	"github.com/jarvis-workbench/jarvis/tools/files"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
+	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
@@ -90,6 +92,8 @@ func (a *app) environment() (*environment, error) {
 			bd.Code.HidePaths = append(bd.Code.HidePaths, p)
 		}
 	}
+	// file_read and memory indexing refuse them there too.
+	files.ProtectJarvisFiles(cfg.Path(), db.Path())
 	mem, err := memory.New(db, memory.Options{
 		ChunkSize: cfg.Memory.ChunkSize, ChunkOverlap: cfg.Memory.ChunkOverlap,
 		Embedder: eng, EmbedModel: cfg.Memory.EmbedModel, SemanticWeight: cfg.Memory.SemanticWeight,
@@ -98,6 +102,7 @@ func (a *app) environment() (*environment, error) {
 		return nil, usageErr("[memory] in the config: %v", err)
 	}
 	bd.Memory = mem
+	bd.MemoryTools = memorytools.Options{MaxFileBytes: cfg.Memory.MaxFileBytes}
 	// The scheduler tools reach the task store lazily; a chat that runs the
 	// scheduler (the TUI) replaces this with its running scheduler.
 	lazy := &lazyScheduler{}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/progress"
+	"github.com/dustin/go-humanize"
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
@@ -54,6 +55,7 @@ func (a *app) openMemory() (*memory.Store, error) {
 
 func (a *app) memIndexCommand() *cobra.Command {
 	var size, overlap int
+	var maxSize string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "index PATH",
@@ -64,13 +66,19 @@ replaced when it changed and skipped when it did not, so running this again
 on a tree only does the work that is needed.
 
 Skipped, and listed with the reason: binary files, sensitive files (keys,
-.env, credentials: the rules of file_read), files over 1 MiB, empty files.
-Version-control and dependency directories (.git, node_modules, vendor, .venv,
-...) are not entered.
+credential stores, shell histories, .env, jarvis's own config and database:
+the rules of file_read), files over 1 MiB ([memory] max_file_bytes, or
+--max-file-size), empty files. Version-control and dependency directories
+(.git, node_modules, vendor, .venv, ...) are not entered, and symbolic links
+are followed only to files inside the tree. Text that is not UTF-8 but reads
+as Latin-1 (Windows-1252) is converted and listed.
+
+With an embedding model configured, a file whose embedding fails is stored
+for keyword search only, listed, and embedded again by the next run.
 
 Chunk sizes are in words. With --chunk-size alone, the overlap is an eighth
 of it (at most the default 64).`,
-		Example: "  jarvis memory index ~/notes\n  jarvis memory index README.md --chunk-size 200 --overlap 20",
+		Example: "  jarvis memory index ~/notes\n  jarvis memory index README.md --chunk-size 200 --overlap 20\n  jarvis memory index ~/logs --max-file-size 8MiB",
 		Args:    argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := memorytools.IndexOptions{}
@@ -86,9 +94,19 @@ of it (at most the default 64).`,
 				}
 				opts.ChunkSize, opts.ChunkOverlap = size, overlap
 			}
+			if cmd.Flags().Changed("max-file-size") {
+				n, err := humanize.ParseBytes(maxSize)
+				if err != nil || n == 0 || n > memorytools.MaxFileBytesLimit {
+					return usageErr("--max-file-size %q: give a size from 1 byte to 256MiB, such as 4MiB, 500kB or 1048576", maxSize)
+				}
+				opts.MaxFileBytes = int64(n)
+			}
 			s, err := a.openMemory()
 			if err != nil {
 				return err
+			}
+			if env, err := a.environment(); err == nil && opts.MaxFileBytes == 0 {
+				opts.MaxFileBytes = env.cfg.Memory.MaxFileBytes
 			}
 			bar := newIndexProgress(a.io.Err)
 			opts.Progress = bar.update
@@ -107,8 +125,8 @@ of it (at most the default 64).`,
 				}
 				return failErr("indexing %s failed: %v", args[0], err)
 			}
-			if rep.File && len(rep.Skipped) == 1 {
-				return failErr("cannot index %s: %s", args[0], rep.Skipped[0].Reason)
+			if why, refused := rep.Refused(); refused {
+				return failErr("cannot index %s: %s", args[0], why)
 			}
 			if asJSON {
 				return writeJSON(a.io.Out, rep)
@@ -123,6 +141,7 @@ of it (at most the default 64).`,
 	}
 	cmd.Flags().IntVar(&size, "chunk-size", memory.DefaultChunkSize, "words per chunk")
 	cmd.Flags().IntVar(&overlap, "overlap", memory.DefaultChunkOverlap, "words shared by consecutive chunks")
+	cmd.Flags().StringVar(&maxSize, "max-file-size", "", "skip larger files, e.g. 8MiB (default: [memory] max_file_bytes, else 1MiB)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the full report (every skipped file) as JSON")
 	return cmd
 }
@@ -272,9 +291,9 @@ func (a *app) memForgetCommand() *cobra.Command {
 		Use:   "forget ID... | --source SOURCE",
 		Short: "Delete documents from memory",
 		Long: `Delete documents, with their chunks, by id (any unique prefix; see
-'jarvis memory list') or every document of a source (for an indexed file, its
-path).`,
-		Example: "  jarvis memory forget 3f2a9c01\n  jarvis memory forget --source ~/notes/old.md",
+'jarvis memory list') or every document of a source: for an indexed file,
+its path; for a directory, every file indexed under it.`,
+		Example: "  jarvis memory forget 3f2a9c01\n  jarvis memory forget --source ~/notes/old.md\n  jarvis memory forget --source ~/notes",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case source == "" && len(args) == 0:
@@ -288,15 +307,17 @@ path).`,
 			}
 			ctx := cmd.Context()
 			if source != "" {
-				src := sourceInStore(ctx, s, source)
-				n, err := s.DeleteSource(ctx, src)
-				if err != nil {
+				f, err := memorytools.Forget(ctx, s, source)
+				switch {
+				case err != nil:
 					return failErr("forgetting %s failed: %v", source, err)
+				case f.Documents == 0:
+					return failErr("no documents from source %q, nor indexed under it (see 'jarvis memory list')", source)
+				case f.Under != "":
+					fmt.Fprintf(a.io.Out, "Forgot %s (%s) under %s.\n", plural(f.Documents, "document"), plural(len(f.Sources), "source"), f.Under)
+				default:
+					fmt.Fprintf(a.io.Out, "Forgot %s from %s.\n", plural(f.Documents, "document"), strings.Join(f.Sources, ", "))
 				}
-				if n == 0 {
-					return failErr("no documents from source %q (see 'jarvis memory list')", source)
-				}
-				fmt.Fprintf(a.io.Out, "Forgot %s from %s.\n", plural(n, "document"), src)
 				return nil
 			}
 			// Resolve every id first: a typo in the third must not leave
@@ -332,7 +353,7 @@ path).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&source, "source", "", "forget every document of this source")
+	cmd.Flags().StringVar(&source, "source", "", "forget every document of this source, or indexed under this directory")
 	return cmd
 }
 

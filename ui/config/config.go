@@ -24,6 +24,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/channels"
 	"github.com/jarvis-workbench/jarvis/tools/code"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
+	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	"github.com/jarvis-workbench/jarvis/tools/web"
 )
 
@@ -60,13 +61,15 @@ type Config struct {
 	path    string
 }
 
-// MemoryConfig is [memory]: chunking, and the optional embedding model
-// whose similarity is blended with BM25 (empty: BM25 alone).
+// MemoryConfig is [memory]: chunking, the optional embedding model whose
+// similarity is blended with BM25 (empty: BM25 alone), and the largest file
+// indexed (0: 1 MiB).
 type MemoryConfig struct {
 	EmbedModel     string  `toml:"embed_model"`
 	ChunkSize      int     `toml:"chunk_size"`
 	ChunkOverlap   int     `toml:"chunk_overlap"`
 	SemanticWeight float64 `toml:"semantic_weight"`
+	MaxFileBytes   int64   `toml:"max_file_bytes"`
 }
 
 // Options are the generation options ([options] in the file).
@@ -307,6 +310,9 @@ func (c *Config) validate(toolNames []string) error {
 	}
 	if _, err := c.EngineOptions(); err != nil {
 		return err
+	}
+	if err := memorytools.CheckMaxFileBytes(c.Memory.MaxFileBytes); err != nil {
+		return &FileError{Path: c.path, Key: "memory.max_file_bytes", Line: c.lineOf("max_file_bytes"), Msg: err.Error()}
 	}
 	if err := c.MCP.Validate(); err != nil {
 		return fmt.Errorf("config %s: %w", c.path, err)

@@ -134,7 +134,7 @@ func (d *dialog) layout(st *styles, width, height int) dialogLayout {
 		title += st.muted.Render("  (" + strconv.Itoa(n-1) + " more waiting)")
 	}
 	l := dialogLayout{width: w, title: ansi.Truncate(title, inner, "…")}
-	l.desc = wrapText(req.Spec.Description, inner)
+	l.desc = wrapText(strings.TrimSpace(req.Reason+"\n"+req.Spec.Description), inner) // why this call asks, first
 	if len(l.desc) == 1 && l.desc[0] == "" {
 		l.desc = nil
 	}
