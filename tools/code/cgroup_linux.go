@@ -39,7 +39,7 @@ func newCgroup(maxPids int) (*cgroup, error) {
 	sweepOnce.Do(func() { sweepStale(parent) })
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	dir := filepath.Join(parent, cgroupPrefix+hex.EncodeToString(b[:]))
+	dir := filepath.Join(parent, cgroupPrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:]))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("no pids cgroup could be created (%v)", err)
 	}
@@ -120,18 +120,32 @@ func (c *cgroup) remove() {
 	}
 }
 
-// sweepStale removes empty cgroups a previous jarvis left behind. rmdir
-// fails on a cgroup that still has processes, so one in use is safe.
+// sweepStale removes empty cgroups a jarvis that is gone left behind.
+// rmdir fails on a cgroup that still has processes, but another jarvis
+// creates its cgroup empty and moves its code in a moment later, so only
+// the cgroups of dead processes (the pid is in the name) are removed.
 func sweepStale(parent string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), cgroupPrefix) {
+		if e.IsDir() && strings.HasPrefix(e.Name(), cgroupPrefix) && cgroupOwnerGone(e.Name()) {
 			_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
 		}
 	}
+}
+
+// cgroupOwnerGone reports whether the process that made the cgroup named
+// name ("jarvis-code-PID-RANDOM") has ended.
+func cgroupOwnerGone(name string) bool {
+	pidText, _, ok := strings.Cut(strings.TrimPrefix(name, cgroupPrefix), "-")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil || pid <= 0 {
+		return false // not a name this version makes: leave it
+	}
+	err = syscall.Kill(pid, 0)
+	return errors.Is(err, syscall.ESRCH)
 }
 
 // pidsParent finds the directory in which to create the cgroup: jarvis's

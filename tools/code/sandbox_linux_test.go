@@ -263,3 +263,24 @@ func makeKernelRefuseNamespaces(t *testing.T) {
 		nsState.Unlock()
 	})
 }
+
+// A starting jarvis sweeps only the cgroups of jarvis processes that are
+// gone: another one's cgroup is empty for a moment before its code moves
+// in, and removing it then made that run fail.
+func TestStaleCgroupSweepSparesLiveProcesses(t *testing.T) {
+	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+	if err != nil {
+		t.Skip("cannot start /bin/true:", err)
+	}
+	st, _ := p.Wait()
+	cases := map[string]bool{
+		cgroupPrefix + strconv.Itoa(st.Pid()) + "-abcdef":    true,
+		cgroupPrefix + strconv.Itoa(os.Getpid()) + "-abcdef": false,
+		cgroupPrefix + "a1b2c3d4e5f6":                        false,
+	}
+	for name, gone := range cases {
+		if got := cgroupOwnerGone(name); got != gone {
+			t.Errorf("cgroupOwnerGone(%q) = %v, want %v", name, got, gone)
+		}
+	}
+}
