@@ -20,10 +20,47 @@
 // support tools", think on a model without thinking is 400, a malformed
 // body is 400 with the decoder's message.
 //
-// Final-chunk metrics: prompt_eval_count is about one token per four
-// characters of the conversation, eval_count is the number of chunks sent,
-// and the durations are measured, so a slow script (ChunkDelay) reports a
-// realistic speed. Rule.Metrics sets exact figures instead.
+// Models have context windows and the server enforces them as Ollama
+// does (see the project's wire notes, "The context window"):
+//
+//   - A model's maximum is ModelSpec.ContextLength (/api/show's
+//     model_info["<family>.context_length"]). A request runs with its
+//     options.num_ctx, else the model's num_ctx parameter, else the
+//     server's default (DefaultContextLength, 4096; see
+//     SetDefaultContextLength), never more than the maximum.
+//   - The first request loads the model with that window; one asking for
+//     another num_ctx reloads it (LoadEvents records both, /api/ps shows
+//     the window in force as context_length). keep_alive sets expires_at;
+//     keep_alive 0 with nothing to answer unloads, as `ollama stop` does.
+//   - The prompt is the model's template applied to the messages and
+//     tools (see Render), counted with CountTokens: a fixed rule, not
+//     characters/4, so a client has to calibrate against what the server
+//     reports. prompt_eval_count is the whole prompt every turn; only
+//     prompt_eval_duration shrinks when the prompt starts with what the
+//     model evaluated last (its cache).
+//   - A prompt bigger than the window is cut silently unless the request
+//     says "truncate": false: the oldest messages go first, system
+//     messages and the last message stay. With "truncate": false it is
+//     400 {"error":"the input length exceeds the context length"}.
+//     Request.SilentCut says whether it happened.
+//   - A reply that fills the window ends with done_reason "length" when
+//     the request says "shift": false; otherwise the stream stops
+//     mid-reply without its final chunk, as the real server's did on a
+//     small model. num_predict ends a reply with "length" too.
+//   - "_debug_render_only": true answers the rendered prompt instead of a
+//     reply, unless rendering is turned off (SetRenderSupport,
+//     ModelSpec.NoRender), when the field is ignored as by a server
+//     without it.
+//
+// /api/pull streams progress for models made Pullable and the real
+// server's error for others. Every request is recorded (Requests) with
+// what the window rules did to it.
+//
+// Final-chunk metrics: prompt_eval_count and eval_count are tokens by
+// CountTokens, load_duration is the time until the model was ready,
+// prompt_eval_duration the time the uncached prompt took at the model's
+// PromptRate, and the others are measured, so a slow script (ChunkDelay)
+// reports a realistic speed. Rule.Metrics sets exact figures instead.
 //
 // The same scripts load from JSON files (see LoadScript) and the server
 // runs on its own with `go run ./engine/ollama/ollamatest/cmd --script FILE`.
@@ -38,6 +75,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -86,6 +124,13 @@ type Server struct {
 	requests []*Request
 	calls    int // tool call ids handed out
 	log      io.Writer
+
+	defaultCtx int
+	keepAlive  time.Duration
+	noRender   bool
+	loaded     map[string]*loadedModel // by model name
+	events     []LoadEvent
+	pullable   map[string]pullable // by model name
 }
 
 type failure struct {
@@ -107,13 +152,92 @@ type Request struct {
 	Generate *api.GenerateRequest
 	Show     *api.ShowRequest
 	Embed    *api.EmbedRequest
+	Pull     *api.PullRequest
 
 	// Status is the HTTP status the server answered with.
 	Status int
 	// Reply names the scripted reply that answered ("rule 2 (user says
 	// ...)" or "default"); empty when none did.
 	Reply string
+
+	// What a chat or generate request asked of the window, as sent:
+	// options.num_ctx and num_predict (0 when unset), truncate and shift
+	// (nil when unset: the server's default, true), _debug_render_only
+	// and keep_alive.
+	NumCtx     int
+	NumPredict int
+	Truncate   *bool
+	Shift      *bool
+	RenderOnly bool
+	KeepAlive  *api.Duration
+
+	// What the server did with it. Window is the context length the
+	// model ran with; Load says whether this request loaded or reloaded
+	// it. Prompt is the rendered prompt the model read, PromptTokens its
+	// tokens (prompt_eval_count), FullPromptTokens those of the whole
+	// conversation before any cut. CutMessages and CutTokens are the
+	// silent cut: messages dropped from the front and, when the last one
+	// alone did not fit, tokens dropped after that. CachedTokens were
+	// reused from the previous request's evaluation.
+	Window           int
+	Load             LoadKind
+	Prompt           string
+	PromptTokens     int
+	FullPromptTokens int
+	CutMessages      int
+	CutTokens        int
+	CachedTokens     int
+	// How the reply ended: the tokens generated (eval_count), the
+	// done_reason of the final chunk ("" when none was sent), and
+	// whether generation stopped because the window was full.
+	EvalTokens int
+	DoneReason string
+	WindowFull bool
+	// Unloaded is set on a request that asked to unload the model.
+	Unloaded bool
+
+	// PullCancelled is set when the client went away mid-pull.
+	PullCancelled bool
 }
+
+// windowSummary is what the log says about the window rules.
+func (r *Request) windowSummary() string {
+	var b strings.Builder
+	if r.Load != "" {
+		fmt.Fprintf(&b, " %s", r.Load)
+	}
+	if r.Unloaded {
+		b.WriteString(" unload")
+	}
+	if r.Window > 0 {
+		fmt.Fprintf(&b, " num_ctx=%d", r.Window)
+	}
+	if r.Prompt != "" {
+		fmt.Fprintf(&b, " prompt=%d", r.PromptTokens)
+	}
+	switch {
+	case r.CutMessages > 0 && r.CutTokens > 0:
+		fmt.Fprintf(&b, " SILENT CUT (%d messages, then %d tokens, of %d)", r.CutMessages, r.CutTokens, r.FullPromptTokens)
+	case r.CutMessages > 0:
+		fmt.Fprintf(&b, " SILENT CUT (%d messages of %d tokens)", r.CutMessages, r.FullPromptTokens)
+	case r.CutTokens > 0:
+		fmt.Fprintf(&b, " SILENT CUT (%d tokens of %d)", r.CutTokens, r.FullPromptTokens)
+	}
+	if r.RenderOnly {
+		b.WriteString(" render-only")
+	}
+	if r.WindowFull {
+		b.WriteString(" window full")
+	}
+	if r.PullCancelled {
+		b.WriteString(" pull cancelled")
+	}
+	return b.String()
+}
+
+// SilentCut reports whether the server cut this request's conversation to
+// fit the window without saying so.
+func (r *Request) SilentCut() bool { return r.CutMessages > 0 || r.CutTokens > 0 }
 
 // Messages returns the conversation: the chat messages, or for
 // /api/generate the system prompt and the prompt as messages.
@@ -157,6 +281,9 @@ func (r *Request) model() string {
 		return r.Chat.Model
 	case r.Generate != nil:
 		return r.Generate.Model
+	case r.Pull != nil:
+		//lint:ignore SA1019 older clients still send "name"
+		return cmp.Or(r.Pull.Model, r.Pull.Name)
 	}
 	return ""
 }
@@ -181,9 +308,13 @@ func Listen(addr string, script *Script) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	s := &Server{
-		closing: make(chan struct{}),
-		started: time.Now().UTC().Truncate(time.Second),
-		version: DefaultVersion,
+		closing:    make(chan struct{}),
+		started:    time.Now().UTC().Truncate(time.Second),
+		version:    DefaultVersion,
+		defaultCtx: DefaultContextLength,
+		keepAlive:  DefaultKeepAlive,
+		loaded:     make(map[string]*loadedModel),
+		pullable:   make(map[string]pullable),
 	}
 	if script != nil {
 		s.Use(script)
@@ -240,14 +371,39 @@ type ModelSpec struct {
 	Name string `json:"name"`
 	// Capabilities as /api/show reports them: completion, tools,
 	// thinking, vision, embedding, insert. Empty means completion only.
-	Capabilities    []string  `json:"capabilities,omitempty"`
-	Size            int64     `json:"size,omitempty"`
-	Family          string    `json:"family,omitempty"`
-	ParameterSize   string    `json:"parameter_size,omitempty"`
-	Quantization    string    `json:"quantization,omitempty"`
+	Capabilities  []string `json:"capabilities,omitempty"`
+	Size          int64    `json:"size,omitempty"`
+	Family        string   `json:"family,omitempty"`
+	ParameterSize string   `json:"parameter_size,omitempty"`
+	Quantization  string   `json:"quantization,omitempty"`
+	// ContextLength is the model's own maximum window
+	// (model_info["<family>.context_length"]); 32768 when unset. The
+	// window a request runs with is num_ctx (or the server's default),
+	// never more than this.
 	ContextLength   int       `json:"context_length,omitempty"`
 	EmbeddingLength int       `json:"embedding_length,omitempty"`
 	ModifiedAt      time.Time `json:"modified_at,omitzero"`
+	// Template renders a request into the prompt the model reads:
+	// TemplateJSON (the default), TemplateNames, or Go text/template
+	// source over .Messages and .Tools (see Render).
+	Template string `json:"template,omitempty"`
+	// Parameters are the model's own default options, as a Modelfile's
+	// PARAMETER lines set them; /api/show lists them, and num_ctx and
+	// num_predict here apply to requests that do not set their own.
+	// Unset: {"temperature": 0.7}.
+	Parameters map[string]any `json:"parameters,omitempty"`
+	// NoRender makes the server ignore _debug_render_only for this model
+	// and answer normally, as a server without the feature does.
+	NoRender bool `json:"no_render,omitempty"`
+	// LoadTime is how long loading (or reloading) takes; 1ms when unset.
+	// In a script: "load_time": "250ms".
+	LoadTime time.Duration `json:"-"`
+	// PromptRate is how many prompt tokens a second the model evaluates
+	// when they are not in its cache; 4,000,000 when unset (a 2,048-token
+	// prompt costs half a millisecond).
+	PromptRate float64 `json:"prompt_rate,omitempty"`
+
+	tmpl *chatTemplate
 }
 
 // Model adds (or replaces) a model with the given capabilities
@@ -256,8 +412,32 @@ func (s *Server) Model(name string, caps ...string) *Server {
 	return s.AddModel(ModelSpec{Name: name, Capabilities: caps})
 }
 
-// AddModel adds (or replaces) a model described in full.
+// AddModel adds (or replaces) a model described in full. It panics when
+// the spec's Template does not parse, like regexp.MustCompile: a broken
+// test setup fails where it is written.
 func (s *Server) AddModel(m ModelSpec) *Server {
+	m, err := completeSpec(m, s.started)
+	if err != nil {
+		panic("ollamatest: model " + m.Name + ": " + err.Error())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.putModelLocked(&m)
+	return s
+}
+
+func (s *Server) putModelLocked(m *ModelSpec) {
+	for i, old := range s.models {
+		if old.Name == m.Name {
+			s.models[i] = m
+			return
+		}
+	}
+	s.models = append(s.models, m)
+}
+
+// completeSpec fills a spec's defaults and parses its template.
+func completeSpec(m ModelSpec, modified time.Time) (ModelSpec, error) {
 	m.Name = normalizeName(m.Name)
 	if len(m.Capabilities) == 0 {
 		m.Capabilities = []string{"completion"}
@@ -266,25 +446,42 @@ func (s *Server) AddModel(m ModelSpec) *Server {
 	if m.Family == "" {
 		m.Family = baseName(m.Name)
 	}
-	if m.ContextLength == 0 {
+	if m.ContextLength <= 0 {
 		m.ContextLength = 32768
 	}
 	if m.EmbeddingLength == 0 {
 		m.EmbeddingLength = 64
 	}
+	if m.ModifiedAt.IsZero() {
+		m.ModifiedAt = modified
+	}
+	if m.Parameters == nil {
+		m.Parameters = map[string]any{"temperature": 0.7}
+	} else {
+		m.Parameters = maps.Clone(m.Parameters)
+	}
+	if m.LoadTime <= 0 {
+		m.LoadTime = time.Millisecond
+	}
+	if m.PromptRate <= 0 {
+		m.PromptRate = 4e6
+	}
+	t, err := parseTemplate(m.Template)
+	if err != nil {
+		return m, err
+	}
+	m.tmpl = t
+	return m, nil
+}
+
+// SetRenderSupport turns the server's _debug_render_only on (the default)
+// or off: off, the field is ignored and requests are answered normally, as
+// by a server without the feature. ModelSpec.NoRender turns it off for
+// one model.
+func (s *Server) SetRenderSupport(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m.ModifiedAt.IsZero() {
-		m.ModifiedAt = s.started
-	}
-	for i, old := range s.models {
-		if old.Name == m.Name {
-			s.models[i] = &m
-			return s
-		}
-	}
-	s.models = append(s.models, &m)
-	return s
+	s.noRender = !on
 }
 
 // On adds a rule answering chat and generate requests that match every
@@ -401,6 +598,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(sw, http.StatusOK, map[string]string{"version": v})
 	case r.URL.Path == "/api/tags" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		s.handleTags(sw)
+	case r.URL.Path == "/api/ps" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		s.handlePS(sw)
+	case r.URL.Path == "/api/pull" && r.Method == http.MethodPost:
+		s.handlePull(sw, r, rec)
 	case r.URL.Path == "/api/show" && r.Method == http.MethodPost:
 		s.handleShow(sw, rec)
 	case r.URL.Path == "/api/embed" && r.Method == http.MethodPost:
@@ -435,10 +636,22 @@ func (s *Server) logRequest(rec *Request, sw *statusWriter) {
 	if m := rec.model(); m != "" {
 		line += " model=" + m
 	}
+	line += rec.windowSummary()
 	if rec.Reply != "" {
 		line += " by " + rec.Reply
 	}
-	fmt.Fprintln(s.log, line)
+	fmt.Fprintln(s.log, printable(line))
+}
+
+// printable escapes control characters, so a model name or rule text
+// from a client or a script cannot drive the terminal the log goes to.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // statusWriter remembers the status for the record and the log; Unwrap
@@ -490,9 +703,13 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 
 // lookup finds a registered model by any spelling of its name.
 func (s *Server) lookup(name string) (ModelSpec, bool) {
-	n := normalizeName(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.lookupLocked(name)
+}
+
+func (s *Server) lookupLocked(name string) (ModelSpec, bool) {
+	n := normalizeName(name)
 	for _, m := range s.models {
 		if m.Name == n {
 			return *m, true
@@ -546,8 +763,8 @@ func (s *Server) handleShow(w http.ResponseWriter, rec *Request) {
 	}
 	resp := api.ShowResponse{
 		Modelfile:  "# Modelfile generated by \"ollama show\"\nFROM " + fullName(m.Name) + "\n",
-		Parameters: "temperature                    0.7",
-		Template:   "{{ .Prompt }}",
+		Parameters: parameterLines(m.Parameters),
+		Template:   m.tmpl.source,
 		Details:    details(&m),
 		ModelInfo: map[string]any{
 			"general.architecture":         m.Family,
@@ -595,17 +812,30 @@ func (s *Server) handleEmbed(w http.ResponseWriter, rec *Request) {
 		return
 	}
 	start := time.Now()
+	opts, err := s.parseRunOptions(m, req.Options)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	// Embedding runs on a loaded model like anything else.
+	lm, kind := s.acquire(m, opts, req.KeepAlive, rec.Seq)
+	defer s.release(lm, rec.Seq, "")
+	if kind != "" {
+		time.Sleep(m.LoadTime)
+	}
+	loaded := time.Since(start)
 	vecs := make([][]float32, len(inputs))
 	tokens := 0
 	for i, in := range inputs {
 		vecs[i] = Embedding(in, m.EmbeddingLength)
-		tokens += estimateTokens(in)
+		tokens += CountTokens(in)
 	}
+	s.record(func() { rec.Load, rec.Window = kind, lm.window })
 	writeJSON(w, http.StatusOK, api.EmbedResponse{
 		Model:           req.Model,
 		Embeddings:      vecs,
 		TotalDuration:   max(time.Since(start), time.Microsecond),
-		LoadDuration:    time.Microsecond,
+		LoadDuration:    max(loaded, time.Microsecond),
 		PromptEvalCount: tokens,
 	})
 }
@@ -663,6 +893,23 @@ func parameterCount(size string) int64 {
 		return 0
 	}
 	return int64(f * mult)
+}
+
+// parameterLines lists parameters as /api/show does: one "name value" line
+// each (a list gives one line per value), names padded to 30 columns,
+// values in Go syntax. Sorted, where the real server follows map order.
+func parameterLines(params map[string]any) string {
+	var lines []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if list, ok := params[k].([]any); ok {
+			for _, v := range list {
+				lines = append(lines, fmt.Sprintf("%-*s %#v", 30, k, v))
+			}
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%-*s %#v", 30, k, params[k]))
+	}
+	return strings.Join(lines, "\n")
 }
 
 func details(m *ModelSpec) api.ModelDetails {
