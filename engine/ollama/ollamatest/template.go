@@ -147,8 +147,12 @@ func (t *chatTemplate) fit(msgs []api.Message, tools []api.Tool, think *api.Thin
 	if !truncate || f.tokens <= window || len(msgs) == 0 {
 		return f, nil
 	}
+	// The real server drops one message at a time until the rendering
+	// fits. Dropping more never makes it longer, so the first start that
+	// fits is found by bisection, with the same result in far fewer
+	// renderings of a long conversation.
 	last := len(msgs) - 1
-	for i := 1; i <= last; i++ {
+	render := func(i int) (fitted, error) {
 		var kept []api.Message
 		dropped := 0
 		for _, m := range msgs[:i] {
@@ -159,11 +163,27 @@ func (t *chatTemplate) fit(msgs []api.Message, tools []api.Tool, think *api.Thin
 			}
 		}
 		p, err := t.render(append(kept, msgs[i:]...), tools, think)
+		return fitted{prompt: p, tokens: CountTokens(p), fullTokens: f.fullTokens, cutMessages: dropped}, err
+	}
+	lo, hi := 1, last // the answer is in [lo, hi]; hi may not fit either
+	for lo < hi {
+		mid := (lo + hi) / 2
+		g, err := render(mid)
 		if err != nil {
 			return fitted{}, err
 		}
-		f.prompt, f.tokens, f.cutMessages = p, CountTokens(p), dropped
-		if f.tokens <= window {
+		if g.tokens <= window {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if last > 0 {
+		g, err := render(lo)
+		if err != nil {
+			return fitted{}, err
+		}
+		if f = g; f.tokens <= window {
 			return f, nil
 		}
 	}

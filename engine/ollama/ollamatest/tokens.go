@@ -21,18 +21,53 @@ import (
 // stable for a given kind of text, as with a real tokenizer.
 func CountTokens(s string) int {
 	n, run := 0, 0
-	for _, r := range s {
-		switch {
-		case isWordRune(r):
+	for i := 0; i < len(s); {
+		var class byte
+		if c := s[i]; c < utf8.RuneSelf {
+			class = asciiClass[c]
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			class = runeClass(r)
+			i += size
+		}
+		switch class {
+		case classWord:
 			run++
 			continue
-		case !unicode.IsSpace(r):
+		case classOther:
 			n++
 		}
 		n += (run + 2) / 3
 		run = 0
 	}
 	return n + (run+2)/3
+}
+
+// Character classes of the tokenizer.
+const (
+	classSpace byte = iota
+	classWord
+	classOther
+)
+
+// asciiClass is runeClass for the ASCII range, looked up rather than
+// computed: most text is ASCII, and the fake counts whole prompts often.
+var asciiClass = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		t[c] = runeClass(rune(c))
+	}
+	return t
+}()
+
+func runeClass(r rune) byte {
+	switch {
+	case isWordRune(r):
+		return classWord
+	case unicode.IsSpace(r):
+		return classSpace
+	}
+	return classOther
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -130,3 +130,51 @@ func TestTemplates(t *testing.T) {
 		}
 	}
 }
+
+// fit finds the same start as the real server's one-message-at-a-time
+// loop, whatever the mix of roles and sizes.
+func TestFitMatchesTheServersLoop(t *testing.T) {
+	tmpl, err := parseTemplate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linear := func(msgs []api.Message, window int) (string, int) {
+		for i := 0; i < len(msgs); i++ {
+			var kept []api.Message
+			for _, m := range msgs[:i] {
+				if m.Role == "system" {
+					kept = append(kept, m)
+				}
+			}
+			p, _ := tmpl.render(append(kept, msgs[i:]...), nil, nil)
+			if CountTokens(p) <= window || i == len(msgs)-1 {
+				return p, i
+			}
+		}
+		return "", 0
+	}
+	roles := []string{"user", "assistant", "system", "tool", "user", "assistant"}
+	for seed := range 300 {
+		n := 1 + seed%13
+		var msgs []api.Message
+		for i := range n {
+			words := 1 + (seed*7+i*13)%40
+			msgs = append(msgs, api.Message{Role: roles[(seed+i*5)%len(roles)], Content: strings.Repeat("word ", words)})
+		}
+		window := 10 + (seed*37)%300
+		want, start := linear(msgs, window)
+		f, err := tmpl.fit(msgs, nil, nil, window, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dropped := 0
+		for _, m := range msgs[:start] {
+			if m.Role != "system" {
+				dropped++
+			}
+		}
+		if f.prompt != want || f.cutMessages != dropped || (f.cutTokens == 0 && f.tokens != CountTokens(want)) || min(CountTokens(want), window) != f.tokens {
+			t.Fatalf("seed %d (%d messages, window %d): fit kept %q (%d dropped), the loop %q (%d dropped)", seed, n, window, f.prompt, f.cutMessages, want, dropped)
+		}
+	}
+}
