@@ -39,10 +39,17 @@ func (s *Server) play(p *player, rec *Request) {
 	if pl.replyFn != nil {
 		pl.steps = pl.replyFn(rec)
 	}
-	p.plan = pl
+	p.plan, p.rec = pl, rec
 	p.run()
-	s.record(func() {
-		rec.EvalTokens, rec.DoneReason, rec.WindowFull = p.generated, p.doneReason, p.full == fullWindow
+	p.settle()
+}
+
+// settle records how the reply ended. It runs before the last byte goes
+// out (the final chunk, or the dropped connection), so a client that has
+// seen the end also sees the record.
+func (p *player) settle() {
+	p.srv.record(func() {
+		p.rec.EvalTokens, p.rec.DoneReason, p.rec.WindowFull = p.generated, p.doneReason, p.full == fullWindow
 	})
 }
 
@@ -73,6 +80,7 @@ type player struct {
 	w        http.ResponseWriter
 	rc       *http.ResponseController
 	r        *http.Request
+	rec      *Request
 	plan     plan
 	model    string
 	stream   bool
@@ -306,6 +314,7 @@ func (p *player) wait(d time.Duration) {
 // stays delivered, the chunked body is never terminated.
 func (p *player) disconnect() {
 	p.ended = true
+	p.settle()
 	if p.started {
 		_ = p.rc.Flush()
 	}
@@ -328,6 +337,7 @@ func (p *player) finish() {
 		reason = "length"
 	}
 	p.doneReason = reason
+	p.settle()
 	now := time.Now().UTC()
 	if p.generate {
 		resp := api.GenerateResponse{Model: p.model, CreatedAt: now, Done: true, DoneReason: reason, Metrics: metrics}
