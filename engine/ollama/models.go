@@ -116,16 +116,26 @@ func (e *Engine) RenderPrompt(ctx context.Context, req engine.ChatRequest) (stri
 	if err != nil {
 		return "", err
 	}
+	// Think is part of what a template renders (a thinking model's prompt
+	// differs with it on and off), so it goes as Chat sends it.
+	think, err := thinkValue(req.Options.Think)
+	if err != nil {
+		return "", err
+	}
 	opts := req.Options
 	opts.NumPredict = 1
 	stream := false
 	areq := &api.ChatRequest{
 		Model: req.Model, Messages: msgs, Tools: toAPITools(req.Tools),
-		Options: apiOptions(opts), KeepAlive: keepAlive(req.Options),
+		Options: apiOptions(opts), KeepAlive: keepAlive(req.Options), Think: think,
 		Stream: &stream, DebugRenderOnly: true, Truncate: &no, Shift: &no,
 	}
 	var rendered *string
-	err = e.client.Chat(ctx, areq, func(r api.ChatResponse) error {
+	answered := false
+	what := "rendering the prompt of " + req.Model
+	tctx, tracker := withTracker(ctx)
+	err = e.client.Chat(tctx, areq, func(r api.ChatResponse) error {
+		answered = true
 		if r.DebugInfo != nil {
 			s := r.DebugInfo.RenderedTemplate
 			rendered = &s
@@ -133,15 +143,34 @@ func (e *Engine) RenderPrompt(ctx context.Context, req engine.ChatRequest) (stri
 		return nil
 	})
 	if err != nil {
-		return "", e.classify(ctx, err, req.Model, "rendering the prompt of "+req.Model)
+		return "", e.classify(ctx, err, req.Model, what)
 	}
-	if rendered == nil {
-		e.mu.Lock()
-		e.noRender = true
-		e.mu.Unlock()
-		return "", engine.ErrUnsupported
+	if rendered != nil {
+		return *rendered, nil
 	}
-	return *rendered, nil
+	// Only an answer without the rendering shows the server lacks the
+	// feature; no answer at all (cancelled, connection lost) shows nothing.
+	if !answered {
+		return "", noAnswer(ctx, tracker, what)
+	}
+	e.mu.Lock()
+	e.noRender = true
+	e.mu.Unlock()
+	return "", engine.ErrUnsupported
+}
+
+// noAnswer is the error for a call whose answer never came: the client
+// reports a read cut short as success, so the cause is the context's, or
+// the connection's.
+func noAnswer(ctx context.Context, tr *readTracker, what string) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("%s stopped: %w", what, ctxErr)
+	}
+	cause := tr.err
+	if cause == nil {
+		cause = errors.New("the server closed the connection before it finished answering")
+	}
+	return fmt.Errorf("%s: %w", what, cause)
 }
 
 // Pull downloads model, calling progress for every status line the server
@@ -151,7 +180,11 @@ func (e *Engine) Pull(ctx context.Context, model string, progress func(engine.Pu
 	if strings.TrimSpace(model) == "" {
 		return errors.New("no model name given")
 	}
-	err := e.client.Pull(ctx, &api.PullRequest{Model: model}, func(p api.ProgressResponse) error {
+	what := "pulling " + model
+	succeeded := false
+	tctx, tracker := withTracker(ctx)
+	err := e.client.Pull(tctx, &api.PullRequest{Model: model}, func(p api.ProgressResponse) error {
+		succeeded = p.Status == "success"
 		if progress != nil {
 			progress(engine.PullProgress{Status: p.Status, Digest: p.Digest, Total: p.Total, Completed: p.Completed})
 		}
@@ -164,7 +197,12 @@ func (e *Engine) Pull(ctx context.Context, model string, progress func(engine.Pu
 			// does not exist" is what a misspelt name gets.
 			return &engine.ServerError{Status: status.StatusCode, Message: status.ErrorMessage}
 		}
-		return e.classify(ctx, err, model, "pulling "+model)
+		return e.classify(ctx, err, model, what)
+	}
+	// The client ends a cancelled or cut stream without an error; only
+	// the server's "success" says the model is there.
+	if !succeeded {
+		return noAnswer(ctx, tracker, what)
 	}
 	e.mu.Lock()
 	delete(e.shown, normalizeModel(model))
@@ -175,11 +213,20 @@ func (e *Engine) Pull(ctx context.Context, model string, progress func(engine.Pu
 // Unload asks the server to free model now (keep_alive 0).
 func (e *Engine) Unload(ctx context.Context, model string) error {
 	stream := false
-	err := e.client.Generate(ctx, &api.GenerateRequest{
+	what := "unloading " + model
+	done := false
+	tctx, tracker := withTracker(ctx)
+	err := e.client.Generate(tctx, &api.GenerateRequest{
 		Model: model, Stream: &stream, KeepAlive: &api.Duration{Duration: 0},
-	}, func(api.GenerateResponse) error { return nil })
+	}, func(r api.GenerateResponse) error {
+		done = r.Done
+		return nil
+	})
 	if err != nil {
-		return e.classify(ctx, err, model, fmt.Sprintf("unloading %s", model))
+		return e.classify(ctx, err, model, what)
+	}
+	if !done {
+		return noAnswer(ctx, tracker, what)
 	}
 	return nil
 }

@@ -23,10 +23,11 @@ Each token here is one chunk on the wire, exactly as a model would send it, with
 
 `
 
-// floodWords are the flood's tokens; floodQuoted the same already
-// JSON-quoted, so writing a chunk costs a few appends.
+// floodWords are the flood's tokens, one per chunk as a real server
+// streams them (by CountTokens: " quick" is " qui", "ck"); floodQuoted the
+// same already JSON-quoted, so writing a chunk costs a few appends.
 var (
-	floodWords  = splitTokens(floodText)
+	floodWords  = tokenPieces(floodText)
 	floodQuoted = sync.OnceValue(func() [][]byte {
 		out := make([][]byte, len(floodWords))
 		for i, w := range floodWords {
@@ -36,13 +37,17 @@ var (
 	})
 )
 
-// flood streams n content chunks built by hand in the exact bytes
-// json.Marshal would produce, flushing only when the writer's buffer fills,
-// so the server side costs well under a microsecond per chunk.
+// flood streams n content chunks of one token each, built by hand in the
+// exact bytes json.Marshal would produce, flushing only when the writer's
+// buffer fills, so the server side costs well under a microsecond per
+// chunk. A flood is a load generator: it counts in eval_count but is not
+// held to the window or num_predict, so a benchmark of any length needs no
+// window set up for it.
 func (p *player) flood(n int) {
 	if !p.stream {
 		p.content.WriteString(FloodText(n))
 		p.sent += n
+		p.generated += n
 		return
 	}
 	tokens := floodQuoted()
@@ -61,6 +66,7 @@ func (p *player) flood(n int) {
 		buf = append(buf, tokens[i%len(tokens)]...)
 		buf = append(buf, tail...)
 		p.sent++
+		p.generated++
 		last := p.plan.disconnectAfter > 0 && p.sent >= p.plan.disconnectAfter
 		if len(buf) >= 28<<10 || last || i == n-1 {
 			if !p.write(buf, last) {

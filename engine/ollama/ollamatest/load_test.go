@@ -123,6 +123,14 @@ func TestParseScriptErrorsSayWhere(t *testing.T) {
 		{"bad endpoint", `{"rules": [{"when": {"endpoint": "/api/embed"}, "reply": [{"text": "a"}]}]}`, `endpoint must be "/api/chat" or "/api/generate"`},
 		{"nameless model", `{"models": [{"size": 1}]}`, "model 1: a name is required"},
 		{"default", `{"default": {"reply": []}}`, `default: "reply" needs at least one step`},
+		{"bad template", `{"models": [{"name": "m", "template": "{{ .Nope"}]}`, "model 1 (m): template:"},
+		{"unknown template", `{"models": [{"name": "m", "template": "chatml"}]}`, `template "chatml" is neither a built-in`},
+		{"negative window", `{"models": [{"name": "m", "context_length": -1}]}`, "context_length must be a positive number"},
+		{"negative default window", `{"default_context_length": -5}`, "default_context_length must be a positive number"},
+		{"bad keep_alive", `{"keep_alive": "soon"}`, `keep_alive "soon" is not a duration`},
+		{"bad load time", `{"models": [{"name": "m", "load_time": 5}]}`, "a duration must be a string"},
+		{"bad layer", `{"pullable": [{"name": "p", "layers": [0]}]}`, "pullable model 1 (p): layer sizes must be positive"},
+		{"unknown pull key", `{"pullable": [{"name": "p", "speed": 3}]}`, `unknown field "speed"`},
 	}
 	for _, c := range cases {
 		_, err := ParseScript([]byte(c.script))
@@ -168,4 +176,6 @@ func TestBuilderMisuseFailsAtSetup(t *testing.T) {
 	mustPanic("WithID on text", func() { Text("x").WithID("a") })
 	mustPanic("ToolCalls with text", func() { ToolCalls(Text("x")) })
 	mustPanic("UserMatches with a bad pattern", func() { UserMatches("(") })
+	mustPanic("a model with a broken template", func() { New(t).AddModel(ModelSpec{Name: "m", Template: "{{ if }}"}) })
+	mustPanic("a pullable model with a broken template", func() { New(t).Pullable(ModelSpec{Name: "m", Template: "x {{"}, PullSpec{}) })
 }

@@ -1,6 +1,7 @@
 package ollamatest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -13,92 +14,6 @@ import (
 
 	"github.com/ollama/ollama/api"
 )
-
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, rec *Request) {
-	start := time.Now()
-	var req api.ChatRequest
-	if err := decode(rec.Body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	s.record(func() { rec.Chat = &req })
-	m, ok := s.admit(w, req.Model, req.Think, "chat")
-	if !ok {
-		return
-	}
-	// The order of the checks is the real handler's: thinking is checked
-	// before the runner is scheduled, which is where tools are refused.
-	if len(req.Tools) > 0 && !slices.Contains(m.Capabilities, "tools") {
-		writeError(w, http.StatusBadRequest, fullName(m.Name)+" does not support tools")
-		return
-	}
-	if len(req.Messages) == 0 {
-		writeJSON(w, http.StatusOK, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "load"})
-		return
-	}
-	p := &player{
-		srv: s, w: w, rc: http.NewResponseController(w), r: r,
-		model: req.Model, stream: req.Stream == nil || *req.Stream,
-		thinking: thinks(m, req.Think), start: start,
-		promptTokens: promptTokens(req.Messages),
-	}
-	s.play(p, rec)
-}
-
-func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, rec *Request) {
-	start := time.Now()
-	var req api.GenerateRequest
-	if err := decode(rec.Body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	s.record(func() { rec.Generate = &req })
-	m, ok := s.admit(w, req.Model, req.Think, "generate")
-	if !ok {
-		return
-	}
-	if req.Prompt == "" {
-		writeJSON(w, http.StatusOK, api.GenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Done: true, DoneReason: "load"})
-		return
-	}
-	p := &player{
-		srv: s, w: w, rc: http.NewResponseController(w), r: r,
-		model: req.Model, stream: req.Stream == nil || *req.Stream,
-		thinking: thinks(m, req.Think), start: start, generate: true,
-		promptTokens: estimateTokens(req.System) + estimateTokens(req.Prompt),
-	}
-	s.play(p, rec)
-}
-
-// admit runs the checks the real server makes before generating: a model
-// name, a model that exists, thinking only where the model has it, and the
-// completion capability. It answers the error itself.
-func (s *Server) admit(w http.ResponseWriter, name string, think *api.ThinkValue, what string) (ModelSpec, bool) {
-	if strings.TrimSpace(name) == "" {
-		writeError(w, http.StatusBadRequest, "model is required")
-		return ModelSpec{}, false
-	}
-	m, ok := s.lookup(name)
-	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", name))
-		return ModelSpec{}, false
-	}
-	if think != nil && think.Bool() && !slices.Contains(m.Capabilities, "thinking") {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("%q does not support thinking", name))
-		return ModelSpec{}, false
-	}
-	if !slices.Contains(m.Capabilities, "completion") {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("%q does not support %s", name, what))
-		return ModelSpec{}, false
-	}
-	return m, true
-}
-
-// thinks reports whether the reply carries thinking: the model must have
-// it, and a thinking model thinks unless asked not to.
-func thinks(m ModelSpec, think *api.ThinkValue) bool {
-	return slices.Contains(m.Capabilities, "thinking") && (think == nil || think.Bool())
-}
 
 // play picks the scripted reply for the request and plays it.
 func (s *Server) play(p *player, rec *Request) {
@@ -124,8 +39,18 @@ func (s *Server) play(p *player, rec *Request) {
 	if pl.replyFn != nil {
 		pl.steps = pl.replyFn(rec)
 	}
-	p.plan = pl
+	p.plan, p.rec = pl, rec
 	p.run()
+	p.settle()
+}
+
+// settle records how the reply ended. It runs before the last byte goes
+// out (the final chunk, or the dropped connection), so a client that has
+// seen the end also sees the record.
+func (p *player) settle() {
+	p.srv.record(func() {
+		p.rec.EvalTokens, p.rec.DoneReason, p.rec.WindowFull = p.generated, p.doneReason, p.full == fullWindow
+	})
 }
 
 func describeLast(rec *Request) string {
@@ -143,30 +68,57 @@ func describeLast(rec *Request) string {
 	return fmt.Sprintf("last message: %s: %q", m.Role, text)
 }
 
+// What stopped generation before the script's end.
+const (
+	fullWindow  = "window"      // prompt and reply filled the window
+	fullPredict = "num_predict" // the reply reached num_predict
+)
+
 // player writes one reply, streamed as NDJSON or whole.
 type player struct {
 	srv      *Server
 	w        http.ResponseWriter
 	rc       *http.ResponseController
 	r        *http.Request
+	rec      *Request
 	plan     plan
 	model    string
 	stream   bool
 	thinking bool
 	generate bool
-	start    time.Time
+	// shift is the request's shift (true unless sent false): what a full
+	// window does to the reply.
+	shift bool
+
+	start    time.Time // the request arrived
+	ready    time.Time // the model was loaded
+	evalTime time.Duration
 
 	promptTokens int
-	firstStep    time.Time
-	sent         int  // chunks written (or gathered, when not streaming)
-	started      bool // the 200 header is out
-	ended        bool // the reply stopped early (error, drop, cancel)
+	// room is the tokens the window has left for the reply; predict
+	// those num_predict allows (negative: no limit).
+	room, predict int
+	generated     int    // tokens generated so far
+	full          string // fullWindow or fullPredict once generation hit it
+	doneReason    string // of the final chunk, once sent
 
+	firstStep time.Time
+	sent      int  // chunks written (or gathered, when not streaming)
+	started   bool // the 200 header is out
+	ended     bool // the reply stopped early (error, drop, cancel)
+
+	// reply is the text generated (thinking and content), what the
+	// model holds in its cache afterwards.
+	reply strings.Builder
 	// The whole reply, for stream=false.
 	content, thought strings.Builder
 	calls            []api.ToolCall
 }
 
+// run plays the steps, then ends the reply: with the final chunk, or,
+// when the window filled and the request let the server shift it, by
+// dropping the connection mid-reply, as the real server did on a small
+// model.
 func (p *player) run() {
 	p.firstStep = time.Now()
 	for _, st := range p.plan.steps {
@@ -174,6 +126,13 @@ func (p *player) run() {
 		if p.ended {
 			return
 		}
+		if p.full != "" {
+			break
+		}
+	}
+	if p.full == fullWindow && p.shift {
+		p.disconnect()
+		return
 	}
 	p.finish()
 }
@@ -182,7 +141,7 @@ func (p *player) step(st Step) {
 	switch st.kind {
 	case stepText:
 		for _, c := range st.chunks {
-			if p.emit(c, "", nil); p.ended {
+			if p.emit(c, "", nil); p.ended || p.full != "" {
 				return
 			}
 		}
@@ -191,7 +150,7 @@ func (p *player) step(st Step) {
 			return
 		}
 		for _, c := range st.chunks {
-			if p.emit("", c, nil); p.ended {
+			if p.emit("", c, nil); p.ended || p.full != "" {
 				return
 			}
 		}
@@ -228,13 +187,55 @@ func (s *Server) nextCallID() string {
 	return fmt.Sprintf("call_%08d", s.calls)
 }
 
-// emit sends (or, not streaming, gathers) one chunk.
+// limit is how many more tokens the reply may have, and what limits it
+// (-1, "" when nothing does).
+func (p *player) limit() (int, string) {
+	switch {
+	case p.predict >= 0 && p.predict-p.generated <= p.room-p.generated:
+		return p.predict - p.generated, fullPredict
+	default:
+		return p.room - p.generated, fullWindow
+	}
+}
+
+// callTokens is what tool calls cost, rendered as the template renders
+// them.
+func callTokens(calls []api.ToolCall) int {
+	n := 0
+	for _, c := range calls {
+		s, _ := toolCallJSON(c.Function)
+		n += CountTokens(s)
+	}
+	return n
+}
+
+// emit sends (or, not streaming, gathers) one chunk, cut to what the
+// window and num_predict leave: the text up to the limit, a tool call not
+// at all unless it fits whole.
 func (p *player) emit(content, thinking string, calls []api.ToolCall) {
 	if p.plan.chunkDelay > 0 {
 		if p.wait(p.plan.chunkDelay); p.ended {
 			return
 		}
 	}
+	tokens := CountTokens(content) + CountTokens(thinking) + callTokens(calls)
+	if left, what := p.limit(); tokens > left {
+		left = max(left, 0)
+		calls = nil
+		if t := CountTokens(thinking); t >= left {
+			thinking, content = cutTokens(thinking, left), ""
+		} else {
+			content = cutTokens(content, left-t)
+		}
+		tokens = CountTokens(content) + CountTokens(thinking)
+		p.full = what
+		if content == "" && thinking == "" {
+			return
+		}
+	}
+	p.generated += tokens
+	p.reply.WriteString(thinking)
+	p.reply.WriteString(content)
 	p.calls = append(p.calls, calls...)
 	if !p.stream {
 		p.content.WriteString(content)
@@ -313,6 +314,7 @@ func (p *player) wait(d time.Duration) {
 // stays delivered, the chunked body is never terminated.
 func (p *player) disconnect() {
 	p.ended = true
+	p.settle()
 	if p.started {
 		_ = p.rc.Flush()
 	}
@@ -326,12 +328,16 @@ func (p *player) disconnect() {
 }
 
 // finish sends the final chunk, or the whole reply when not streaming.
+// A reply cut by the window or num_predict ends with done_reason
+// "length"; otherwise the rule's reason, or "stop".
 func (p *player) finish() {
 	metrics := p.metrics()
-	reason := p.plan.doneReason
-	if reason == "" {
-		reason = "stop"
+	reason := cmp.Or(p.plan.doneReason, "stop")
+	if p.full != "" {
+		reason = "length"
 	}
+	p.doneReason = reason
+	p.settle()
 	now := time.Now().UTC()
 	if p.generate {
 		resp := api.GenerateResponse{Model: p.model, CreatedAt: now, Done: true, DoneReason: reason, Metrics: metrics}
@@ -355,35 +361,26 @@ func (p *player) finish() {
 	p.write(append(b, '\n'), true)
 }
 
-// metrics are the rule's exact figures, or measured ones. Durations are at
+// metrics are the rule's exact figures, or the server's: load_duration is
+// the time until the model was ready (longer when this request loaded
+// it), prompt_eval_count the whole prompt the model read,
+// prompt_eval_duration the time its uncached part took, eval_count the
+// tokens generated, and the other durations measured. Durations are at
 // least 1µs so every key the real server sends is present.
 func (p *player) metrics() api.Metrics {
 	if p.plan.metrics != nil {
 		return *p.plan.metrics
 	}
 	now := time.Now()
-	load := max(p.firstStep.Sub(p.start)/2, time.Microsecond)
 	return api.Metrics{
 		TotalDuration:      max(now.Sub(p.start), 3*time.Microsecond),
-		LoadDuration:       load,
+		LoadDuration:       max(p.ready.Sub(p.start), time.Microsecond),
 		PromptEvalCount:    p.promptTokens,
-		PromptEvalDuration: load,
-		EvalCount:          max(p.sent, 1),
+		PromptEvalDuration: max(p.evalTime, time.Microsecond),
+		EvalCount:          max(p.generated, 1),
 		EvalDuration:       max(now.Sub(p.firstStep), time.Microsecond),
 	}
 }
-
-// promptTokens estimates the prompt's tokens from the conversation.
-func promptTokens(msgs []api.Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += 4 + estimateTokens(m.Content) // role markers and separators
-	}
-	return n
-}
-
-// estimateTokens is about one token per four characters, as for English.
-func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 // Embedding is the fake's deterministic embedding of text: a unit vector of
 // dims hashed word counts, so texts sharing words are close in cosine

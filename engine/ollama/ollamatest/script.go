@@ -282,9 +282,10 @@ func Disconnect() Step { return Step{kind: stepDisconnect} }
 // the server is closed.
 func Hang() Step { return Step{kind: stepHang} }
 
-// Flood streams n content tokens as fast as the connection takes them,
-// flushing in bulk rather than per chunk: a load generator for benchmarks
-// of everything downstream of the stream.
+// Flood streams n content tokens, one per chunk, as fast as the
+// connection takes them, flushing in bulk rather than per chunk: a load
+// generator for benchmarks of everything downstream of the stream. Unlike
+// the other steps it is not held to the window or num_predict.
 func Flood(n int) Step { return Step{kind: stepFlood, n: n} }
 
 // Rule is a scripted answer: when all its matchers match a chat or

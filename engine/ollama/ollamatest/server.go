@@ -20,10 +20,47 @@
 // support tools", think on a model without thinking is 400, a malformed
 // body is 400 with the decoder's message.
 //
-// Final-chunk metrics: prompt_eval_count is about one token per four
-// characters of the conversation, eval_count is the number of chunks sent,
-// and the durations are measured, so a slow script (ChunkDelay) reports a
-// realistic speed. Rule.Metrics sets exact figures instead.
+// Models have context windows and the server enforces them as Ollama
+// does (see the project's wire notes, "The context window"):
+//
+//   - A model's maximum is ModelSpec.ContextLength (/api/show's
+//     model_info["<family>.context_length"]). A request runs with its
+//     options.num_ctx, else the model's num_ctx parameter, else the
+//     server's default (DefaultContextLength, 4096; see
+//     SetDefaultContextLength), never more than the maximum.
+//   - The first request loads the model with that window; one asking for
+//     another num_ctx reloads it (LoadEvents records both, /api/ps shows
+//     the window in force as context_length). keep_alive sets expires_at;
+//     keep_alive 0 with nothing to answer unloads, as `ollama stop` does.
+//   - The prompt is the model's template applied to the messages and
+//     tools (see Render), counted with CountTokens: a fixed rule, not
+//     characters/4, so a client has to calibrate against what the server
+//     reports. prompt_eval_count is the whole prompt every turn; only
+//     prompt_eval_duration shrinks when the prompt starts with what the
+//     model evaluated last (its cache).
+//   - A prompt bigger than the window is cut silently unless the request
+//     says "truncate": false: the oldest messages go first, system
+//     messages and the last message stay. With "truncate": false it is
+//     400 {"error":"the input length exceeds the context length"}.
+//     Request.SilentCut says whether it happened.
+//   - A reply that fills the window ends with done_reason "length" when
+//     the request says "shift": false; otherwise the stream stops
+//     mid-reply without its final chunk, as the real server's did on a
+//     small model. num_predict ends a reply with "length" too.
+//   - "_debug_render_only": true answers the rendered prompt instead of a
+//     reply, unless rendering is turned off (SetRenderSupport,
+//     ModelSpec.NoRender), when the field is ignored as by a server
+//     without it.
+//
+// /api/pull streams progress for models made Pullable and the real
+// server's error for others. Every request is recorded (Requests) with
+// what the window rules did to it.
+//
+// Final-chunk metrics: prompt_eval_count and eval_count are tokens by
+// CountTokens, load_duration is the time until the model was ready,
+// prompt_eval_duration the time the uncached prompt took at the model's
+// PromptRate, and the others are measured, so a slow script (ChunkDelay)
+// reports a realistic speed. Rule.Metrics sets exact figures instead.
 //
 // The same scripts load from JSON files (see LoadScript) and the server
 // runs on its own with `go run ./engine/ollama/ollamatest/cmd --script FILE`.
@@ -31,9 +68,6 @@ package ollamatest
 
 import (
 	"bytes"
-	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,13 +75,11 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ollama/ollama/api"
-	"github.com/ollama/ollama/types/model"
 )
 
 // DefaultVersion is what /api/version answers unless SetVersion changes it.
@@ -86,79 +118,18 @@ type Server struct {
 	requests []*Request
 	calls    int // tool call ids handed out
 	log      io.Writer
+
+	defaultCtx int
+	keepAlive  time.Duration
+	noRender   bool
+	loaded     map[string]*loadedModel // by model name
+	events     []LoadEvent
+	pullable   map[string]pullable // by model name
 }
 
 type failure struct {
 	status int
 	msg    string
-}
-
-// Request is one request the server received, as recorded for assertions.
-// The decoded body is in the field for its endpoint (nil when the body did
-// not decode). Treat it as read-only.
-type Request struct {
-	Seq    int // 1-based order of arrival
-	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
-
-	Chat     *api.ChatRequest
-	Generate *api.GenerateRequest
-	Show     *api.ShowRequest
-	Embed    *api.EmbedRequest
-
-	// Status is the HTTP status the server answered with.
-	Status int
-	// Reply names the scripted reply that answered ("rule 2 (user says
-	// ...)" or "default"); empty when none did.
-	Reply string
-}
-
-// Messages returns the conversation: the chat messages, or for
-// /api/generate the system prompt and the prompt as messages.
-func (r *Request) Messages() []api.Message {
-	switch {
-	case r.Chat != nil:
-		return r.Chat.Messages
-	case r.Generate != nil:
-		var msgs []api.Message
-		if r.Generate.System != "" {
-			msgs = append(msgs, api.Message{Role: "system", Content: r.Generate.System})
-		}
-		return append(msgs, api.Message{Role: "user", Content: r.Generate.Prompt})
-	}
-	return nil
-}
-
-// Turn is the model turn the request asks for: 1 + the assistant messages
-// already in the conversation.
-func (r *Request) Turn() int {
-	n := 1
-	for _, m := range r.Messages() {
-		if m.Role == "assistant" {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *Request) last() *api.Message {
-	msgs := r.Messages()
-	if len(msgs) == 0 {
-		return nil
-	}
-	return &msgs[len(msgs)-1]
-}
-
-func (r *Request) model() string {
-	switch {
-	case r.Chat != nil:
-		return r.Chat.Model
-	case r.Generate != nil:
-		return r.Generate.Model
-	}
-	return ""
 }
 
 // New starts a server on 127.0.0.1 (a free port) and closes it when the
@@ -181,9 +152,13 @@ func Listen(addr string, script *Script) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	s := &Server{
-		closing: make(chan struct{}),
-		started: time.Now().UTC().Truncate(time.Second),
-		version: DefaultVersion,
+		closing:    make(chan struct{}),
+		started:    time.Now().UTC().Truncate(time.Second),
+		version:    DefaultVersion,
+		defaultCtx: DefaultContextLength,
+		keepAlive:  DefaultKeepAlive,
+		loaded:     make(map[string]*loadedModel),
+		pullable:   make(map[string]pullable),
 	}
 	if script != nil {
 		s.Use(script)
@@ -231,60 +206,6 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	_ = s.http.Close()
 	s.active.Wait()
-}
-
-// ModelSpec describes a model the server has. In a script file the keys
-// are the JSON names below.
-type ModelSpec struct {
-	// Name as pulled, e.g. "qwen3:8b"; ":latest" is implied without a tag.
-	Name string `json:"name"`
-	// Capabilities as /api/show reports them: completion, tools,
-	// thinking, vision, embedding, insert. Empty means completion only.
-	Capabilities    []string  `json:"capabilities,omitempty"`
-	Size            int64     `json:"size,omitempty"`
-	Family          string    `json:"family,omitempty"`
-	ParameterSize   string    `json:"parameter_size,omitempty"`
-	Quantization    string    `json:"quantization,omitempty"`
-	ContextLength   int       `json:"context_length,omitempty"`
-	EmbeddingLength int       `json:"embedding_length,omitempty"`
-	ModifiedAt      time.Time `json:"modified_at,omitzero"`
-}
-
-// Model adds (or replaces) a model with the given capabilities
-// ("completion", "tools", "thinking", ...; none means completion only).
-func (s *Server) Model(name string, caps ...string) *Server {
-	return s.AddModel(ModelSpec{Name: name, Capabilities: caps})
-}
-
-// AddModel adds (or replaces) a model described in full.
-func (s *Server) AddModel(m ModelSpec) *Server {
-	m.Name = normalizeName(m.Name)
-	if len(m.Capabilities) == 0 {
-		m.Capabilities = []string{"completion"}
-	}
-	m.Capabilities = slices.Clone(m.Capabilities)
-	if m.Family == "" {
-		m.Family = baseName(m.Name)
-	}
-	if m.ContextLength == 0 {
-		m.ContextLength = 32768
-	}
-	if m.EmbeddingLength == 0 {
-		m.EmbeddingLength = 64
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m.ModifiedAt.IsZero() {
-		m.ModifiedAt = s.started
-	}
-	for i, old := range s.models {
-		if old.Name == m.Name {
-			s.models[i] = &m
-			return s
-		}
-	}
-	s.models = append(s.models, &m)
-	return s
 }
 
 // On adds a rule answering chat and generate requests that match every
@@ -401,6 +322,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(sw, http.StatusOK, map[string]string{"version": v})
 	case r.URL.Path == "/api/tags" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		s.handleTags(sw)
+	case r.URL.Path == "/api/ps" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		s.handlePS(sw)
+	case r.URL.Path == "/api/pull" && r.Method == http.MethodPost:
+		s.handlePull(sw, r, rec)
 	case r.URL.Path == "/api/show" && r.Method == http.MethodPost:
 		s.handleShow(sw, rec)
 	case r.URL.Path == "/api/embed" && r.Method == http.MethodPost:
@@ -435,10 +360,22 @@ func (s *Server) logRequest(rec *Request, sw *statusWriter) {
 	if m := rec.model(); m != "" {
 		line += " model=" + m
 	}
+	line += rec.windowSummary()
 	if rec.Reply != "" {
 		line += " by " + rec.Reply
 	}
-	fmt.Fprintln(s.log, line)
+	fmt.Fprintln(s.log, printable(line))
+}
+
+// printable escapes control characters, so a model name or rule text
+// from a client or a script cannot drive the terminal the log goes to.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // statusWriter remembers the status for the record and the log; Unwrap
@@ -486,191 +423,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
-}
-
-// lookup finds a registered model by any spelling of its name.
-func (s *Server) lookup(name string) (ModelSpec, bool) {
-	n := normalizeName(name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, m := range s.models {
-		if m.Name == n {
-			return *m, true
-		}
-	}
-	return ModelSpec{}, false
-}
-
-func (s *Server) handleTags(w http.ResponseWriter) {
-	s.mu.Lock()
-	models := make([]api.ListModelResponse, 0, len(s.models))
-	for _, m := range s.models {
-		models = append(models, api.ListModelResponse{
-			Name:       m.Name,
-			Model:      m.Name,
-			ModifiedAt: m.ModifiedAt,
-			Size:       m.Size,
-			Digest:     digest(m.Name),
-			Details:    details(m),
-		})
-	}
-	s.mu.Unlock()
-	// Like Ollama: most recently modified first.
-	slices.SortStableFunc(models, func(a, b api.ListModelResponse) int {
-		return cmp.Compare(b.ModifiedAt.Unix(), a.ModifiedAt.Unix())
-	})
-	writeJSON(w, http.StatusOK, api.ListResponse{Models: models})
-}
-
-func (s *Server) handleShow(w http.ResponseWriter, rec *Request) {
-	var req api.ShowRequest
-	if err := decode(rec.Body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	s.record(func() { rec.Show = &req })
-	//lint:ignore SA1019 older clients still send "name", and the real server accepts it
-	name := cmp.Or(req.Model, req.Name)
-	if name == "" {
-		writeError(w, http.StatusBadRequest, "model is required")
-		return
-	}
-	m, ok := s.lookup(name)
-	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", name))
-		return
-	}
-	caps := make([]model.Capability, len(m.Capabilities))
-	for i, c := range m.Capabilities {
-		caps[i] = model.Capability(c)
-	}
-	resp := api.ShowResponse{
-		Modelfile:  "# Modelfile generated by \"ollama show\"\nFROM " + fullName(m.Name) + "\n",
-		Parameters: "temperature                    0.7",
-		Template:   "{{ .Prompt }}",
-		Details:    details(&m),
-		ModelInfo: map[string]any{
-			"general.architecture":         m.Family,
-			"general.parameter_count":      parameterCount(m.ParameterSize),
-			m.Family + ".context_length":   m.ContextLength,
-			m.Family + ".embedding_length": m.EmbeddingLength,
-		},
-		Tensors:      []api.Tensor{{Name: "token_embd.weight", Type: cmp.Or(m.Quantization, "Q4_K"), Shape: []uint64{uint64(m.EmbeddingLength), 151936}}},
-		Capabilities: caps,
-		ModifiedAt:   m.ModifiedAt,
-	}
-	writeJSON(w, http.StatusOK, resp)
-}
-
-func (s *Server) handleEmbed(w http.ResponseWriter, rec *Request) {
-	var req api.EmbedRequest
-	if err := decode(rec.Body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	s.record(func() { rec.Embed = &req })
-	var inputs []string
-	switch in := req.Input.(type) {
-	case string:
-		if in != "" {
-			inputs = []string{in}
-		}
-	case []any:
-		for _, v := range in {
-			str, ok := v.(string)
-			if !ok {
-				writeError(w, http.StatusBadRequest, "invalid input type")
-				return
-			}
-			inputs = append(inputs, str)
-		}
-	case nil:
-	default:
-		writeError(w, http.StatusBadRequest, "invalid input type")
-		return
-	}
-	m, ok := s.lookup(req.Model)
-	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
-		return
-	}
-	start := time.Now()
-	vecs := make([][]float32, len(inputs))
-	tokens := 0
-	for i, in := range inputs {
-		vecs[i] = Embedding(in, m.EmbeddingLength)
-		tokens += estimateTokens(in)
-	}
-	writeJSON(w, http.StatusOK, api.EmbedResponse{
-		Model:           req.Model,
-		Embeddings:      vecs,
-		TotalDuration:   max(time.Since(start), time.Microsecond),
-		LoadDuration:    time.Microsecond,
-		PromptEvalCount: tokens,
-	})
-}
-
-// normalizeName lower-cases a model name and gives it its implicit tag.
-func normalizeName(name string) string {
-	name = strings.ToLower(strings.TrimSpace(name))
-	if name == "" {
-		return ""
-	}
-	if !strings.Contains(name[strings.LastIndex(name, "/")+1:], ":") {
-		name += ":latest"
-	}
-	return name
-}
-
-// fullName is the name as the server spells it in capability errors.
-func fullName(name string) string {
-	switch strings.Count(name, "/") {
-	case 0:
-		return "registry.ollama.ai/library/" + name
-	case 1:
-		return "registry.ollama.ai/" + name
-	}
-	return name
-}
-
-// baseName is the model part of a name: "library/qwen3:8b" -> "qwen3".
-func baseName(name string) string {
-	name = name[strings.LastIndex(name, "/")+1:]
-	if i := strings.Index(name, ":"); i >= 0 {
-		name = name[:i]
-	}
-	return name
-}
-
-// digest is a stable stand-in for the manifest digest /api/tags reports.
-func digest(name string) string {
-	sum := sha256.Sum256([]byte(name))
-	return hex.EncodeToString(sum[:])
-}
-
-// parameterCount reads a size like "8.2B" or "600M" (0 when unset).
-func parameterCount(size string) int64 {
-	size = strings.TrimSpace(strings.ToUpper(size))
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(size, "B"):
-		mult, size = 1e9, strings.TrimSuffix(size, "B")
-	case strings.HasSuffix(size, "M"):
-		mult, size = 1e6, strings.TrimSuffix(size, "M")
-	}
-	f, err := strconv.ParseFloat(size, 64)
-	if err != nil {
-		return 0
-	}
-	return int64(f * mult)
-}
-
-func details(m *ModelSpec) api.ModelDetails {
-	return api.ModelDetails{
-		Format:            "gguf",
-		Family:            m.Family,
-		Families:          []string{m.Family},
-		ParameterSize:     m.ParameterSize,
-		QuantizationLevel: m.Quantization,
-	}
 }

@@ -4,8 +4,10 @@
 //	go run ./engine/ollama/ollamatest/cmd --script engine/ollama/ollamatest/testdata/demo.json
 //	OLLAMA_HOST=http://127.0.0.1:11434 jarvis ask --tools calculator "What is 15% of 340?"
 //
-// It prints the server's URL on stdout and one line per request on stderr,
-// and stops on Ctrl-C.
+// It prints the server's URL on stdout and one line per request on stderr
+// (with the window the request ran in and any silent cut), and stops on
+// Ctrl-C. --context-length sets the window for requests without num_ctx,
+// as OLLAMA_CONTEXT_LENGTH does for a real server.
 package main
 
 import (
@@ -24,18 +26,19 @@ func main() {
 	script := flag.String("script", "", "script file (JSON; see package ollamatest, LoadScript)")
 	addr := flag.String("addr", "127.0.0.1:11434", "address to listen on (port 0 picks a free one)")
 	quiet := flag.Bool("quiet", false, "do not log requests to stderr")
+	window := flag.Int("context-length", 0, "window for requests without num_ctx (default: the script's, else 4096)")
 	flag.Parse()
-	if *script == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: cmd --script FILE [--addr 127.0.0.1:11434] [--quiet]")
+	if *script == "" || flag.NArg() > 0 || *window < 0 {
+		fmt.Fprintln(os.Stderr, "usage: cmd --script FILE [--addr 127.0.0.1:11434] [--context-length N] [--quiet]")
 		os.Exit(2)
 	}
-	if err := run(*script, *addr, *quiet); err != nil {
+	if err := run(*script, *addr, *window, *quiet); err != nil {
 		fmt.Fprintln(os.Stderr, "fake-ollama:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path, addr string, quiet bool) error {
+func run(path, addr string, window int, quiet bool) error {
 	sc, err := ollamatest.LoadScript(path)
 	if err != nil {
 		return err
@@ -48,6 +51,9 @@ func run(path, addr string, quiet bool) error {
 		return err
 	}
 	defer srv.Close()
+	if window > 0 {
+		srv.SetDefaultContextLength(window)
+	}
 	if !quiet {
 		srv.LogTo(os.Stderr)
 	}
