@@ -78,16 +78,24 @@ type Config struct {
 	// OnMessage, when set, is called on the run's goroutine each time a
 	// message is appended to the conversation, so a caller can persist the
 	// conversation as it grows (a crash then loses at most the reply being
-	// streamed).
+	// streamed), and when older turns are compacted.
 	OnMessage func(Appended)
+	// View is the model's view of the conversation (window, budget,
+	// cuts, compaction). A caller that keeps a conversation across runs
+	// (the TUI) keeps one view for it, so the window and the calibration
+	// carry over; nil gives each run a fresh one.
+	View *ModelView
 }
 
 // Appended is a message just added to a conversation, with what it cost
-// (assistant messages) or the tool result it carries (tool messages).
+// (assistant messages) or the tool result it carries (tool messages), or
+// a compaction: Message is then the summary that replaces, for the model,
+// the first Compaction.Replaced messages.
 type Appended struct {
-	Message engine.Message
-	Usage   *events.Usage
-	Result  *tools.Result
+	Message    engine.Message
+	Usage      *events.Usage
+	Result     *tools.Result
+	Compaction *Compaction
 }
 
 // Result is what a run produced.
@@ -105,6 +113,20 @@ type Result struct {
 	// Stopped says why a run ended without a model answer: "max_turns",
 	// "loop_guard", "cancelled", or "" for a normal answer.
 	Stopped string `json:"stopped,omitempty"`
+	// Context says what the run's requests took of the window.
+	Context RunContext `json:"context"`
+}
+
+// RunContext is the window a run had and how it used it.
+type RunContext struct {
+	Window int `json:"window"`
+	// PromptTokens is the last request's prompt, as the server counted it
+	// (jarvis's estimate when the server said nothing).
+	PromptTokens int  `json:"prompt_tokens"`
+	Compacted    bool `json:"compacted"`
+	// CutResults counts the tool results shortened for the model in the
+	// run's requests (each result once).
+	CutResults int `json:"cut_results"`
 }
 
 // Agent runs one user input to an answer.

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -25,6 +26,7 @@ type run struct {
 	conv    *Conversation
 	result  *Result
 	started time.Time
+	view    *ModelView
 }
 
 // begin starts a run. appendInput is false when a run continues one whose
@@ -35,8 +37,14 @@ func (l *loop) begin(ctx context.Context, conv *Conversation, input string, appe
 		info.ID = newRunID()
 	}
 	info.Agent, info.Model = l.name, l.cfg.Model
+	view := l.cfg.View
+	if view == nil {
+		view = NewModelView(l.cfg.Engine, l.cfg.Model, ViewOptions{NumCtx: l.cfg.Options.NumCtx, NumPredict: l.cfg.Options.NumPredict})
+	} else if view.Model() != l.cfg.Model {
+		view.SetModel(l.cfg.Model)
+	}
 	r := &run{
-		loop: l, ctx: events.WithRun(ctx, info), info: info, conv: conv,
+		loop: l, ctx: events.WithRun(ctx, info), info: info, conv: conv, view: view,
 		result: &Result{Model: l.cfg.Model, Agent: l.name, ToolResults: []tools.Result{}}, started: time.Now(),
 	}
 	if appendInput {
@@ -81,18 +89,28 @@ func (r *run) finish(err error) (*Result, error) {
 
 // turn streams one model reply. The reply's text is not appended to the
 // conversation here: the caller decides what the assistant message holds.
+// The request is built by the run's ModelView: it fits the window (older
+// turns are compacted first when needed) or it is not sent at all.
 func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatResponse, error) {
+	req, budget, err := r.prepare(system, toolDefs)
+	if err != nil {
+		return engine.ChatResponse{}, err
+	}
 	r.result.Turns++
 	n := r.result.Turns
-	r.publish(events.Event{Type: events.TurnStart, Turn: &events.TurnPayload{Turn: n, Model: r.cfg.Model}})
-	msgs := make([]engine.Message, 0, len(r.conv.Messages)+1)
-	if system != "" {
-		msgs = append(msgs, engine.Message{Role: engine.RoleSystem, Content: system})
-	}
-	msgs = append(msgs, r.conv.Messages...)
-	req := engine.ChatRequest{Model: r.cfg.Model, Messages: msgs, Tools: toolDefs, Options: r.cfg.Options}
+	r.publish(events.Event{Type: events.TurnStart, Turn: &events.TurnPayload{Turn: n, Model: r.cfg.Model,
+		Context: &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: budget.Prompt, Estimated: true, CutResults: budget.CutResults}}})
 	begin := time.Now()
 	resp, err := r.cfg.Engine.Chat(r.ctx, req, r.onChunk)
+	var overflow *engine.ContextOverflowError
+	if errors.As(err, &overflow) && r.view.Underestimated(budget) {
+		// The server counted more than the estimate: with the estimate
+		// raised, the request is built again (compacting if it must) and
+		// sent once more, or refused with the sizes.
+		if req, budget, err = r.prepare(system, toolDefs); err == nil {
+			resp, err = r.cfg.Engine.Chat(r.ctx, req, r.onChunk)
+		}
+	}
 	usage := resp.Usage
 	usage.WallSeconds = time.Since(begin).Seconds()
 	if r.cfg.Price != nil {
@@ -109,11 +127,123 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 	if resp.Message.Thinking != "" {
 		r.result.Thinking = resp.Message.Thinking
 	}
+	if errors.As(err, &overflow) && overflow.Window == 0 {
+		// The server refused what the estimate fit even after a retry:
+		// the sizes are the (raised) estimate's.
+		overflow.Model, overflow.Window, overflow.PromptTokens = r.cfg.Model, budget.Window.Tokens, budget.Prompt
+	}
+	prompt, estimated := usage.PromptTokens, false
+	if err == nil && usage.PromptTokens > 0 {
+		r.view.Observe(budget, usage.PromptTokens)
+	} else if prompt == 0 {
+		prompt, estimated = budget.Prompt, true
+	}
+	r.result.Context.Window, r.result.Context.PromptTokens = budget.Window.Tokens, prompt
+	if err == nil && resp.DoneReason == "length" {
+		r.notice(lengthNotice(budget, usage, r.cfg.Options.NumPredict))
+	}
 	r.publish(events.Event{Type: events.TurnEnd, Turn: &events.TurnPayload{
 		Turn: n, Model: r.result.Model, Content: resp.Message.Content, Thinking: resp.Message.Thinking,
 		Usage: usage, ToolCalls: len(resp.Message.ToolCalls),
+		Context: &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: prompt, Estimated: estimated, CutResults: budget.CutResults},
 	}})
 	return resp, err
+}
+
+// lengthNotice says why a reply stopped before its end: the window was
+// full, or it reached num_predict.
+func lengthNotice(b Budget, u events.Usage, numPredict int) string {
+	if numPredict > 0 && u.OutputTokens >= numPredict {
+		return fmt.Sprintf("The reply stopped at its length limit (num_predict = %s tokens); raise num_predict to let it finish.", groupDigits(numPredict))
+	}
+	return fmt.Sprintf("The reply stopped: the %s-token window is full (the prompt took %s tokens and the reply %s). Raise the window (/ctx N, --num-ctx or num_ctx), or /compact the conversation.",
+		groupDigits(b.Window.Tokens), groupDigits(u.PromptTokens), groupDigits(u.OutputTokens))
+}
+
+// prepare builds the request through the view: it compacts older turns
+// when the request would pass the view's CompactAt share of the window,
+// and refuses, with the sizes, a request that still does not fit.
+func (r *run) prepare(system string, toolDefs []engine.ToolDef) (engine.ChatRequest, Budget, error) {
+	in := Request{System: system, Tools: toolDefs, Messages: r.conv.Messages, Options: r.cfg.Options}
+	req, b, err := r.view.Prepare(r.ctx, in)
+	if err != nil {
+		return req, b, err
+	}
+	r.useWindow(b.Window.Tokens)
+	if b.Used() > r.view.Options().CompactAt {
+		c, msgs, err := r.view.Compact(r.ctx, in, false)
+		switch {
+		case err == nil:
+			r.compacted(c, msgs)
+			in.Messages = r.conv.Messages
+			if req, b, err = r.view.Prepare(r.ctx, in); err != nil {
+				return req, b, err
+			}
+		case errors.Is(err, ErrNothingToCompact):
+		case r.ctx.Err() != nil:
+			return req, b, err
+		default:
+			if !b.Fits() {
+				return req, b, err
+			}
+			r.notice(err.Error() + "; the request is sent as it is, since it still fits.")
+		}
+	}
+	if !b.Fits() {
+		return req, b, r.overflow(b)
+	}
+	if b.CutResults > r.result.Context.CutResults {
+		r.result.Context.CutResults = b.CutResults
+	}
+	return req, b, nil
+}
+
+// useWindow stamps the run's window on its context, for the tools.
+func (r *run) useWindow(n int) {
+	if r.info.NumCtx != n {
+		r.info.NumCtx = n
+		r.ctx = events.WithRun(r.ctx, r.info)
+	}
+}
+
+// compacted puts a compaction's messages in place and reports it.
+func (r *run) compacted(c Compaction, msgs []engine.Message) {
+	r.conv.Messages = msgs
+	r.result.Context.Compacted = true
+	c.Usage.WallSeconds = 0
+	r.result.Usage.Add(c.Usage)
+	if r.cfg.OnMessage != nil {
+		r.cfg.OnMessage(Appended{Message: msgs[0], Compaction: &c})
+	}
+	r.publish(events.Event{Type: events.ContextCompacted, Text: c.Summary, Turn: &events.TurnPayload{Model: r.cfg.Model, Usage: c.Usage,
+		Context: &events.ContextPayload{Replaced: c.Replaced, Before: c.Before, After: c.After}}})
+}
+
+// overflow is the error for a request that does not fit even after
+// compaction, naming the sizes and what to do.
+func (r *run) overflow(b Budget) error {
+	e := &engine.ContextOverflowError{Model: r.cfg.Model, Window: b.Window.Tokens, PromptTokens: b.Prompt + b.Reply}
+	fixed := b.System + b.Tools + b.Reply
+	var last *Part
+	for i := len(b.Parts) - 1; i >= 0; i-- {
+		if b.Parts[i].Kind == PartMessage || b.Parts[i].Kind == PartResult {
+			last = &b.Parts[i]
+			break
+		}
+	}
+	switch {
+	case fixed >= b.Window.Tokens:
+		e.What = fmt.Sprintf("the system prompt and the %d tool definitions, with room for the reply,", len(b.ToolCosts()))
+		e.PromptTokens = fixed
+		e.Fix = "turn tools off (/tools, --tools) or raise the window"
+	case last != nil && last.Kind == PartMessage && last.Name == engine.RoleUser && fixed+last.Tokens > b.Window.Tokens:
+		e.What, e.PromptTokens = "your message", last.Tokens
+		e.Fix = "raise the window or shorten the message"
+	default:
+		e.What = "the conversation"
+		e.Fix = "raise the window, /compact, or start a new session (/new)"
+	}
+	return e
 }
 
 // onChunk forwards deltas as events. It runs once per streamed token, so it

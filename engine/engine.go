@@ -275,29 +275,39 @@ func (e *StreamError) Error() string {
 func (e *StreamError) Unwrap() error { return e.Err }
 
 // ContextOverflowError means a request did not fit the model's context
-// window and the server refused it rather than cutting it. Window and
-// PromptTokens are filled in by whoever knows them (the engine rarely does;
-// the agent's budget does); 0 means unknown.
+// window: the server refused it rather than cutting it, or jarvis did not
+// send it. Window and PromptTokens are filled in by whoever knows them
+// (the engine rarely does; the agent's budget does); 0 means unknown.
 type ContextOverflowError struct {
 	Model         string
 	Window        int
 	PromptTokens  int
 	ServerMessage string
+	// What names what is too big ("your message", "the conversation");
+	// "" means the request. Fix says what to do; "" gives the default.
+	What, Fix string
 }
 
 func (e *ContextOverflowError) Error() string {
-	if e.Window > 0 && e.PromptTokens > 0 {
-		return fmt.Sprintf("the request is about %s tokens; %s runs with a %s-token window. Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message",
-			groupDigits(e.PromptTokens), e.Model, groupDigits(e.Window))
+	what, fix := e.What, e.Fix
+	if what == "" {
+		what = "the request"
 	}
-	if e.Window > 0 {
-		return fmt.Sprintf("the request does not fit %s's %s-token window. Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message", e.Model, groupDigits(e.Window))
+	if fix == "" {
+		fix = "raise the window or shorten the message"
 	}
-	msg := fmt.Sprintf("the request does not fit %s's context window", e.Model)
+	fix += " (the window: /ctx N in the workbench, --num-ctx, or num_ctx in the config)"
+	switch {
+	case e.Window > 0 && e.PromptTokens > 0:
+		return fmt.Sprintf("%s is about %s tokens; %s runs with a %s-token window. To go on, %s", what, groupDigits(e.PromptTokens), e.Model, groupDigits(e.Window), fix)
+	case e.Window > 0:
+		return fmt.Sprintf("%s does not fit %s's %s-token window. To go on, %s", what, e.Model, groupDigits(e.Window), fix)
+	}
+	msg := fmt.Sprintf("%s does not fit %s's context window", what, e.Model)
 	if e.ServerMessage != "" {
 		msg += " (the server said: " + e.ServerMessage + ")"
 	}
-	return msg + ". Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message"
+	return msg + ". To go on, " + fix
 }
 
 // groupDigits writes n with thousands separators (3,100), as the sizes in

@@ -52,6 +52,10 @@ const (
 	ConfirmAsk    Type = "confirmation_request"
 	ConfirmAnswer Type = "confirmation_answer"
 
+	// ContextCompacted: older turns were summarised to fit the window
+	// (Text is the summary, Turn.Context says what it saved).
+	ContextCompacted Type = "context_compacted"
+
 	SchedulerTaskStart Type = "scheduler_task_start"
 	SchedulerTaskEnd   Type = "scheduler_task_end"
 )
@@ -85,6 +89,10 @@ type RunInfo struct {
 	ID    string
 	Agent string
 	Model string
+	// NumCtx is the window the run's model runs with, so a sub-query to
+	// the same model (the llm tool) sends the same one and the server does
+	// not reload the model with another.
+	NumCtx int
 }
 
 // ToolPayload is the payload of the tool_call_* and tool_timeout events.
@@ -156,6 +164,25 @@ type TurnPayload struct {
 	Usage    Usage
 	// ToolCalls is how many tool calls the turn asked for.
 	ToolCalls int
+	// Context is what the turn's request took of the window (turn_start:
+	// jarvis's estimate; turn_end: the server's count).
+	Context *ContextPayload
+}
+
+// ContextPayload says how full the window is (turn events) or what a
+// compaction did (context_compacted).
+type ContextPayload struct {
+	Window int
+	// PromptTokens is the prompt: estimated before the request, counted
+	// by the server after it.
+	PromptTokens int
+	// Estimated is true while PromptTokens is jarvis's estimate.
+	Estimated bool
+	// CutResults counts tool results shortened for the model.
+	CutResults int
+	// Replaced, Before and After describe a compaction: the messages the
+	// summary stands for and the prompt's tokens before and after.
+	Replaced, Before, After int
 }
 
 // TaskPayload is the payload of the scheduler events.

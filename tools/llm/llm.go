@@ -56,14 +56,21 @@ func (t *Tool) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if t.engine == nil {
 		return tools.Fail("No model server is configured for the llm tool.")
 	}
-	model := events.RunFrom(ctx).Model
+	run := events.RunFrom(ctx)
+	model := run.Model
 	if model == "" {
 		model = t.model
+	}
+	opts := t.options
+	if run.NumCtx > 0 && model == run.Model {
+		// The run's window: another num_ctx would make the server reload
+		// the model it is running.
+		opts.NumCtx = run.NumCtx
 	}
 	if model == "" {
 		return tools.Fail("No model is set for the llm tool; set one with --model or 'model' in the config.")
 	}
-	resp, err := t.engine.Generate(ctx, engine.GenerateRequest{Model: model, Prompt: prompt, System: args.String("system"), Options: t.options})
+	resp, err := t.engine.Generate(ctx, engine.GenerateRequest{Model: model, Prompt: prompt, System: args.String("system"), Options: opts})
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return tools.Fail("The sub-query was stopped before the model answered.")

@@ -22,16 +22,18 @@ import (
 // agentFlags are the flags shared by ask and the TUI.
 type agentFlags struct {
 	agent, system, tools string
+	numCtx               int
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.agent, "agent", "", "agent: simple, orchestrator or react (default from config: orchestrator)")
 	cmd.Flags().StringVar(&f.tools, "tools", "", "comma-separated tools the model may call, or none (default from config)")
 	cmd.Flags().StringVar(&f.system, "system", "", "system prompt (replaces the agent's default)")
+	cmd.Flags().IntVar(&f.numCtx, "num-ctx", 0, "context window in tokens (default: options.num_ctx, else the server's window for the model, else min(its maximum, 4096))")
 }
 
 func (f *agentFlags) configFlags(cmd *cobra.Command) config.Flags {
-	cf := config.Flags{Agent: f.agent, System: f.system}
+	cf := config.Flags{Agent: f.agent, System: f.system, NumCtx: f.numCtx}
 	if cmd.Flags().Changed("tools") {
 		t := f.tools
 		cf.Tools = &t
@@ -131,7 +133,7 @@ type askOptions struct {
 }
 
 func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
-	printer := &askPrinter{out: a.io.Out, stream: opts.stream, tools: newEventPrinter(a.io.Err, isTerminal(a.io.Err))}
+	printer := &askPrinter{out: a.io.Out, stream: opts.stream, tools: newEventPrinter(a.io.Err, isTerminal(a.io.Err)), ttyErr: isTerminal(a.io.Err)}
 	confirmer := a.terminalConfirmer(opts.yes)
 	res, err := a.runAsk(ctx, query, printer, confirmer)
 	printer.end()
@@ -196,6 +198,7 @@ func (a *app) runAsk(ctx context.Context, query string, printer *askPrinter, con
 	ag, err := agent.New(cfg.Agent, agent.Config{
 		Engine: env.engine, Model: model, Executor: exec, Bus: printer, System: cfg.System,
 		Options: engOpts, MaxTurns: cfg.MaxTurns, Price: price(cfg),
+		View: agent.NewModelView(env.engine, model, cfg.ViewOptions()),
 	})
 	if err != nil {
 		return res, usageErr("%v", err)
@@ -233,6 +236,10 @@ type askResultJSON struct {
 	Agent       string         `json:"agent"`
 	Notices     []string       `json:"notices,omitempty"`
 	Stopped     string         `json:"stopped,omitempty"`
+	// Context is the window the run had and what it took: the last
+	// request's prompt, whether older turns were compacted, how many tool
+	// results were cut for the model (tool_results holds them whole).
+	Context agent.RunContext `json:"context"`
 }
 
 func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {
@@ -243,8 +250,8 @@ func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {
 			out.Error = "interrupted"
 		}
 	}
-	out.Content, out.Usage, out.Model, out.Turns, out.Agent, out.Notices, out.Stopped =
-		res.Content, res.Usage, res.Model, res.Turns, res.Agent, res.Notices, res.Stopped
+	out.Content, out.Usage, out.Model, out.Turns, out.Agent, out.Notices, out.Stopped, out.Context =
+		res.Content, res.Usage, res.Model, res.Turns, res.Agent, res.Notices, res.Stopped, res.Context
 	out.ToolResults = append(out.ToolResults, res.ToolResults...)
 	return out
 }
@@ -262,6 +269,8 @@ type askPrinter struct {
 	out    io.Writer
 	tools  *eventPrinter // stderr: tool lines, notes, the usage line
 	stream bool
+	// ttyErr: stderr is a terminal, so each turn gets a line there.
+	ttyErr bool
 
 	turn        strings.Builder // what the current turn put on stdout
 	lastTurn    string          // what the last finished turn put on stdout
@@ -292,7 +301,20 @@ func (p *askPrinter) Publish(e events.Event) {
 	case events.TurnEnd:
 		p.mu.Lock()
 		p.lastTurn = p.turn.String()
+		if p.turn.Len() > 0 && !p.lastNewline && p.ttyErr {
+			// The turn's line on stderr must not land inside the answer's
+			// last line on the same terminal.
+			io.WriteString(p.out, "\n")
+			p.lastNewline = true
+		}
 		p.mu.Unlock()
+		if p.ttyErr {
+			p.turnLine(e.Turn)
+		}
+	case events.ContextCompacted:
+		c := e.Turn.Context
+		p.note(fmt.Sprintf("the conversation was compacted to fit the window: %s summarised, about %s tokens saved",
+			format.Count(c.Replaced, "earlier message"), format.Tokens(max(c.Before-c.After, 0))))
 	case events.Notice:
 		p.note(e.Text)
 	default:
@@ -322,6 +344,20 @@ func (p *askPrinter) usage(res *agent.Result) {
 		line += " · " + format.Count(n, "tool call")
 	}
 	p.tools.println(p.tools.paint(ansiDim, line+" · "+format.Usage(res.Usage, res.Usage.ToolCostUSD)))
+}
+
+// turnLine says, for one turn, how full the window was and what the turn
+// cost.
+func (p *askPrinter) turnLine(t *events.TurnPayload) {
+	line := fmt.Sprintf("turn %d", t.Turn)
+	if c := t.Context; c != nil && c.Window > 0 {
+		line += " · " + format.WindowUse(c.PromptTokens, c.Window, c.Estimated)
+		if c.CutResults > 0 {
+			line += " · " + format.Count(c.CutResults, "tool result") + " cut for the model"
+		}
+	}
+	line += " · " + format.Usage(t.Usage, 0)
+	p.tools.println(p.tools.paint(ansiDim, line))
 }
 
 // end closes the streamed answer with a newline.

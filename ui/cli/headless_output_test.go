@@ -28,6 +28,12 @@ type askResult struct {
 	Model       string         `json:"model"`
 	Turns       int            `json:"turns"`
 	Agent       string         `json:"agent"`
+	Context     struct {
+		Window       int  `json:"window"`
+		PromptTokens int  `json:"prompt_tokens"`
+		Compacted    bool `json:"compacted"`
+		CutResults   int  `json:"cut_results"`
+	} `json:"context"`
 }
 
 func decodeAsk(t *testing.T, out string) askResult {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/channels"
@@ -56,6 +57,9 @@ type Config struct {
 	MCP mcp.Config `toml:"mcp"`
 	// Memory configures the memory tools' store ([memory]).
 	Memory MemoryConfig `toml:"memory"`
+	// Context configures what the model sees of a conversation
+	// ([context]); the window itself is options.num_ctx.
+	Context ContextConfig `toml:"context"`
 
 	sources map[string]string
 	path    string
@@ -70,6 +74,14 @@ type MemoryConfig struct {
 	ChunkOverlap   int     `toml:"chunk_overlap"`
 	SemanticWeight float64 `toml:"semantic_weight"`
 	MaxFileBytes   int64   `toml:"max_file_bytes"`
+}
+
+// ContextConfig is [context]: the share of the window one tool result may
+// take in what the model reads, and the share above which older turns are
+// compacted (0: the defaults, a quarter and 85%).
+type ContextConfig struct {
+	ToolResultShare float64 `toml:"tool_result_share"`
+	CompactAt       float64 `toml:"compact_at"`
 }
 
 // Options are the generation options ([options] in the file).
@@ -117,6 +129,8 @@ type Flags struct {
 	Tools      *string // nil: not given; "" or "none": no tools
 	System     string
 	Theme      string
+	// NumCtx is --num-ctx (0: not given).
+	NumCtx int
 	// ToolNames are the built-in tool names, to check [tool.NAME] sections
 	// against (nil: not checked).
 	ToolNames []string
@@ -295,6 +309,22 @@ func (c *Config) applyFlags(f Flags) {
 		c.Tools = tools.ParseList(*f.Tools)
 		c.sources["tools"] = "flag --tools"
 	}
+	if f.NumCtx != 0 {
+		c.Options.NumCtx = f.NumCtx
+		c.sources["options.num_ctx"] = "flag --num-ctx"
+	}
+}
+
+// NumCtxSource says where options.num_ctx came from, in words for the
+// Context tab ("" when it is not set).
+func (c *Config) NumCtxSource() string {
+	if c.Options.NumCtx == 0 {
+		return ""
+	}
+	if s, ok := c.sources["options.num_ctx"]; ok {
+		return s
+	}
+	return "num_ctx in config " + c.path
 }
 
 func (c *Config) validate(toolNames []string) error {
@@ -310,6 +340,15 @@ func (c *Config) validate(toolNames []string) error {
 	}
 	if _, err := c.EngineOptions(); err != nil {
 		return err
+	}
+	if n := c.Options.NumCtx; n < 0 || n > 0 && n < 256 || n > 1<<24 {
+		return fmt.Errorf("options.num_ctx (from %s) must be between 256 and %d tokens, got %d", orNone(c.NumCtxSource(), "config"), 1<<24, n)
+	}
+	if s := c.Context.ToolResultShare; s < 0 || s > 1 {
+		return &FileError{Path: c.path, Key: "context.tool_result_share", Line: c.lineOf("tool_result_share"), Msg: fmt.Sprintf("must be a share of the window between 0 and 1 (e.g. 0.25), got %g", s)}
+	}
+	if s := c.Context.CompactAt; s < 0 || s > 1 {
+		return &FileError{Path: c.path, Key: "context.compact_at", Line: c.lineOf("compact_at"), Msg: fmt.Sprintf("must be a share of the window between 0 and 1 (e.g. 0.85), got %g", s)}
 	}
 	if err := memorytools.CheckMaxFileBytes(c.Memory.MaxFileBytes); err != nil {
 		return &FileError{Path: c.path, Key: "memory.max_file_bytes", Line: c.lineOf("max_file_bytes"), Msg: err.Error()}
@@ -347,6 +386,15 @@ func (c *Config) EngineOptions() (engine.Options, error) {
 		o.KeepAlive = d
 	}
 	return o, nil
+}
+
+// ViewOptions are what the model's view of a conversation is built with:
+// the window the person set (if any) and the [context] shares.
+func (c *Config) ViewOptions() agent.ViewOptions {
+	return agent.ViewOptions{
+		NumCtx: c.Options.NumCtx, NumCtxSource: c.NumCtxSource(), NumPredict: c.Options.NumPredict,
+		ResultShare: c.Context.ToolResultShare, CompactAt: c.Context.CompactAt,
+	}
 }
 
 // PriceFor returns the price of a model (zero when not configured). A price
@@ -394,7 +442,15 @@ func (c *Config) Settings() []Setting {
 	}
 	fileSrc := "config " + c.path
 	if c.Options.NumCtx != 0 {
-		out = append(out, Setting{"options.num_ctx", strconv.Itoa(c.Options.NumCtx), fileSrc})
+		out = append(out, Setting{"options.num_ctx", strconv.Itoa(c.Options.NumCtx), c.NumCtxSource()})
+	} else {
+		out = append(out, Setting{"options.num_ctx", "(the server's window for the model, else min(its maximum, 4096))", "default"})
+	}
+	if c.Context.ToolResultShare != 0 {
+		out = append(out, Setting{"context.tool_result_share", strconv.FormatFloat(c.Context.ToolResultShare, 'g', -1, 64), fileSrc})
+	}
+	if c.Context.CompactAt != 0 {
+		out = append(out, Setting{"context.compact_at", strconv.FormatFloat(c.Context.CompactAt, 'g', -1, 64), fileSrc})
 	}
 	if c.Options.NumPredict != 0 {
 		out = append(out, Setting{"options.num_predict", strconv.Itoa(c.Options.NumPredict), fileSrc})

@@ -129,9 +129,33 @@ func Usage(u events.Usage, toolCost float64) string {
 	if u.TokensPerSec > 0 {
 		parts = append(parts, Rate(u.TokensPerSec))
 	}
+	// The prompt's time says whether the server reused its cache (a few
+	// milliseconds) or read it all again; a load means the model was
+	// (re)loaded for this reply.
+	if u.PromptSeconds > 0 {
+		parts = append(parts, "prompt "+Latency(u.PromptSeconds))
+	}
+	if u.LoadSeconds >= 0.05 {
+		parts = append(parts, "load "+Latency(u.LoadSeconds))
+	}
 	if u.WallSeconds > 0 {
 		parts = append(parts, Latency(u.WallSeconds))
 	}
 	parts = append(parts, Cost(u.CostUSD+toolCost, false))
 	return strings.Join(parts, " · ")
+}
+
+// WindowUse says how much of a context window a prompt takes: "1.2k of
+// 4.1k tokens (30%)", with "~" when the count is jarvis's estimate rather
+// than the server's.
+func WindowUse(prompt, window int, estimated bool) string {
+	approx := ""
+	if estimated {
+		approx = "~"
+	}
+	pct := 0
+	if window > 0 {
+		pct = int(float64(prompt)*100/float64(window) + 0.5)
+	}
+	return fmt.Sprintf("%s%s of %s tokens (%d%%)", approx, Tokens(prompt), Tokens(window), pct)
 }

@@ -1,0 +1,56 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/builtin"
+)
+
+// BenchmarkBudget2000Messages23Tools measures what the Context tab and
+// every turn pay to count the next request: a 2,000-message conversation
+// (questions, answers, tool calls and results) with the 23 built-in tools.
+// Target: under 1 ms.
+func BenchmarkBudget2000Messages23Tools(b *testing.B) {
+	reg := builtin.Registry(builtin.Deps{})
+	var defs []engine.ToolDef
+	for _, name := range reg.Names() {
+		t, err := reg.Build(name, tools.Deps{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := t.Spec()
+		defs = append(defs, engine.ToolDef{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+	}
+	if len(defs) < 23 {
+		b.Fatalf("%d tools", len(defs))
+	}
+	msgs := make([]engine.Message, 0, 2000)
+	for i := 0; len(msgs) < 2000; i++ {
+		msgs = append(msgs,
+			engine.Message{Role: engine.RoleUser, Content: fmt.Sprintf("Question %d: what is %d%% of %d, and why does it matter for the report?", i, i%90, i*7)},
+			engine.Message{Role: engine.RoleAssistant, ToolCalls: []engine.ToolCall{{ID: fmt.Sprint("c", i), Name: "calculator", Arguments: fmt.Sprintf(`{"expression":"%d/100*%d"}`, i%90, i*7)}}},
+			engine.Message{Role: engine.RoleTool, ToolName: "calculator", ToolCallID: fmt.Sprint("c", i), Content: fmt.Sprint(float64(i%90*i*7) / 100)},
+			engine.Message{Role: engine.RoleAssistant, Content: strings.Repeat("The answer follows from the calculation, and it matters because the totals add up. ", 3)},
+		)
+	}
+	msgs = msgs[:2000]
+	view := agent.NewModelView(stubEngine{}, "qwen3:8b", agent.ViewOptions{NumCtx: 1 << 20})
+	in := agent.Request{System: agent.DefaultSystemPrompt, Tools: defs, Messages: msgs}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := view.Prepare(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// stubEngine is never called: the window is set.
+type stubEngine struct{ engine.InferenceEngine }
