@@ -58,6 +58,7 @@ var fileReadSpec = tools.Spec{
 		"other paths need the user's approval. Sensitive files (keys, credentials, .env, shell histories) are always refused.",
 	Parameters: tools.Params(
 		tools.StringParam("path", "Path to the file to read", true),
+		tools.IntegerParam("start_line", "First line to return, from 1 (default: 1); with max_lines, reads a long file in parts", false),
 		tools.IntegerParam("max_lines", "Maximum lines to return (default: all)", false),
 	),
 	Category:       "filesystem",
@@ -97,6 +98,13 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	maxLines, _, err := args.Int("max_lines")
 	if err != nil {
 		return tools.Fail("Invalid arguments: %s.", err)
+	}
+	startLine, _, err := args.Int("start_line")
+	if err != nil {
+		return tools.Fail("Invalid arguments: %s.", err)
+	}
+	if startLine < 0 || maxLines < 0 {
+		return tools.Fail("Invalid arguments: start_line and max_lines count from 1.")
 	}
 	secrets := NewSecrets()
 	if why := secrets.File(path, Resolve(path)); why != "" {
@@ -143,15 +151,24 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	}
 	content := string(data)
 	meta := map[string]any{"path": real, "size_bytes": len(data)}
-	if maxLines > 0 {
+	if maxLines > 0 || startLine > 1 {
 		lines := strings.SplitAfter(content, "\n")
 		if lines[len(lines)-1] == "" {
 			lines = lines[:len(lines)-1]
 		}
-		if len(lines) > maxLines {
-			content = strings.TrimRight(strings.Join(lines[:maxLines], ""), "\n")
+		first := max(startLine, 1)
+		if first > len(lines) {
+			return tools.Fail("start_line %d is past the end of %s, which has %d lines.", first, shown(path), len(lines))
+		}
+		last := len(lines)
+		if maxLines > 0 {
+			last = min(first-1+maxLines, len(lines))
+		}
+		if first > 1 || last < len(lines) {
+			content = strings.TrimRight(strings.Join(lines[first-1:last], ""), "\n")
 			meta["truncated"] = true
 			meta["total_lines"] = len(lines)
+			meta["start_line"], meta["end_line"] = first, last
 		}
 	}
 	r := tools.OK(content)

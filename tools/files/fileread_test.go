@@ -202,3 +202,27 @@ func TestMisconfiguredAllowedDirFailsAtCallNotAtBuild(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 }
+
+// A long file is read in parts: start_line and max_lines pick a range,
+// and a start past the end says how long the file is.
+func TestFileReadLineRange(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("log.txt", []byte("one\ntwo\nthree\nfour\nfive\n"), 0o644)
+	f, err := NewFileRead(tools.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Execute(context.Background(), tools.Args{"path": "log.txt", "start_line": float64(2), "max_lines": float64(2)})
+	if !r.Success || r.Content != "two\nthree" || r.Metadata["total_lines"] != 5 || r.Metadata["end_line"] != 3 {
+		t.Fatalf("range: %+v", r)
+	}
+	r = f.Execute(context.Background(), tools.Args{"path": "log.txt", "start_line": float64(4)})
+	if !r.Success || r.Content != "four\nfive" {
+		t.Fatalf("from line 4: %q", r.Content)
+	}
+	r = f.Execute(context.Background(), tools.Args{"path": "log.txt", "start_line": float64(9)})
+	if r.Success || !strings.Contains(r.Content, "has 5 lines") {
+		t.Fatalf("past the end: %+v", r)
+	}
+}
