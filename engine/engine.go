@@ -1,7 +1,9 @@
 // Package engine defines what jarvis needs from a model server: streaming
 // chat with tools and thinking, a one-shot generate for sub-queries, the list
 // of models and what each can do. engine/ollama implements it on Ollama's
-// official Go client; agents and the llm tool depend only on this package.
+// official Go client, engine/openai on OpenAI's official Go SDK for servers
+// that speak the OpenAI API (llama.cpp, vLLM, LM Studio, hosted APIs);
+// agents and the llm tool depend only on this package.
 //
 // The errors a person meets are typed (ErrUnreachable, ModelNotFoundError,
 // ToolsUnsupportedError, ThinkingUnsupportedError, StreamError) so that every
@@ -231,27 +233,58 @@ var ErrUnreachable = errors.New("model server not reachable")
 type UnreachableError struct {
 	Host string
 	Err  error
+	// Server names the kind of server in the message ("Ollama" when
+	// empty) and Fix says how to start it or point jarvis elsewhere
+	// (Ollama's advice when empty), so each engine can speak of its own.
+	Server string
+	Fix    string
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("cannot reach Ollama at %s (%v). Start it with 'ollama serve' (or open the Ollama app), or point jarvis elsewhere with --host or OLLAMA_HOST", e.Host, e.Err)
+	server, fix := e.Server, e.Fix
+	if server == "" {
+		server = "Ollama"
+	}
+	if fix == "" {
+		fix = "Start it with 'ollama serve' (or open the Ollama app), or point jarvis elsewhere with --host or OLLAMA_HOST"
+	}
+	return fmt.Sprintf("cannot reach %s at %s (%v). %s", server, e.Host, e.Err, fix)
 }
 
 // Unwrap lets errors.Is(err, ErrUnreachable) work.
 func (e *UnreachableError) Unwrap() []error { return []error{ErrUnreachable, e.Err} }
 
 // ModelNotFoundError means the server does not have the model.
-type ModelNotFoundError struct{ Model string }
+type ModelNotFoundError struct {
+	Model string
+	// Fix says how to get the model or pick another; empty means Ollama's
+	// advice (ollama pull).
+	Fix string
+}
 
 func (e *ModelNotFoundError) Error() string {
-	return fmt.Sprintf("model %q is not available on the server. Download it with 'ollama pull %s', or pick another with --model (see 'jarvis models')", e.Model, e.Model)
+	fix := e.Fix
+	if fix == "" {
+		fix = fmt.Sprintf("Download it with 'ollama pull %s', or pick another with --model (see 'jarvis models')", e.Model)
+	}
+	return fmt.Sprintf("model %q is not available on the server. %s", e.Model, fix)
 }
 
 // ToolsUnsupportedError means the model cannot do native tool calls.
-type ToolsUnsupportedError struct{ Model string }
+type ToolsUnsupportedError struct {
+	Model string
+	// Fix says what would let tools through, when the server rather than
+	// the model refuses them (a server flag); empty means the advice for
+	// a model without tool support.
+	Fix string
+}
 
 func (e *ToolsUnsupportedError) Error() string {
-	return fmt.Sprintf("model %q does not support tools. Use a model with tool support (for example qwen3 or llama3.1), or the react agent (--agent react), which works with any model", e.Model)
+	fix := e.Fix
+	if fix == "" {
+		fix = "Use a model with tool support (for example qwen3 or llama3.1), or the react agent (--agent react), which works with any model"
+	}
+	return fmt.Sprintf("model %q does not support tools. %s", e.Model, fix)
 }
 
 // ThinkingUnsupportedError means think was requested from a model without it.
@@ -284,8 +317,12 @@ type ContextOverflowError struct {
 	PromptTokens  int
 	ServerMessage string
 	// What names what is too big ("your message", "the conversation");
-	// "" means the request. Fix says what to do; "" gives the default.
-	What, Fix string
+	// "" means the request.
+	What string
+	// Fix says how to make room, as a sentence; empty means raising the
+	// window, which works where the request sets it (Ollama). Servers
+	// that fix the window when they load the model need another remedy.
+	Fix string
 }
 
 func (e *ContextOverflowError) Error() string {
@@ -294,20 +331,19 @@ func (e *ContextOverflowError) Error() string {
 		what = "the request"
 	}
 	if fix == "" {
-		fix = "raise the window or shorten the message"
+		fix = "Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message"
 	}
-	fix += " (the window: /ctx N in the workbench, --num-ctx, or num_ctx in the config)"
 	switch {
 	case e.Window > 0 && e.PromptTokens > 0:
-		return fmt.Sprintf("%s is about %s tokens; %s runs with a %s-token window. To go on, %s", what, groupDigits(e.PromptTokens), e.Model, groupDigits(e.Window), fix)
+		return fmt.Sprintf("%s is about %s tokens; %s runs with a %s-token window. %s", what, groupDigits(e.PromptTokens), e.Model, groupDigits(e.Window), fix)
 	case e.Window > 0:
-		return fmt.Sprintf("%s does not fit %s's %s-token window. To go on, %s", what, e.Model, groupDigits(e.Window), fix)
+		return fmt.Sprintf("%s does not fit %s's %s-token window. %s", what, e.Model, groupDigits(e.Window), fix)
 	}
 	msg := fmt.Sprintf("%s does not fit %s's context window", what, e.Model)
 	if e.ServerMessage != "" {
 		msg += " (the server said: " + e.ServerMessage + ")"
 	}
-	return msg + ". To go on, " + fix
+	return msg + ". " + fix
 }
 
 // groupDigits writes n with thousands separators (3,100), as the sizes in

@@ -135,6 +135,9 @@ type Usage struct {
 	ToolCostUSD    float64 `json:"tool_cost_usd,omitempty"`
 	WallSeconds    float64 `json:"wall_seconds,omitempty"`
 	ThinkingTokens int     `json:"-"`
+	// Estimated says the token counts were estimated (about four
+	// characters a token) because the server reported none.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // Add accumulates another reply's usage into u (speed is recomputed).
@@ -148,6 +151,7 @@ func (u *Usage) Add(o Usage) {
 	u.CostUSD += o.CostUSD
 	u.ToolCostUSD += o.ToolCostUSD
 	u.WallSeconds += o.WallSeconds
+	u.Estimated = u.Estimated || o.Estimated
 	if u.EvalSeconds > 0 {
 		u.TokensPerSec = float64(u.OutputTokens) / u.EvalSeconds
 	}

@@ -174,6 +174,7 @@ type Usage struct {
 	ToolCostUSD    float64 `json:"tool_cost_usd,omitempty"`
 	WallSeconds    float64 `json:"wall_seconds,omitempty"`
 	ThinkingTokens int     `json:"thinking_tokens,omitempty"`
+	Estimated      bool    `json:"estimated,omitempty"`
 }
 
 // ToolResult is how a tool call ended: tools.Result without the content

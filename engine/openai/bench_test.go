@@ -1,0 +1,37 @@
+package openai_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/engine/openai"
+	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
+)
+
+// BenchmarkChatFlood measures a whole streamed reply over loopback, as
+// engine/ollama's benchmark of the same name does: the fake server writing
+// events, the SDK's HTTP and event decoding, and the engine accumulating
+// and delivering each chunk. ns/chunk is the cost per token of everything
+// between the socket and onChunk.
+func BenchmarkChatFlood(b *testing.B) {
+	const tokens = 20000
+	srv := ot.New(b, ot.LlamaCpp)
+	srv.Model("qwen3")
+	srv.On().Reply(ot.Flood(tokens))
+	e, err := openai.New(srv.BaseURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := engine.ChatRequest{Model: "qwen3", Messages: []engine.Message{{Role: engine.RoleUser, Content: "go"}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		n := 0
+		resp, err := e.Chat(context.Background(), req, func(engine.Chunk) { n++ })
+		if err != nil || n != tokens || resp.Usage.OutputTokens != tokens {
+			b.Fatalf("err %v, %d chunks, usage %+v", err, n, resp.Usage)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/chunk")
+}
