@@ -33,8 +33,9 @@ const compactionSystem = `You summarise a conversation between a user and an ass
 // Compaction is what a compaction did.
 type Compaction struct {
 	// Replaced is how many messages (from the start of the conversation)
-	// the summary stands for.
+	// the summary stands for; Kept how many follow it unchanged.
 	Replaced int `json:"replaced"`
+	Kept     int `json:"kept"`
 	Summary  string
 	// Before and After are the prompt's tokens (calibrated estimate).
 	Before int `json:"before"`
@@ -69,7 +70,7 @@ func (v *ModelView) Compact(ctx context.Context, in Request, force bool) (Compac
 		return Compaction{}, nil, fmt.Errorf("the conversation could not be compacted: %w", err)
 	}
 	msgs := make([]engine.Message, 0, len(in.Messages)-split+1)
-	msgs = append(msgs, engine.Message{Role: engine.RoleUser, Content: SummaryPrefix + summary})
+	msgs = append(msgs, SummaryMessage(summary))
 	msgs = append(msgs, in.Messages[split:]...)
 	after := in
 	after.Messages = msgs
@@ -77,7 +78,7 @@ func (v *ModelView) Compact(ctx context.Context, in Request, force bool) (Compac
 	if err != nil {
 		return Compaction{}, nil, err
 	}
-	return Compaction{Replaced: split, Summary: summary, Before: before.Prompt, After: ab.Prompt, Usage: usage}, msgs, nil
+	return Compaction{Replaced: split, Kept: len(in.Messages) - split, Summary: summary, Before: before.Prompt, After: ab.Prompt, Usage: usage}, msgs, nil
 }
 
 // compactSplit chooses how many leading messages to summarise: a count
@@ -176,6 +177,21 @@ func (v *ModelView) summarise(ctx context.Context, b Budget, msgs []engine.Messa
 		}
 	}
 	return summary, usage, nil
+}
+
+// SummaryMessage is the message that stands for compacted turns.
+func SummaryMessage(summary string) engine.Message {
+	return engine.Message{Role: engine.RoleUser, Content: SummaryPrefix + summary}
+}
+
+// Compact puts a compaction in place: the summary, then the last kept
+// messages. A conversation reloaded from a session replays its compactions
+// this way, so the model sees what it saw before.
+func (c *Conversation) Compact(summary string, kept int) {
+	kept = min(max(kept, 0), len(c.Messages))
+	msgs := make([]engine.Message, 0, kept+1)
+	msgs = append(msgs, SummaryMessage(summary))
+	c.Messages = append(msgs, c.Messages[len(c.Messages)-kept:]...)
 }
 
 // transcriptLine renders one message for the summariser, with long tool

@@ -216,7 +216,7 @@ func (r *run) compacted(c Compaction, msgs []engine.Message) {
 		r.cfg.OnMessage(Appended{Message: msgs[0], Compaction: &c})
 	}
 	r.publish(events.Event{Type: events.ContextCompacted, Text: c.Summary, Turn: &events.TurnPayload{Model: r.cfg.Model, Usage: c.Usage,
-		Context: &events.ContextPayload{Replaced: c.Replaced, Before: c.Before, After: c.After}}})
+		Context: &events.ContextPayload{Replaced: c.Replaced, Kept: c.Kept, Before: c.Before, After: c.After}}})
 }
 
 // overflow is the error for a request that does not fit even after
@@ -235,13 +235,12 @@ func (r *run) overflow(b Budget) error {
 	case fixed >= b.Window.Tokens:
 		e.What = fmt.Sprintf("the system prompt and the %d tool definitions, with room for the reply,", len(b.ToolCosts()))
 		e.PromptTokens = fixed
-		e.Fix = "turn tools off (/tools, --tools) or raise the window"
+		e.Fix = "Turn tools off (/tools in the workbench, --tools) or raise the window (/ctx N, --num-ctx, or num_ctx in the config)"
 	case last != nil && last.Kind == PartMessage && last.Name == engine.RoleUser && fixed+last.Tokens > b.Window.Tokens:
 		e.What, e.PromptTokens = "your message", last.Tokens
-		e.Fix = "raise the window or shorten the message"
 	default:
 		e.What = "the conversation"
-		e.Fix = "raise the window, /compact, or start a new session (/new)"
+		e.Fix = "Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config), /compact the conversation, or start a new one (/new)"
 	}
 	return e
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // The model's view of a conversation is a first-class thing with one
@@ -488,4 +489,42 @@ func groupDigits(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// NextRequest is what the named agent would send next for msgs: its
+// system prompt and, for orchestrator, its tools as definitions (react
+// describes them in its system prompt instead). The Context tab and
+// /compact use it, so they count what the agent really sends.
+func NextRequest(name string, cfg Config, msgs []engine.Message) Request {
+	l := &loop{cfg: cfg, name: name}
+	in := Request{System: l.systemPrompt(), Messages: msgs, Options: cfg.Options}
+	switch name {
+	case ReAct:
+		in.System = ReActSystemPrompt(cfg.System, cfg.Executor)
+	case Orchestrator:
+		in.Tools = l.toolDefs()
+	}
+	return in
+}
+
+// ToolDefs returns the definitions of an executor's tools, as orchestrator
+// offers them to the model.
+func ToolDefs(exec *tools.Executor) []engine.ToolDef {
+	return (&loop{cfg: Config{Executor: exec}}).toolDefs()
+}
+
+// ToolTokens estimates, in calibrated tokens, what each tool costs in the
+// prompt when offered as a definition.
+func (v *ModelView) ToolTokens(defs []engine.ToolDef) map[string]int {
+	v.mu.Lock()
+	ratio, ok := v.ratio[v.model]
+	v.mu.Unlock()
+	if !ok {
+		ratio = uncalibratedRatio
+	}
+	out := make(map[string]int, len(defs))
+	for _, d := range defs {
+		out[d.Name] = int(math.Ceil(float64(v.toolEstimate(d)) * ratio))
+	}
+	return out
 }

@@ -184,9 +184,10 @@ type ContextPayload struct {
 	Estimated bool
 	// CutResults counts tool results shortened for the model.
 	CutResults int
-	// Replaced, Before and After describe a compaction: the messages the
-	// summary stands for and the prompt's tokens before and after.
-	Replaced, Before, After int
+	// Replaced, Kept, Before and After describe a compaction: the
+	// messages the summary stands for, those kept after it, and the
+	// prompt's tokens before and after.
+	Replaced, Kept, Before, After int
 }
 
 // TaskPayload is the payload of the scheduler events.

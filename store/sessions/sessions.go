@@ -46,6 +46,10 @@ import (
 // notice and error are lines the interface showed (a fallback, an
 // unreachable server) kept so a reloaded session looks as it did. They are
 // never sent to a model.
+//
+// A summary records a compaction: from that point on the model saw the
+// summary (Content) followed by the Kept chat messages stored before it
+// and everything after it. The messages it stands for stay stored.
 const (
 	RoleSystem    = "system"
 	RoleUser      = "user"
@@ -53,9 +57,10 @@ const (
 	RoleTool      = "tool"
 	RoleNotice    = "notice"
 	RoleError     = "error"
+	RoleSummary   = "summary"
 )
 
-var roles = []string{RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleNotice, RoleError}
+var roles = []string{RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleNotice, RoleError, RoleSummary}
 
 // TitleMax is the length in characters of a title taken from the first user
 // message.
@@ -151,6 +156,11 @@ type Message struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// Result is a tool message's outcome (nil for other roles).
 	Result *ToolResult `json:"result,omitempty"`
+	// Kept is, for a summary, how many of the chat messages before it the
+	// model still saw after the compaction; Replaced how many it stood
+	// for (for the export).
+	Kept     int `json:"kept,omitempty"`
+	Replaced int `json:"replaced,omitempty"`
 }
 
 // ToolCall mirrors engine.ToolCall (convertible: engine.ToolCall(tc)).
@@ -192,8 +202,9 @@ type ToolResult struct {
 	Metadata      map[string]any `json:"metadata,omitempty"`
 }
 
-// ChatMessages returns the messages a model should see again when the
-// session continues: every message but notices and errors, in order.
+// ChatMessages returns the chat's messages, in order: every message but
+// notices and errors. Summaries are among them; replaying them (see
+// agent.Conversation.Compact) gives what the model saw.
 func ChatMessages(msgs []Message) []Message {
 	out := make([]Message, 0, len(msgs))
 	for _, m := range msgs {

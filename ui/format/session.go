@@ -81,6 +81,9 @@ func SessionMarkdown(s sessions.Session, msgs []sessions.Message) string {
 			fmt.Fprintf(&b, "\n> **Note:** %s\n", quoteRest(m.Content))
 		case sessions.RoleError:
 			fmt.Fprintf(&b, "\n> **Error:** %s\n", quoteRest(m.Content))
+		case sessions.RoleSummary:
+			fmt.Fprintf(&b, "\n> **Compacted%s:** to fit the context window, the model was given this summary in place of the %s before the last %s (they are all above, as they were):\n>\n> %s\n",
+				when, Count(m.Replaced, "message"), Count(m.Kept, "message"), quoteRest(m.Content))
 		}
 	}
 

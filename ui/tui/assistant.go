@@ -85,7 +85,11 @@ func (a *assistantItem) endTurn(t *events.TurnPayload) {
 		a.thinking.stream.Set(t.Thinking)
 		a.thinking.final = true
 	}
-	a.blocks = append(a.blocks, &lineBlock{kind: lineFooter, text: "↳ " + format.Usage(t.Usage, 0)})
+	footer := "↳ " + format.Usage(t.Usage, 0)
+	if c := t.Context; c != nil && c.Window > 0 {
+		footer += " · ctx " + format.WindowUse(c.PromptTokens, c.Window, c.Estimated)
+	}
+	a.blocks = append(a.blocks, &lineBlock{kind: lineFooter, text: footer})
 	a.text, a.thinking, a.group = nil, nil, nil
 }
 

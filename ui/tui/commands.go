@@ -29,6 +29,8 @@ func (m *model) runCommand(line string) tea.Cmd {
 			return nil
 		}
 		m.modelName = arg
+		m.view.SetModel(arg)
+		m.lastWindow = 0
 		m.addNote("Model set to "+arg+".", false)
 		return m.checkModel(arg)
 	case "agent":
@@ -69,6 +71,10 @@ func (m *model) runCommand(line string) tea.Cmd {
 		}
 	case "export":
 		return m.export(arg)
+	case "ctx":
+		return m.ctxCommand(arg)
+	case "compact":
+		return m.compactCommand()
 	case "theme":
 		return m.setTheme(arg)
 	case "copy":
@@ -157,6 +163,8 @@ func (m *model) completions(cmd, arg string) []string {
 		return themes.Names()
 	case "model":
 		return m.server.models
+	case "ctx":
+		return []string{"auto", "2048", "4096", "8192", "16384", "32768"}
 	}
 	return nil
 }

@@ -52,8 +52,19 @@ type model struct {
 	enabled                      []string
 	engOpts                      engine.Options
 	executor                     *tools.Executor
-	approvals                    *tools.Approvals
-	specs                        map[string]tools.Spec
+	// view is the model's side of the conversation: its window and
+	// calibration carry over from run to run.
+	view *agent.ModelView
+	ctab contextTab
+	// toolTokens is what each tool's definition costs in the prompt (the
+	// Tools tab shows it).
+	toolTokens map[string]int
+	// The window as the last request took it (the header's word on it).
+	lastWindow, lastPrompt int
+	lastEstimated          bool
+	compacting             bool
+	approvals              *tools.Approvals
+	specs                  map[string]tools.Spec
 
 	// The conversation is owned by the running agent between startRun and
 	// runDoneMsg; the model only touches it when idle.
@@ -120,6 +131,7 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 		modelName: cfg.Model, agentName: cfg.Agent, system: cfg.System, engOpts: engOpts,
 		enabled: slices.Clone(cfg.Tools), approvals: tools.NewApprovals(),
 		conv: &agent.Conversation{}, mouse: !opts.NoMouse,
+		view: agent.NewModelView(opts.Engine, cfg.Model, cfg.ViewOptions()),
 	}
 	closeSpare, err := m.rebuildTools(m.enabled, true)
 	if err != nil {
@@ -216,7 +228,23 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 			spare = append(spare, t)
 		}
 	}
+	m.countToolTokens()
 	return closeTools(spare...), nil
+}
+
+// countToolTokens estimates what each tool costs in the prompt, with the
+// view's calibration. It is local arithmetic (no server), done when the
+// tools change and after each run.
+func (m *model) countToolTokens() {
+	specs := make([]tools.Spec, 0, len(m.specs))
+	for _, s := range m.specs {
+		specs = append(specs, s)
+	}
+	defs := make([]engine.ToolDef, len(specs))
+	for i, s := range specs {
+		defs[i] = engine.ToolDef{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+	}
+	m.toolTokens = m.view.ToolTokens(defs)
 }
 
 // closeTools returns a command that ends the tools that hold processes (a
@@ -323,6 +351,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.ensureTick()
 	case saveStateMsg:
 		return m, m.applySaveState(store.QueueState(msg))
+	case contextMsg:
+		m.applyContext(msg)
+		return m, nil
+	case compactDoneMsg:
+		return m, m.finishCompact(msg)
 	case serverMsg:
 		return m, m.handleServer(msg)
 	case sessionCreatedMsg:

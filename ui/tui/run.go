@@ -31,6 +31,10 @@ func (m *model) startRun(text string) tea.Cmd {
 		m.addNote("No model is set, so nothing was sent. Pick one with /model NAME (tab completes the server's models), or start jarvis with --model.", true)
 		return nil
 	}
+	if m.compacting {
+		m.addNote("The conversation is being compacted; send when it is done.", true)
+		return nil
+	}
 	m.runSeq++
 	m.runID = fmt.Sprintf("chat-%d", m.runSeq)
 	ctx, cancel := context.WithCancel(m.ctx)
@@ -66,7 +70,7 @@ func (m *model) startRun(text string) tea.Cmd {
 	}
 	ag, err := agent.New(m.agentName, agent.Config{
 		Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, Bus: m.opts.Bus,
-		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns,
+		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns, View: m.view,
 		Price:     func(model string, in, out int) float64 { return m.opts.Config.PriceFor(model).Cost(in, out) },
 		OnMessage: onMessage,
 	})
@@ -118,11 +122,21 @@ func (m *model) applyRunEvent(e events.Event) {
 		cur.appendText(e.Text)
 	case events.Thinking:
 		cur.appendThinking(e.Text)
+	case events.TurnStart:
+		if c := e.Turn.Context; c != nil && c.Window > 0 {
+			m.lastWindow, m.lastPrompt, m.lastEstimated = c.Window, c.PromptTokens, true
+		}
 	case events.TurnEnd:
 		cur.endTurn(e.Turn)
 		if m.running {
 			m.runUsage.Add(e.Turn.Usage)
 		}
+		if c := e.Turn.Context; c != nil && c.Window > 0 {
+			m.lastWindow, m.lastPrompt, m.lastEstimated = c.Window, c.PromptTokens, c.Estimated
+		}
+	case events.ContextCompacted:
+		c := e.Turn.Context
+		cur.note(compactedText(agent.Compaction{Replaced: c.Replaced, Before: c.Before, After: c.After, Kept: c.Kept}), false)
 	case events.ConfirmAsk:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = panelWaiting
@@ -210,5 +224,9 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 	// current stays: events of this run still in flight (the bridge and
 	// this message race) keep landing on it.
 	m.lastReply = m.current
+	m.countToolTokens() // the run may have calibrated the counts
+	if m.pane.visible && m.pane.tab == tabContext {
+		cmds = append(cmds, m.refreshContext(true))
+	}
 	return tea.Batch(cmds...)
 }

@@ -137,6 +137,14 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 	}
 	var cur *assistantItem
 	for _, a := range msg.msgs {
+		if c := a.Compaction; c != nil {
+			// The model saw the summary and the kept messages from here
+			// on; the transcript keeps everything.
+			m.conv.Compact(c.Summary, c.Kept)
+			m.transcript.add(&noteItem{text: compactedText(*c)})
+			cur = nil
+			continue
+		}
 		m.conv.Messages = append(m.conv.Messages, a.Message)
 		switch {
 		case a.Message.Role == engine.RoleUser && !strings.HasPrefix(a.Message.Content, "Observation: "):

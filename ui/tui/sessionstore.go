@@ -55,6 +55,11 @@ func (a storeAdapter) Append(id string, m agent.Appended) error {
 		msg.Result = &sessions.ToolResult{Success: m.Result.Success, Status: string(m.Result.Status),
 			LatencySeconds: m.Result.LatencySeconds, CostUSD: m.Result.CostUSD}
 	}
+	if c := m.Compaction; c != nil {
+		msg.Role, msg.Content, msg.Kept, msg.Replaced = sessions.RoleSummary, c.Summary, c.Kept, c.Replaced
+		u := sessions.Usage(c.Usage)
+		msg.Usage = &u
+	}
 	return a.s.AppendQueued(id, msg)
 }
 
@@ -84,6 +89,11 @@ func (a storeAdapter) Load(id string) (SessionSummary, []agent.Appended, error) 
 	}
 	var out []agent.Appended
 	for _, m := range sessions.ChatMessages(msgs) {
+		if m.Role == sessions.RoleSummary {
+			out = append(out, agent.Appended{Message: agent.SummaryMessage(m.Content),
+				Compaction: &agent.Compaction{Summary: m.Content, Kept: m.Kept, Replaced: m.Replaced}})
+			continue
+		}
 		ap := agent.Appended{Message: engine.Message{
 			Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
 		}}

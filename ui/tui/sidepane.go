@@ -18,10 +18,11 @@ const (
 	tabTools = iota
 	tabEvents
 	tabScheduler
+	tabContext
 	tabCount
 )
 
-var tabNames = [tabCount]string{"Tools", "Events", "Scheduler"}
+var tabNames = [tabCount]string{"Tools", "Events", "Scheduler", "Context"}
 
 // eventLogSize bounds the Events tab so memory stays flat over long sessions.
 const eventLogSize = 1000
@@ -90,7 +91,13 @@ func describeEvent(e events.Event) string {
 	case events.TurnEnd:
 		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, format.Usage(e.Turn.Usage, 0))
 	case events.TurnStart:
+		if c := e.Turn.Context; c != nil && c.Window > 0 {
+			return fmt.Sprintf("%s #%d %s %s", e.Type, e.Turn.Turn, e.Turn.Model, format.WindowUse(c.PromptTokens, c.Window, c.Estimated))
+		}
 		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, e.Turn.Model)
+	case events.ContextCompacted:
+		c := e.Turn.Context
+		return fmt.Sprintf("%s %d messages, %s → %s tokens", e.Type, c.Replaced, format.Tokens(c.Before), format.Tokens(c.After))
 	case events.RunStart:
 		return fmt.Sprintf("%s %s", e.Type, e.Run.Agent)
 	case events.RunEnd:
@@ -123,10 +130,12 @@ type toolRow struct {
 	// header rows name an MCP server and its state; ok is true when it is
 	// ready.
 	header, ok bool
+	// tokens is what the tool's definition costs in the prompt.
+	tokens int
 }
 
 // view draws the pane.
-func (p *sidePane) view(st *styles, width, height int, focused bool, rows []toolRow, described string, sched []string) []string {
+func (p *sidePane) view(st *styles, width, height int, focused bool, rows []toolRow, described string, sched []string, ctxView func(width, height int) []string) []string {
 	var tabs []string
 	for i, n := range tabNames {
 		if i == p.tab {
@@ -145,6 +154,10 @@ func (p *sidePane) view(st *styles, width, height int, focused bool, rows []tool
 		out = append(out, p.eventsView(st, width, body)...)
 	case tabScheduler:
 		for _, l := range sched {
+			out = append(out, ansi.Truncate(l, width, "…"))
+		}
+	case tabContext:
+		for _, l := range ctxView(width, body) {
 			out = append(out, ansi.Truncate(l, width, "…"))
 		}
 	}
@@ -197,6 +210,9 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 		if r.confirm {
 			line += " ⚠"
 		}
+		if r.tokens > 0 {
+			line += " " + st.muted.Render(format.Tokens(r.tokens)+" tok")
+		}
 		if r.mcp != "" {
 			line += " (" + r.mcp + ")"
 		}
@@ -246,14 +262,14 @@ func (p *sidePane) eventsView(st *styles, width, height int) []string {
 
 // rowsFor lists the built-in tools with whether each is enabled (MCP tools,
 // named SERVER__TOOL, are listed under their servers instead).
-func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string]tools.Spec, isMCP func(string) bool) []toolRow {
+func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string]tools.Spec, tokens map[string]int, isMCP func(string) bool) []toolRow {
 	var rows []toolRow
 	for _, n := range registry.Names() {
 		if isMCP(n) {
 			continue
 		}
 		s := specs[n]
-		rows = append(rows, toolRow{name: n, enabled: enabled[n], confirm: s.RequiresConfirmation})
+		rows = append(rows, toolRow{name: n, enabled: enabled[n], confirm: s.RequiresConfirmation, tokens: tokens[n]})
 	}
 	return rows
 }

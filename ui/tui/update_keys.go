@@ -64,7 +64,7 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 		m.layout()
 		return m.paneShown()
-	case "f3", "f4", "f5":
+	case "f3", "f4", "f5", "f6":
 		m.pane.visible = true
 		m.pane.tab = int(k.String()[1] - '3')
 		m.layout()
@@ -256,6 +256,14 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		if m.pane.tab == tabTools {
 			return m.toggleTool()
 		}
+	case "r":
+		if m.pane.tab == tabContext {
+			return m.refreshContext(true)
+		}
+	case "home":
+		if m.pane.tab == tabContext {
+			m.ctab.scroll = 0
+		}
 	}
 	m.clampPane()
 	return nil
@@ -266,6 +274,8 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 // the Events tab the log, whose newest event is at the bottom.
 func (m *model) paneScroll(delta int, page bool) {
 	switch {
+	case m.pane.tab == tabContext:
+		m.ctab.scroll += delta
 	case m.pane.tab == tabEvents:
 		m.pane.logScroll -= delta
 	case page:
@@ -278,7 +288,7 @@ func (m *model) paneScroll(delta int, page bool) {
 // panePage is a page of the focused tab: what its scrolling part shows.
 func (m *model) panePage() int {
 	body := max(m.transcript.height-1, 1) // under the tab names
-	if m.pane.tab == tabEvents {
+	if m.pane.tab == tabEvents || m.pane.tab == tabContext {
 		return body
 	}
 	_, desc := toolsRooms(body, len(m.toolRows()))
@@ -300,6 +310,10 @@ func (m *model) clampPane() {
 	_, room := toolsRooms(body, len(rows))
 	desc := wrapDescription(m.describeTools(), m.paneWidth()-1)
 	p.descScroll = min(max(p.descScroll, 0), max(len(desc)-room, 0))
+	if p.tab == tabContext {
+		n := len(m.ctab.lines(m.st, m.paneWidth()-1, m.agentName, len(m.conv.Messages)))
+		m.ctab.scroll = min(max(m.ctab.scroll, 0), max(n-body, 0))
+	}
 }
 
 // toggleTool enables or disables the tool under the pane's cursor.
@@ -368,6 +382,9 @@ func (m *model) toggleMouse() tea.Cmd {
 func (m *model) paneShown() tea.Cmd {
 	if m.pane.visible && m.pane.tab == tabScheduler && m.sched != nil {
 		return m.sched.shown(m.now())
+	}
+	if m.pane.visible && m.pane.tab == tabContext {
+		return m.refreshContext(true)
 	}
 	return nil
 }

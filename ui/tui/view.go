@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/jarvis-workbench/jarvis/agent"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -35,7 +36,9 @@ func (m *model) View() string {
 		if m.pane.tab == tabScheduler {
 			sched = m.schedulerLines(pw-1, len(body)-1) // the pane keeps a column of air
 		}
-		pane := m.pane.view(m.st, pw, len(body), m.focusPane, m.toolRows(), m.describeTools(), sched)
+		pane := m.pane.view(m.st, pw, len(body), m.focusPane, m.toolRows(), m.describeTools(), sched, func(w, h int) []string {
+			return m.ctab.view(m.st, w, h, m.agentName, len(m.conv.Messages))
+		})
 		sep := m.st.muted.Render("│")
 		if m.focusPane {
 			sep = m.st.accent.Render("│")
@@ -99,8 +102,11 @@ func (m *model) headerView() string {
 		m.st.headerKey.Render("jarvis"),
 		dot + " " + safe.Text(orNone(m.modelName)) + " @ " + m.hostText(),
 		m.agentName,
-		fmt.Sprintf("%d tools", len(m.enabled)),
+		format.Count(len(m.enabled), "tool"),
 		"“" + title + "”",
+	}
+	if w := m.windowText(); w != "" {
+		parts = append(parts[:4], append([]string{w}, parts[4:]...)...)
 	}
 	return m.st.header.Render(padRight(" "+strings.Join(parts, m.st.muted.Render(" · ")), m.width))
 }
@@ -125,7 +131,7 @@ func (m *model) toolRows() []toolRow {
 	for _, n := range m.enabled {
 		on[n] = true
 	}
-	rows := rowsFor(m.opts.Registry, on, m.specs, m.isMCPTool)
+	rows := rowsFor(m.opts.Registry, on, m.specs, m.toolTokens, m.isMCPTool)
 	return append(rows, m.mcpRows(on)...)
 }
 
@@ -142,10 +148,20 @@ func (m *model) isMCPTool(name string) bool {
 	return known
 }
 
-// describeTools is exactly what the model is told: BuildToolDescriptions of
-// the enabled tools, with the pane's category and cost toggles.
+// describeTools is BuildToolDescriptions of the enabled tools, with the
+// pane's category and cost toggles, under a line saying in which form the
+// current agent's model reads the tools: react reads exactly this text in
+// its system prompt; orchestrator offers the tools' JSON schemas, which
+// the model's chat template renders (the Context tab shows that prompt).
 func (m *model) describeTools() string {
-	return tools.DescribeSpecs(m.executor.AvailableTools(), m.pane.showCategory, m.pane.showCost)
+	text := tools.DescribeSpecs(m.executor.AvailableTools(), m.pane.showCategory, m.pane.showCost)
+	switch m.agentName {
+	case agent.ReAct:
+		return "react: the model reads exactly this text, in its system prompt.\n\n" + text
+	case agent.Orchestrator:
+		return "orchestrator: the model reads these tools as JSON schemas rendered by its chat template (F6 shows the prompt); this is the text react would send.\n\n" + text
+	}
+	return "simple: no tools are offered to the model.\n\n" + text
 }
 
 // overlayBox draws box centred over lines (each width cells wide). A box

@@ -1,0 +1,216 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+)
+
+// The TUI's side of the model's view: the session's agent.ModelView (the
+// window, the calibration), /ctx and /compact, and the data of the Context
+// tab. Everything that may reach the server (finding the window, rendering
+// the prompt, a compaction) runs in a command and reports back.
+
+// contextMsg carries a fresh budget of the next request (and the prompt as
+// the server renders it, when asked for).
+type contextMsg struct {
+	seq      int
+	budget   agent.Budget
+	err      error
+	rendered string
+	// renderErr is set when the server could not render; unsupported
+	// when it does not offer rendering at all.
+	renderErr   error
+	unsupported bool
+	withRender  bool
+}
+
+// compactDoneMsg ends a /compact.
+type compactDoneMsg struct {
+	seq  int
+	c    agent.Compaction
+	msgs []engine.Message
+	err  error
+}
+
+// nextRequest is what the current agent would send next.
+func (m *model) nextRequest() agent.Request {
+	cfg := agent.Config{Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, System: m.system, Options: m.engOpts}
+	msgs := append([]engine.Message(nil), m.conv.Messages...)
+	return agent.NextRequest(m.agentName, cfg, msgs)
+}
+
+// refreshContext recomputes the Context tab's budget; with render it also
+// asks the server for the prompt as it renders it. Only while idle: during
+// a run the conversation belongs to the agent.
+func (m *model) refreshContext(render bool) tea.Cmd {
+	if m.running || m.view == nil || m.modelName == "" {
+		return nil
+	}
+	m.ctab.seq++
+	seq, view, in, eng := m.ctab.seq, m.view, m.nextRequest(), m.opts.Engine
+	m.ctab.loading = true
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		req, b, err := view.Prepare(ctx, in)
+		out := contextMsg{seq: seq, budget: b, err: err, withRender: render}
+		if err != nil || !render {
+			return out
+		}
+		r, ok := eng.(engine.Renderer)
+		if !ok {
+			out.unsupported = true
+			return out
+		}
+		if len(req.Messages) == 0 || req.Messages[len(req.Messages)-1].Role != engine.RoleUser {
+			// A prompt ends where the model is to answer: show it as it
+			// would be with a next question.
+			req.Messages = append(req.Messages, engine.Message{Role: engine.RoleUser, Content: "(your next message)"})
+		}
+		out.rendered, out.renderErr = r.RenderPrompt(ctx, req)
+		if errors.Is(out.renderErr, engine.ErrUnsupported) {
+			out.unsupported, out.renderErr = true, nil
+		}
+		return out
+	}
+}
+
+func (m *model) applyContext(msg contextMsg) {
+	if msg.seq != m.ctab.seq {
+		return
+	}
+	m.ctab.loading = false
+	m.ctab.err = msg.err
+	if msg.err == nil {
+		m.ctab.budget, m.ctab.have = msg.budget, true
+	}
+	if msg.withRender {
+		m.ctab.rendered, m.ctab.renderErr, m.ctab.unsupported, m.ctab.renderedAt = msg.rendered, msg.renderErr, msg.unsupported, m.now()
+		m.ctab.haveRender = true
+	}
+}
+
+// ctxCommand is /ctx: show the window, or set it (a number, "auto" for
+// the server's).
+func (m *model) ctxCommand(arg string) tea.Cmd {
+	if arg == "" {
+		w := "not known yet (it is found at the first request)"
+		if m.ctab.have {
+			w = fmt.Sprintf("%s tokens: %s", groupInt(m.ctab.budget.Window.Tokens), m.ctab.budget.Window.Source)
+		}
+		m.addNote("Context window: "+w+". Set it with /ctx N (tokens), or /ctx auto for the server's. F6 shows what fills it.", false)
+		return m.refreshContext(false)
+	}
+	n := 0
+	if arg != "auto" {
+		v, err := strconv.Atoi(strings.ReplaceAll(strings.TrimSuffix(strings.ToLower(arg), "k"), ",", ""))
+		if err != nil || v <= 0 {
+			m.addNote(fmt.Sprintf("/ctx takes a number of tokens (e.g. /ctx 8192 or /ctx 8k) or auto, not %q.", arg), true)
+			return nil
+		}
+		if strings.HasSuffix(strings.ToLower(arg), "k") {
+			v *= 1024
+		}
+		if v < 256 || v > 1<<24 {
+			m.addNote(fmt.Sprintf("/ctx %s: a window must be between 256 and %s tokens.", arg, groupInt(1<<24)), true)
+			return nil
+		}
+		n = v
+	}
+	if m.running {
+		m.addNote("A turn is running: change the window when it is done (esc cancels it).", true)
+		return nil
+	}
+	changed := m.view.SetNumCtx(n, "set with /ctx")
+	m.engOpts.NumCtx = n
+	switch {
+	case n == 0:
+		m.addNote("The window is the server's again (as loaded, else the smaller of the model's maximum and 4,096).", false)
+	case changed:
+		m.addNote(fmt.Sprintf("The window is now %s tokens. The server reloads the model with it at the next request, which takes a moment.", groupInt(n)), false)
+	default:
+		m.addNote(fmt.Sprintf("The window is %s tokens.", groupInt(n)), false)
+	}
+	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+}
+
+// compactCommand is /compact: summarise every turn before the last one.
+func (m *model) compactCommand() tea.Cmd {
+	if m.running {
+		m.addNote("A turn is running: compact when it is done (esc cancels it).", true)
+		return nil
+	}
+	if m.modelName == "" {
+		m.addNote("No model is set, and compacting needs one to write the summary.", true)
+		return nil
+	}
+	m.ctab.seq++
+	m.compacting = true
+	seq, view, in := m.ctab.seq, m.view, m.nextRequest()
+	ctx := m.ctx
+	return tea.Batch(m.setStatusFor("compacting: the model is summarising the earlier turns…", time.Minute), func() tea.Msg {
+		c, msgs, err := view.Compact(ctx, in, true)
+		return compactDoneMsg{seq: seq, c: c, msgs: msgs, err: err}
+	})
+}
+
+func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
+	m.compacting = false
+	m.status = ""
+	if msg.err != nil {
+		m.addNote(msg.err.Error(), !errors.Is(msg.err, agent.ErrNothingToCompact))
+		return nil
+	}
+	if m.running {
+		// Cannot happen (runs wait for the compaction), but a summary
+		// must never replace a conversation an agent is using.
+		return nil
+	}
+	m.conv.Messages = msg.msgs
+	m.totals.Add(msg.c.Usage)
+	m.transcript.add(&noteItem{text: compactedText(msg.c)})
+	if m.opts.Sessions != nil && m.sessionID != "" {
+		c := msg.c
+		if err := m.opts.Sessions.Append(m.sessionID, agent.Appended{Message: msg.msgs[0], Usage: &c.Usage, Compaction: &c}); err != nil {
+			m.addNote("The compaction could not be saved: "+err.Error(), true)
+		}
+	}
+	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+}
+
+// compactedText is the transcript's line for a compaction.
+func compactedText(c agent.Compaction) string {
+	saved := ""
+	if c.Saved() > 0 {
+		saved = fmt.Sprintf(" (about %s tokens saved)", format.Tokens(c.Saved()))
+	}
+	return fmt.Sprintf("⇢ Compacted: %s summarised for the model to fit the window%s; it now reads the summary and the last %s. The originals stay in the session and its export.",
+		format.Count(c.Replaced, "earlier message"), saved, format.Count(c.Kept, "message"))
+}
+
+// windowText is the header's word on the window: how full the last
+// request left it.
+func (m *model) windowText() string {
+	if m.lastWindow == 0 {
+		return ""
+	}
+	return "ctx " + format.WindowUse(m.lastPrompt, m.lastWindow, m.lastEstimated)
+}
+
+func groupInt(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
