@@ -48,11 +48,15 @@ type taskRow struct {
 	LastError   string
 	// Owner names the scheduler running the task (see Claim.Owner), empty
 	// when no run is in progress; RunID is that run's log row.
-	Owner     string `storm:"index"`
-	RunID     int
+	Owner string `storm:"index"`
+	RunID int
+	// RunIn is the process running the task while Owner is set.
+	RunIn     Process
 	Agent     string
 	Tools     []string
 	Approved  []string
+	Server    Server
+	Timeout   time.Duration
 	CreatedAt time.Time
 	Metadata  map[string]string
 }
@@ -74,6 +78,8 @@ type runRow struct {
 	Result     string
 	Error      string
 	Denied     []string
+	Process    Process
+	Server     Server
 }
 
 // dueKey computes the row's Due value from its state.
@@ -120,8 +126,11 @@ func Validate(nt NewTask, now time.Time) (Schedule, time.Time, error) {
 	if strings.TrimSpace(nt.Prompt) == "" {
 		return Schedule{}, time.Time{}, errors.New("the prompt is empty: say what the task should do")
 	}
-	sched, err := ParseSchedule(nt.ScheduleType, nt.ScheduleValue, nt.TimeZone)
+	sched, err := ParseScheduleAt(nt.ScheduleType, nt.ScheduleValue, nt.TimeZone, now)
 	if err != nil {
+		return Schedule{}, time.Time{}, err
+	}
+	if err := CheckTimeout(nt.Timeout); err != nil {
 		return Schedule{}, time.Time{}, err
 	}
 	first, err := sched.First(now)
@@ -144,10 +153,6 @@ func (s *Store) Create(nt NewTask, now time.Time) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	agent := strings.TrimSpace(nt.Agent)
-	if agent == "" {
-		agent = DefaultAgent
-	}
 	row := taskRow{
 		Prompt:        strings.TrimSpace(nt.Prompt),
 		ScheduleType:  sched.Type,
@@ -155,9 +160,11 @@ func (s *Store) Create(nt NewTask, now time.Time) (Task, error) {
 		Zone:          sched.Zone,
 		Status:        Active,
 		NextRun:       first.UTC(),
-		Agent:         agent,
+		Agent:         AgentFor(nt.Agent, nt.Tools),
 		Tools:         cleanList(nt.Tools),
 		Approved:      cleanList(nt.ApprovedTools),
+		Server:        Server{Engine: strings.TrimSpace(nt.Server.Engine), Host: strings.TrimSpace(nt.Server.Host), Model: strings.TrimSpace(nt.Server.Model)},
+		Timeout:       nt.Timeout,
 		CreatedAt:     now.UTC(),
 		Metadata:      nt.Metadata,
 	}
@@ -330,8 +337,9 @@ func (s *Store) Resume(ref string, now time.Time) (Task, error) {
 }
 
 // Cancel ends a task for good and clears its next run. A run in progress is
-// not stopped here (the scheduler running it does that). Cancelling a
-// cancelled task does nothing; a completed one cannot be cancelled.
+// not stopped here: the scheduler running it notices the change and stops
+// it. Cancelling a cancelled task does nothing; a completed one cannot be
+// cancelled.
 func (s *Store) Cancel(ref string) (Task, error) {
 	return s.change(ref, func(r *taskRow) error {
 		switch r.Status {
@@ -375,12 +383,34 @@ type Claim struct {
 	// Owner identifies the claiming scheduler, so a later scheduler can
 	// tell a run in progress elsewhere from one whose process died.
 	Owner string
+	// Process is the claiming process; Server is the server the run uses:
+	// the task's, or the claimant's for a task that records none.
+	Process Process
+	Server  Server
+}
+
+// Claimant is the scheduler claiming a run.
+type Claimant struct {
+	// Owner is unique per scheduler (see Claim.Owner).
+	Owner   string
+	Process Process
+	// Server is the claimant's own server, on which tasks that record none
+	// run.
+	Server Server
+}
+
+// ServerFor returns the server a task's runs use when by claims them.
+func (by Claimant) ServerFor(t Task) Server {
+	if t.Server.IsZero() {
+		return by.Server
+	}
+	return t.Server
 }
 
 // ClaimDue claims up to limit tasks due at now, in one write transaction:
 // each gets its next run moved past now and a run log row. A task claimed
 // here cannot be claimed again until its next slot, by anyone.
-func (s *Store) ClaimDue(now time.Time, limit int, owner string) ([]Claim, error) {
+func (s *Store) ClaimDue(now time.Time, limit int, by Claimant) ([]Claim, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -391,7 +421,7 @@ func (s *Store) ClaimDue(now time.Time, limit int, owner string) ([]Claim, error
 			return err
 		}
 		for i := range rows {
-			c, ok, err := claim(n, &rows[i], rows[i].NextRun, now, owner, false)
+			c, ok, err := claim(n, &rows[i], rows[i].NextRun, now, by, false)
 			if err != nil {
 				return err
 			}
@@ -419,10 +449,87 @@ func dueRows(n storm.Node, now time.Time, limit int) ([]taskRow, error) {
 	return rows, nil
 }
 
+// Due returns up to limit claimable tasks (active, not running) whose next
+// run is at or before now, soonest first, without claiming them: a
+// scheduler looks at them to choose which to claim (those whose server it
+// can reach) with ClaimSlots.
+func (s *Store) Due(now time.Time, limit int) ([]Task, error) {
+	var rows []taskRow
+	err := s.view(func(n storm.Node) (err error) {
+		rows, err = dueRows(n, now, limit)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Task, len(rows))
+	for i := range rows {
+		out[i] = rows[i].task()
+	}
+	return out, nil
+}
+
+// NextAfter returns the earliest next run after t among claimable tasks
+// (ok is false when there is none): when a scheduler should look again
+// for due tasks once those due now are dealt with.
+func (s *Store) NextAfter(t time.Time) (next time.Time, ok bool, err error) {
+	err = s.view(func(n storm.Node) error {
+		var rows []taskRow
+		from := fmt.Sprintf("%016x", clampNanos(t)+1)
+		if err := n.Range("Due", from, "g", &rows, storm.Limit(1)); err != nil {
+			return err
+		}
+		if len(rows) == 1 {
+			next, ok = rows[0].NextRun, true
+		}
+		return nil
+	})
+	if notFound(err) {
+		err = nil
+	}
+	return next, ok, err
+}
+
+// Slot names a task and the run time a scheduler saw it due for.
+type Slot struct {
+	TaskID string
+	At     time.Time
+}
+
+// ClaimSlots claims the given slots in one write transaction. A slot that
+// is no longer the task's next run (another scheduler took it, the task was
+// paused or changed) is left out of the result, without an error.
+func (s *Store) ClaimSlots(slots []Slot, now time.Time, by Claimant) ([]Claim, error) {
+	var claims []Claim
+	err := s.update(func(n storm.Node) error {
+		claims = claims[:0]
+		for _, sl := range slots {
+			var row taskRow
+			if err := n.One("ID", sl.TaskID, &row); notFound(err) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			c, ok, err := claim(n, &row, sl.At, now, by, false)
+			if err != nil {
+				return err
+			}
+			if ok {
+				claims = append(claims, c)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
 // ClaimSlot claims one task for the slot the caller saw due. It fails with
 // ErrSlotTaken when the task's next run is no longer that slot (another
 // scheduler claimed it) or the task is not claimable (paused, running).
-func (s *Store) ClaimSlot(id string, slot, now time.Time, owner string) (Claim, error) {
+func (s *Store) ClaimSlot(id string, slot, now time.Time, by Claimant) (Claim, error) {
 	var c Claim
 	var ok bool
 	err := s.update(func(n storm.Node) error {
@@ -430,7 +537,7 @@ func (s *Store) ClaimSlot(id string, slot, now time.Time, owner string) (Claim, 
 		if err != nil {
 			return err
 		}
-		c, ok, err = claim(n, &row, slot, now, owner, false)
+		c, ok, err = claim(n, &row, slot, now, by, false)
 		return err
 	})
 	if err == nil && !ok {
@@ -439,19 +546,51 @@ func (s *Store) ClaimSlot(id string, slot, now time.Time, owner string) (Claim, 
 	return c, err
 }
 
-// ClaimManual starts a run of a task by hand, now, whatever its status. Its
-// schedule is not changed. A task already running cannot be started again.
-func (s *Store) ClaimManual(ref string, now time.Time, owner string) (Claim, error) {
+// Skip records that a slot passed without a run, with why (no scheduler
+// could reach the task's server): it claims the slot and ends the run as
+// OutcomeSkipped in one transaction, so a slot is skipped at most once and
+// the task moves on to its next slot (a once task completes). ok is false
+// when the slot was no longer the task's to skip.
+func (s *Store) Skip(sl Slot, now time.Time, by Claimant, reason string) (task Task, run Run, ok bool, err error) {
+	err = s.update(func(n storm.Node) error {
+		var row taskRow
+		if err := n.One("ID", sl.TaskID, &row); notFound(err) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		c, claimed, err := claim(n, &row, sl.At, now, by, false)
+		if err != nil || !claimed {
+			return err
+		}
+		ok = true
+		task, run, err = finish(n, c, Finish{At: now, Outcome: OutcomeSkipped, Error: reason})
+		return err
+	})
+	return task, run, ok, err
+}
+
+// ClaimManual starts a run of a task by hand, now, whatever its schedule,
+// which does not change. A paused task may run this way; a cancelled or
+// completed one may not (it is over: create a new task), and a task
+// already running cannot be started again.
+func (s *Store) ClaimManual(ref string, now time.Time, by Claimant) (Claim, error) {
 	var c Claim
 	err := s.update(func(n storm.Node) error {
 		row, err := resolve(n, ref)
 		if err != nil {
 			return err
 		}
-		if row.Owner != "" {
-			return fmt.Errorf("task %s: %w (started %s)", row.ID, ErrRunning, row.LastRun.In(row.loc()).Format(displayLayout))
+		switch row.Status {
+		case Cancelled:
+			return &StateError{ID: row.ID, Msg: "is cancelled, so it cannot run again. To run its prompt, create a new task"}
+		case Completed:
+			return &StateError{ID: row.ID, Msg: "has completed: its one-time run is over. To run its prompt again, create a new task"}
 		}
-		c, _, err = claim(n, &row, time.Time{}, now, owner, true)
+		if row.Owner != "" {
+			return fmt.Errorf("task %s: %w (started %s by %s)", row.ID, ErrRunning, row.LastRun.In(row.loc()).Format(displayLayout), row.RunIn)
+		}
+		c, _, err = claim(n, &row, time.Time{}, now, by, true)
 		return err
 	})
 	return c, err
@@ -459,7 +598,7 @@ func (s *Store) ClaimManual(ref string, now time.Time, owner string) (Claim, err
 
 // claim checks that row may run for slot and records the claim. ok is
 // false, with no error, when the task is not claimable for that slot.
-func claim(n storm.Node, row *taskRow, slot, now time.Time, owner string, manual bool) (c Claim, ok bool, err error) {
+func claim(n storm.Node, row *taskRow, slot, now time.Time, by Claimant, manual bool) (c Claim, ok bool, err error) {
 	if !manual && (row.Status != Active || row.Owner != "" || !row.NextRun.Equal(slot)) {
 		return Claim{}, false, nil
 	}
@@ -474,16 +613,19 @@ func claim(n storm.Node, row *taskRow, slot, now time.Time, owner string, manual
 		}
 		row.NextRun = sched.After(slot, now).UTC()
 	}
-	run := runRow{TaskID: row.ID, Slot: slot.UTC(), Manual: manual, Owner: owner, StartedAt: now.UTC()}
+	server := by.ServerFor(row.task())
+	run := runRow{TaskID: row.ID, Slot: slot.UTC(), Manual: manual, Owner: by.Owner, StartedAt: now.UTC(),
+		Process: by.Process, Server: server}
 	if err := runs(n, row.ID).Save(&run); err != nil {
 		return Claim{}, false, err
 	}
-	row.LastRun, row.Owner, row.RunID = now.UTC(), owner, run.ID
+	row.LastRun, row.Owner, row.RunID, row.RunIn = now.UTC(), by.Owner, run.ID, by.Process
 	row.Due = row.dueKey()
 	if err := n.Save(row); err != nil {
 		return Claim{}, false, err
 	}
-	return Claim{Task: row.task(), RunID: run.ID, Slot: slot, StartedAt: now, Owner: owner}, true, nil
+	return Claim{Task: row.task(), RunID: run.ID, Slot: slot, StartedAt: now, Owner: by.Owner,
+		Process: by.Process, Server: server}, true, nil
 }
 
 // ErrFinished is returned by Finish for a run whose end is already
@@ -493,10 +635,21 @@ var ErrFinished = errors.New("the run's end is already recorded")
 // Finish records how a claimed run ended, releases the task, and drops the
 // task's oldest log rows beyond KeepRuns. A task with no next run (a once
 // task) becomes completed.
-func (s *Store) Finish(c Claim, f Finish) (Task, Run, error) {
+func (s *Store) Finish(c Claim, f Finish) (task Task, run Run, err error) {
+	err = s.update(func(n storm.Node) (err error) {
+		task, run, err = finish(n, c, f)
+		return err
+	})
+	if err != nil {
+		return Task{}, Run{}, err
+	}
+	return task, run, nil
+}
+
+func finish(n storm.Node, c Claim, f Finish) (Task, Run, error) {
 	var row taskRow
 	var run runRow
-	err := s.update(func(n storm.Node) error {
+	err := func() error {
 		log := runs(n, c.Task.ID)
 		if err := log.One("ID", c.RunID, &run); err != nil {
 			if notFound(err) {
@@ -512,11 +665,16 @@ func (s *Store) Finish(c Claim, f Finish) (Task, Run, error) {
 		run.Result = cut(f.Result, ResultLimit)
 		run.Error = f.Error
 		run.Denied = cleanList(f.DeniedTools)
+		if f.Model != "" && run.Server.Model == "" {
+			run.Server.Model = f.Model
+		}
 		switch {
 		case f.Interrupted:
 			run.Outcome = OutcomeInterrupted
 		case run.Success:
 			run.Outcome = OutcomeSuccess
+		case f.Outcome != OutcomeNone:
+			run.Outcome = f.Outcome
 		default:
 			run.Outcome = OutcomeFailed
 		}
@@ -527,7 +685,7 @@ func (s *Store) Finish(c Claim, f Finish) (Task, Run, error) {
 			return err
 		}
 		if row.RunID == run.ID {
-			row.Owner, row.RunID = "", 0
+			row.Owner, row.RunID, row.RunIn = "", 0, Process{}
 			row.LastOutcome = run.Outcome
 			row.LastResult = cut(run.Result, SummaryLimit)
 			row.LastError = cut(run.Error, SummaryLimit)
@@ -544,7 +702,7 @@ func (s *Store) Finish(c Claim, f Finish) (Task, Run, error) {
 			return err
 		}
 		return prune(log)
-	})
+	}()
 	if err != nil {
 		return Task{}, Run{}, err
 	}
@@ -569,7 +727,7 @@ func prune(log storm.Node) error {
 	return nil
 }
 
-// Logs returns the task ref and its last n runs, oldest first (n <= 0: all
+// Logs returns the task ref and its last n runs, newest first (n <= 0: all
 // that are kept).
 func (s *Store) Logs(ref string, n int) (Task, []Run, error) {
 	var row taskRow
@@ -593,9 +751,29 @@ func (s *Store) Logs(ref string, n int) (Task, []Run, error) {
 	}
 	out := make([]Run, len(rows))
 	for i := range rows {
-		out[len(rows)-1-i] = rows[i].public()
+		out[i] = rows[i].public()
 	}
 	return row.task(), out, nil
+}
+
+// Statuses returns the status of each task in ids that still exists, in
+// one read: what a scheduler checks to notice that a task it is running
+// was cancelled or paused by another process.
+func (s *Store) Statuses(ids []string) (map[string]Status, error) {
+	out := make(map[string]Status, len(ids))
+	err := s.view(func(n storm.Node) error {
+		for _, id := range ids {
+			var row taskRow
+			if err := n.One("ID", id, &row); notFound(err) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			out[id] = row.Status
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Running returns the claims of every run in progress, in any process, so
@@ -611,7 +789,8 @@ func (s *Store) Running() ([]Claim, error) {
 		if rows[i].Owner == "" {
 			continue
 		}
-		out = append(out, Claim{Task: rows[i].task(), RunID: rows[i].RunID, StartedAt: rows[i].LastRun, Owner: rows[i].Owner})
+		out = append(out, Claim{Task: rows[i].task(), RunID: rows[i].RunID, StartedAt: rows[i].LastRun, Owner: rows[i].Owner,
+			Process: rows[i].RunIn})
 	}
 	return out, nil
 }
@@ -645,12 +824,23 @@ func (r *taskRow) task() Task {
 		LastResult:    r.LastResult,
 		LastError:     r.LastError,
 		Running:       r.Owner != "",
+		RunningIn:     runningIn(r),
 		Agent:         r.Agent,
 		Tools:         nonNil(r.Tools),
 		ApprovedTools: nonNil(r.Approved),
+		Server:        r.Server,
+		Timeout:       r.Timeout,
 		CreatedAt:     in(r.CreatedAt),
 		Metadata:      r.Metadata,
 	}
+}
+
+func runningIn(r *taskRow) *Process {
+	if r.Owner == "" || r.RunIn.IsZero() {
+		return nil
+	}
+	p := r.RunIn
+	return &p
 }
 
 func (r *runRow) public() Run {
@@ -666,6 +856,8 @@ func (r *runRow) public() Run {
 		Result:      r.Result,
 		Error:       r.Error,
 		DeniedTools: r.Denied,
+		Process:     r.Process,
+		Server:      r.Server,
 	}
 }
 

@@ -55,6 +55,8 @@ type Config struct {
 	MCP mcp.Config `toml:"mcp"`
 	// Memory configures the memory tools' store ([memory]).
 	Memory MemoryConfig `toml:"memory"`
+	// Scheduler configures scheduled runs ([scheduler]).
+	Scheduler SchedulerConfig `toml:"scheduler"`
 
 	sources map[string]string
 	path    string
@@ -67,6 +69,19 @@ type MemoryConfig struct {
 	ChunkSize      int     `toml:"chunk_size"`
 	ChunkOverlap   int     `toml:"chunk_overlap"`
 	SemanticWeight float64 `toml:"semantic_weight"`
+}
+
+// SchedulerConfig is [scheduler]: timeout is the time limit of a scheduled
+// run whose task sets none (a Go duration, "10m").
+type SchedulerConfig struct {
+	Timeout string `toml:"timeout"`
+}
+
+// TaskTimeout returns [scheduler] timeout, zero when unset (the
+// scheduler's default applies). Load has checked it.
+func (c *Config) TaskTimeout() time.Duration {
+	d, _ := time.ParseDuration(c.Scheduler.Timeout)
+	return d
 }
 
 // Options are the generation options ([options] in the file).
@@ -308,6 +323,12 @@ func (c *Config) validate(toolNames []string) error {
 	if _, err := c.EngineOptions(); err != nil {
 		return err
 	}
+	if t := c.Scheduler.Timeout; t != "" {
+		if d, err := time.ParseDuration(t); err != nil || d < time.Second {
+			return &FileError{Path: c.path, Key: "scheduler.timeout",
+				Msg: fmt.Sprintf("%q is not a time limit of at least 1s; use a duration such as \"10m\" or \"1h\"", t)}
+		}
+	}
 	if err := c.MCP.Validate(); err != nil {
 		return fmt.Errorf("config %s: %w", c.path, err)
 	}
@@ -404,6 +425,9 @@ func (c *Config) Settings() []Setting {
 	}
 	if c.Options.Think != "" {
 		out = append(out, Setting{"options.think", c.Options.Think, fileSrc})
+	}
+	if c.Scheduler.Timeout != "" {
+		out = append(out, Setting{"scheduler.timeout", c.Scheduler.Timeout, fileSrc})
 	}
 	models := make([]string, 0, len(c.Prices))
 	for m := range c.Prices {

@@ -28,13 +28,9 @@ type runLog struct {
 	scroll int
 }
 
-// setRuns takes the runs as the scheduler returns them (oldest first).
+// setRuns takes the runs as the scheduler returns them (newest first).
 func (l *runLog) setRuns(t scheduler.Task, runs []scheduler.Run) {
-	l.task, l.loaded, l.err = t, true, ""
-	l.runs = make([]scheduler.Run, len(runs))
-	for i, r := range runs {
-		l.runs[len(runs)-1-i] = r
-	}
+	l.task, l.loaded, l.err, l.runs = t, true, "", runs
 }
 
 // key scrolls the log; it reports whether the key closes it.
