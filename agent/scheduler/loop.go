@@ -26,6 +26,12 @@ const maxRetry = 30 * time.Second
 // whose server cannot be reached do not hide the others behind them.
 const dueScan = 256
 
+// minRecheck spaces the rounds that look again at due tasks left alone
+// (their server unreachable, or left to a dedicated scheduler): each round
+// reads the database, and a process that reads more often than
+// store.IdleRelease never lets other processes have the file.
+const minRecheck = time.Second
+
 // Serve runs the scheduler until ctx is cancelled: it finishes runs
 // abandoned by dead processes, then claims and runs due tasks, sleeping
 // until the next one is due. When ctx ends it stops claiming, lets running
@@ -167,7 +173,7 @@ func (l *loop) round() (wait time.Duration, err error) {
 			// A dedicated scheduler serves the database: leave the run to
 			// it, unless it said it cannot reach the server and this one
 			// can. Its heartbeats (or its death) show up in the file.
-			later(s.opts.ReachTTL)
+			later(max(s.opts.ReachTTL, minRecheck))
 			continue
 		}
 		if st.known && st.ok {
@@ -177,8 +183,9 @@ func (l *loop) round() (wait time.Duration, err error) {
 			continue
 		}
 		// Not reachable from here (or not checked yet): another scheduler
-		// may take it; look again when the check is due.
-		later(s.opts.ReachTTL)
+		// may take it; look again when the check is due (a first check
+		// that ends wakes the loop sooner).
+		later(max(s.opts.ReachTTL, minRecheck))
 		if skip, in := l.skipDue(t, srv, st, peers, now); skip {
 			s.skip(slot, srv, st, now)
 		} else if in > 0 {

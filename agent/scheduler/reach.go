@@ -76,9 +76,13 @@ func (s *Scheduler) probe(srv tasks.Server) {
 	case err == nil && wasKnown && !wasOK:
 		s.opts.Logger.Warn("a task's server answers again; its runs resume here", "server", srv.String())
 	}
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	// Only news wakes the loop: a loop woken by every check would read the
+	// database so often that it never lets other processes have the file.
+	if !wasKnown || wasOK != (err == nil) {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -106,6 +106,7 @@ const (
 	// morning.
 	DefaultSkipAfter = 10 * time.Minute
 	DefaultHeartbeat = 10 * time.Second
+	minHeartbeat     = time.Second
 )
 
 // Options configure a Scheduler. Only Runner is needed to run tasks; a
@@ -163,8 +164,8 @@ type Options struct {
 	// (tasks.DefaultTimeout when <= 0).
 	Timeout time.Duration
 	// HeartbeatInterval is how often a serving scheduler renews its entry
-	// among the peers (DefaultHeartbeat when <= 0); an entry not renewed
-	// for three intervals is taken as gone.
+	// among the peers (DefaultHeartbeat when <= 0, at least a second); an
+	// entry not renewed for three intervals is taken as gone.
 	HeartbeatInterval time.Duration
 }
 
@@ -226,6 +227,9 @@ func New(db *store.DB, opts Options) *Scheduler {
 	if opts.HeartbeatInterval <= 0 {
 		opts.HeartbeatInterval = DefaultHeartbeat
 	}
+	// A heartbeat is a write; writing more often than the file's idle
+	// release would keep it from other processes.
+	opts.HeartbeatInterval = max(opts.HeartbeatInterval, minHeartbeat)
 	if opts.Command == "" {
 		opts.Command = "jarvis"
 	}
