@@ -169,7 +169,7 @@ func (l *loop) round() (wait time.Duration, err error) {
 		srv := s.by.ServerFor(t)
 		slot := tasks.Slot{TaskID: t.ID, At: t.NextRun}
 		st := s.reachable(srv, now)
-		if owner != nil && !(st.known && st.ok && owner.Reach[srv.Key()] == false && reported(owner, srv)) {
+		if owner != nil && !(st.known && st.ok && cannotReach(owner, srv)) {
 			// A dedicated scheduler serves the database: leave the run to
 			// it, unless it said it cannot reach the server and this one
 			// can. Its heartbeats (or its death) show up in the file.
@@ -230,10 +230,11 @@ func (l *loop) round() (wait time.Duration, err error) {
 	return recheck, nil
 }
 
-// reported reports whether the peer checked the server lately.
-func reported(p *tasks.Peer, srv tasks.Server) bool {
-	_, ok := p.Reach[srv.Key()]
-	return ok
+// cannotReach reports whether the peer said, at its last heartbeat, that
+// it failed to reach the server (not merely that it has not checked).
+func cannotReach(p *tasks.Peer, srv tasks.Server) bool {
+	ok, checked := p.Reach[srv.Key()]
+	return checked && !ok
 }
 
 // skipDue decides whether a due slot that this scheduler cannot serve is

@@ -16,6 +16,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/tui/schedtab"
 )
 
 // Minimum terminal size; below it the TUI says so instead of garbling.
@@ -39,7 +40,7 @@ type model struct {
 	transcript *transcript
 	input      *inputBox
 	pane       *sidePane
-	sched      *schedTab
+	sched      *schedtab.Tab
 	dialog     dialog
 	overlay    overlay
 	sessions   sessionsOverlay
@@ -122,7 +123,7 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 		closeSpare() // before the program starts: no frame waits for it
 	}
 	if opts.Scheduler != nil {
-		m.sched = newSchedTab(opts.Scheduler, opts.ValidateTask, opts.Registry.Names)
+		m.sched = schedtab.New(schedtab.Options{Scheduler: opts.Scheduler, Validate: opts.ValidateTask, ToolNames: opts.Registry.Names})
 	}
 	return m, nil
 }
@@ -256,7 +257,7 @@ func (m *model) shutdown() {
 		m.mcpStop()
 	}
 	if m.sched != nil {
-		m.sched.close()
+		m.sched.Close()
 	}
 	m.dialog.denyAll()
 	if m.executor != nil {
@@ -272,7 +273,7 @@ func (m *model) Init() tea.Cmd {
 		cmds = append(cmds, m.loadLastSession())
 	}
 	if m.sched != nil {
-		cmds = append(cmds, m.sched.init())
+		cmds = append(cmds, m.sched.Init())
 	}
 	if m.opts.MCP != nil {
 		ch, stop := m.opts.MCP.Subscribe()
@@ -337,7 +338,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.mcpChanged()
 	}
 	if m.sched != nil {
-		if cmd, ok := m.sched.update(msg); ok {
+		if cmd, ok := m.sched.Update(msg); ok {
 			return m, cmd
 		}
 	}

@@ -1,4 +1,4 @@
-package tui
+package schedtab
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
+	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
 
 // formField is one field of the create-task form, in tab order.
@@ -348,7 +349,7 @@ const formLabelW = 12
 
 // view draws the form as a bordered box at most width wide and height
 // tall. When the screen is short, the preview gives up lines first.
-func (f *taskForm) view(st *styles, width, height int, now time.Time) string {
+func (f *taskForm) view(st Styles, width, height int, now time.Time) string {
 	boxW := min(width-4, 84)
 	inner := max(boxW-4, 20)
 	fieldW := max(inner-formLabelW, 8)
@@ -367,7 +368,7 @@ func (f *taskForm) view(st *styles, width, height int, now time.Time) string {
 	// under writes a hint or an error below a field, wrapped to the
 	// field's width and cut to maxLines.
 	under := func(text string, style lipgloss.Style, maxLines int) []string {
-		ls := wrapText(text, fieldW)
+		ls := termtext.Wrap(text, fieldW)
 		if len(ls) > maxLines {
 			ls = ls[:maxLines]
 			ls[maxLines-1] = ansi.Truncate(ls[maxLines-1], fieldW-1, "") + "…"
@@ -403,13 +404,13 @@ func (f *taskForm) view(st *styles, width, height int, now time.Time) string {
 			room--
 		}
 		if f.words != "" {
-			mid = append(mid, st.text.Render(ansi.Truncate("Runs "+f.words, inner, "…")))
+			mid = append(mid, st.Text.Render(ansi.Truncate("Runs "+f.words, inner, "…")))
 			room--
 			for _, r := range f.preview[:min(len(f.preview), room)] {
-				mid = append(mid, "  "+st.accent.Render(ansi.Truncate(runTime(r, now)+"  "+scheduler.Relative(r, now), inner-2, "…")))
+				mid = append(mid, "  "+st.Accent.Render(ansi.Truncate(runTime(r, now)+"  "+scheduler.Relative(r, now), inner-2, "…")))
 			}
 		} else {
-			mid = append(mid, st.muted.Render(ansi.Truncate("The next runs show here once the schedule is valid.", inner, "…")))
+			mid = append(mid, st.Muted.Render(ansi.Truncate("The next runs show here once the schedule is valid.", inner, "…")))
 		}
 	}
 	lines := append(append(append(top, mid...), ""), foot...)
@@ -422,23 +423,23 @@ func (f *taskForm) view(st *styles, width, height int, now time.Time) string {
 // fieldLines draws the title and the fields with their errors and hints;
 // level 2 shows everything, 1 shorter errors and only the value's hint, 0
 // one line per error and no hints.
-func (f *taskForm) fieldLines(st *styles, under func(string, lipgloss.Style, int) []string, fieldW, level int, now time.Time) []string {
-	top := []string{st.dialogTitle.Render("New scheduled task")}
+func (f *taskForm) fieldLines(st Styles, under func(string, lipgloss.Style, int) []string, fieldW, level int, now time.Time) []string {
+	top := []string{st.DialogTitle.Render("New scheduled task")}
 	if level == 2 {
 		top = append(top, "")
 	}
 	errLines, hintLines := []int{1, 2, 4}[level], []int{0, 1, 2}[level]
 	for i := range fieldCount {
 		field := formField(i)
-		label := "  " + padRight(fieldLabels[field], formLabelW-2)
+		label := "  " + termtext.PadRight(fieldLabels[field], formLabelW-2)
 		if field == f.focus {
-			label = st.accent.Render("› " + padRight(fieldLabels[field], formLabelW-2))
+			label = st.Accent.Render("› " + termtext.PadRight(fieldLabels[field], formLabelW-2))
 		} else {
-			label = st.muted.Render(label)
+			label = st.Muted.Render(label)
 		}
 		top = append(top, label+f.fieldView(st, field, fieldW))
 		if e := f.shownErr(field); e != "" {
-			top = append(top, under(e, st.errorText, errLines)...)
+			top = append(top, under(e, st.Error, errLines)...)
 			continue
 		}
 		if hintLines == 0 {
@@ -446,26 +447,26 @@ func (f *taskForm) fieldLines(st *styles, under func(string, lipgloss.Style, int
 		}
 		switch {
 		case field == fValue:
-			top = append(top, under(valueHint(f.schedType(), now), st.muted, hintLines)...)
+			top = append(top, under(valueHint(f.schedType(), now), st.Muted, hintLines)...)
 		case level < 2:
 		case field == fTools && f.focus == fTools && f.toolNames != nil:
-			top = append(top, under("available: "+strings.Join(f.toolNames(), ", "), st.muted, hintLines)...)
+			top = append(top, under("available: "+strings.Join(f.toolNames(), ", "), st.Muted, hintLines)...)
 		case field == fApprove && f.focus == fApprove:
-			top = append(top, under("tools among Tools that may run without asking; in unattended runs every other tool that needs confirmation is denied", st.muted, hintLines)...)
+			top = append(top, under("tools among Tools that may run without asking; in unattended runs every other tool that needs confirmation is denied", st.Muted, hintLines)...)
 		}
 	}
 	return top
 }
 
 // footLines says whether the task can be created and how.
-func (f *taskForm) footLines(st *styles, inner int) []string {
+func (f *taskForm) footLines(st Styles, inner int) []string {
 	var foot []string
 	switch {
 	case f.busy:
-		foot = append(foot, st.accent.Render("creating…"))
+		foot = append(foot, st.Accent.Render("creating…"))
 	case f.failure != "":
-		for _, l := range wrapText("Not created: "+f.failure, inner) {
-			foot = append(foot, st.errorText.Render(l))
+		for _, l := range termtext.Wrap("Not created: "+f.failure, inner) {
+			foot = append(foot, st.Error.Render(l))
 		}
 	}
 	keys := "ctrl+s create · tab/shift+tab move · ←/→ change choice · esc cancel"
@@ -478,8 +479,8 @@ func (f *taskForm) footLines(st *styles, inner int) []string {
 	if ansi.StringWidth(keys) > inner {
 		keys = strings.Replace(strings.Replace(keys, "tab/shift+tab move", "tab move", 1), " · ←/→ change choice", "", 1)
 	}
-	for _, l := range wrapText(keys, inner) {
-		foot = append(foot, st.muted.Render(l))
+	for _, l := range termtext.Wrap(keys, inner) {
+		foot = append(foot, st.Muted.Render(l))
 	}
 	return foot
 }
@@ -497,7 +498,7 @@ func (f *taskForm) nonPromptValid() bool {
 
 // fieldView draws a field's value: the text input, or the options of a
 // choice field with the chosen one in brackets.
-func (f *taskForm) fieldView(st *styles, field formField, width int) string {
+func (f *taskForm) fieldView(st Styles, field formField, width int) string {
 	var opts []string
 	cur := 0
 	switch field {
@@ -510,20 +511,20 @@ func (f *taskForm) fieldView(st *styles, field formField, width int) string {
 		opts, cur = agent.Names, f.agent
 	default:
 		in := f.inputs[field]
-		in.TextStyle, in.PlaceholderStyle = st.text, st.muted
-		in.Cursor.Style = st.accent
-		in.Cursor.TextStyle = st.text
+		in.TextStyle, in.PlaceholderStyle = st.Text, st.Muted
+		in.Cursor.Style = st.Accent
+		in.Cursor.TextStyle = st.Text
 		return ansi.Truncate(in.View(), width, "")
 	}
 	var parts []string
 	for i, o := range opts {
 		switch {
 		case i == cur && field == f.focus:
-			parts = append(parts, st.selection.Render("["+o+"]"))
+			parts = append(parts, st.Selection.Render("["+o+"]"))
 		case i == cur:
-			parts = append(parts, st.text.Render("["+o+"]"))
+			parts = append(parts, st.Text.Render("["+o+"]"))
 		default:
-			parts = append(parts, st.muted.Render(" "+o+" "))
+			parts = append(parts, st.Muted.Render(" "+o+" "))
 		}
 	}
 	return ansi.Truncate(strings.Join(parts, " "), width, "")
