@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
-	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
@@ -66,20 +65,24 @@ func runLines(st Styles, r scheduler.Run, loc *time.Location, width int, now tim
 	outcome, took := "running", "for "+strings.TrimSuffix(scheduler.Relative(r.StartedAt, now), " ago")
 	style := st.Accent
 	if r.Finished() {
-		outcome = string(r.Outcome)
-		if outcome == "" {
-			outcome = "failed"
-			if r.Success {
-				outcome = "success"
-			}
-		}
+		o := r.OutcomeOrGuess()
 		took = format.Latency(r.FinishedAt.Sub(r.StartedAt).Seconds())
-		style = outcomeStyle(st, tasks.Outcome(outcome))
-		outcome = outcomeMark(tasks.Outcome(outcome)) + " " + outcome
+		style = outcomeStyle(st, o)
+		outcome = outcomeMark(o) + " " + outcomeWord(o)
 	}
 	head := st.Text.Render(runTimeSeconds(r.StartedAt.In(loc), now)+"  ") + st.Muted.Render(termtext.PadRight(kind, 7)) +
 		style.Render(outcome) + st.Muted.Render("  "+took)
 	out := []string{ansi.Truncate(head, width, "…")}
+	var where []string
+	if !r.Process.IsZero() {
+		where = append(where, "by "+r.Process.String())
+	}
+	if !r.Server.IsZero() {
+		where = append(where, "on "+r.Server.String())
+	}
+	if len(where) > 0 {
+		out = append(out, st.Muted.Render(ansi.Truncate("  "+strings.Join(where, " "), width, "…")))
+	}
 	if !r.Manual && !r.Slot.IsZero() && r.Slot.Sub(r.StartedAt).Abs() >= time.Minute {
 		out = append(out, st.Muted.Render(ansi.Truncate("  for the slot of "+runTime(r.Slot.In(loc), now), width, "…")))
 	}

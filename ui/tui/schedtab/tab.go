@@ -54,7 +54,11 @@ type Tab struct {
 	stopWatch  func()
 	watchArmed bool // a command is waiting on watch
 
-	list    []scheduler.Task
+	list []scheduler.Task
+	// owner is the dedicated scheduler this TUI leaves scheduled runs to,
+	// when owned (as of the last List).
+	owner   tasks.Peer
+	owned   bool
 	loaded  bool
 	loadErr string
 	loading bool // a List is in flight
@@ -92,6 +96,8 @@ type (
 	// schedListMsg carries a List result.
 	schedListMsg struct {
 		tasks []scheduler.Task
+		owner tasks.Peer
+		owned bool
 		err   error
 	}
 	// schedChangeMsg is the end of a pause, resume or cancel.
@@ -197,7 +203,8 @@ func (t *Tab) reload() tea.Cmd {
 	s, ctx := t.s, t.ctx
 	return func() tea.Msg {
 		list, err := s.List(ctx, "")
-		return schedListMsg{tasks: list, err: err}
+		owner, owned := s.Owner()
+		return schedListMsg{tasks: list, owner: owner, owned: owned, err: err}
 	}
 }
 
@@ -276,6 +283,7 @@ func (t *Tab) Update(msg tea.Msg) (tea.Cmd, bool) {
 		} else {
 			t.list, t.loaded, t.loadErr = msg.tasks, true, ""
 		}
+		t.owner, t.owned = msg.owner, msg.owned
 		if t.dirty {
 			t.dirty = false
 			again = t.reload()
@@ -455,7 +463,7 @@ func (t *Tab) Key(k tea.KeyMsg, now time.Time) tea.Cmd {
 		t.table.hideDone = !t.table.hideDone
 	case "n":
 		t.status = ""
-		t.form = newTaskForm(t.validate, t.toolNames, now)
+		t.form = newTaskForm(t.validate, t.toolNames, t.s.Options().Timeout, now)
 	case "p", "r", "x", "enter", "g", "l":
 		task, ok := t.table.selected(rows)
 		if !ok {
@@ -579,6 +587,12 @@ func (t *Tab) View(st Styles, width, height int, now time.Time) []string {
 	if t.loadErr != "" {
 		top = append(top, st.Error.Render(fit(t.loadErr)))
 	}
+	if t.owned {
+		lines := termtext.Wrap(t.owner.Process.String()+" owns the schedule: scheduled runs happen there, not in this TUI (g still runs a task here).", width)
+		for _, l := range lines[:min(len(lines), 2)] {
+			top = append(top, st.Accent.Render(fit(l)))
+		}
+	}
 	hint := st.Muted.Render(keyHint(width, t.table.hideDone))
 	room := height - len(top) - 1
 	if room < 1 {
@@ -612,7 +626,7 @@ func (t *Tab) View(st Styles, width, height int, now time.Time) []string {
 // details at least half of a tall pane.
 func (t *Tab) tableAndDetails(st Styles, rows []scheduler.Task, width, room int, now time.Time) []string {
 	sel, _ := t.table.selected(rows)
-	details := taskDetails(st, sel, t.busy[sel.ID], width, now)
+	details := taskDetails(st, sel, t.busy[sel.ID], t.s.TimeoutFor(sel), width, now)
 	tableH := min(len(rows)+1, room)
 	if left := room - tableH; left < len(details)+1 && room >= 12 {
 		tableH = min(len(rows)+1, max(room/2, room-len(details)-1))
@@ -660,8 +674,11 @@ func (t *Tab) confirmView(st Styles, width int) string {
 			st.Muted.Render(ansi.Truncate(task.Describe(), inner, "…")), "")
 	}
 	note := "It will not run again and cannot be resumed; its run log is kept."
-	if task.Running || t.busy[task.ID] {
-		note = "A run of it in progress in this TUI is stopped. " + note
+	switch {
+	case task.Running && task.RunningIn != nil:
+		note = "Its run in progress in " + task.RunningIn.String() + " is stopped. " + note
+	case task.Running || t.busy[task.ID]:
+		note = "Its run in progress is stopped. " + note
 	}
 	for _, l := range termtext.Wrap(note, inner) {
 		lines = append(lines, st.Muted.Render(l))

@@ -54,6 +54,9 @@ func codeOf(cmd tea.Cmd) uintptr { return reflect.ValueOf(cmd).Pointer() }
 
 var testTools = []string{"calculator", "code_interpreter", "file_read"}
 
+// testServer is the server the driver's scheduler is configured for.
+var testServer = tasks.Server{Engine: "ollama", Host: "http://127.0.0.1:11434", Model: "qwen3:8b"}
+
 func testValidate(agentName string, names []string) error {
 	if !slices.Contains(agent.Names, agentName) {
 		return fmt.Errorf("unknown agent %q", agentName)
@@ -79,7 +82,7 @@ func newSchedDriver(t *testing.T, runner scheduler.RunnerFunc) *schedDriver {
 	if runner == nil {
 		runner = func(context.Context, scheduler.Task, tools.Confirmer) (string, error) { return "done", nil }
 	}
-	s := scheduler.New(db, scheduler.Options{Runner: runner, Validate: testValidate})
+	s := scheduler.New(db, scheduler.Options{Runner: runner, Validate: testValidate, Command: "tui", Server: testServer})
 	theme, err := themes.Get("dark")
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +338,14 @@ func TestSchedTabCreateFormValidatesAndCreates(t *testing.T) {
 	d.typeText("code_interpreter")
 	mustContain(t, d.modal(100, 40), `"code_interpreter" is not one of the task's tools`)
 	d.press("ctrl+u")
+	// With tools and no agent chosen, the agent follows the tools.
+	mustContain(t, d.modal(100, 40), "[orchestrator]")
 
+	d.press("enter") // to the time limit
+	d.typeText("5 minutes")
+	mustContain(t, d.modal(100, 40), `"5 minutes" is not a duration`)
+	d.press("ctrl+u")
+	d.typeText("5m")
 	d.press("enter") // on the last field, enter creates
 	if d.tab.ModalOpen() {
 		t.Fatalf("the form stayed open:\n%s", d.modal(100, 40))
@@ -346,7 +356,7 @@ func TestSchedTabCreateFormValidatesAndCreates(t *testing.T) {
 	}
 	got := list[0]
 	if got.Prompt != "daily digest" || got.ScheduleType != tasks.Cron || got.ScheduleValue != "0 9 * * *" ||
-		got.TimeZone != "UTC" || !slices.Equal(got.Tools, []string{"calculator"}) {
+		got.TimeZone != "UTC" || !slices.Equal(got.Tools, []string{"calculator"}) || got.Agent != tasks.ToolsAgent || got.Timeout != 5*time.Minute {
 		t.Errorf("created %+v", got)
 	}
 	screen := d.screen(100, 30)
@@ -453,10 +463,12 @@ func TestSchedTabRunNowAndLogs(t *testing.T) {
 	d.settle()
 	screen = d.screen(64, 24)
 	mustContain(t, screen, "✓ Task "+id+" ran in", "the answer is 42", "✓ success")
+	mustContain(t, d.screen(100, 30), "Server   ollama http://127.0.0.1:11434 · qwen3:8b", "Limit    10m (default)")
 
 	d.press("l")
-	logs := d.modal(80, 30)
-	mustContain(t, logs, "Runs of task "+id, "manual", "✓ success", "the answer is 42", "last 1 run, newest first")
+	logs := d.modal(100, 30)
+	mustContain(t, logs, "Runs of task "+id, "manual", "✓ success", "the answer is 42", "last 1 run, newest first",
+		fmt.Sprintf("by tui (pid %d) on ollama http://127.0.0.1:11434 · qwen3:8b", os.Getpid()))
 	if strings.Contains(logs, "more detail") {
 		t.Errorf("the log should show the result's first line only:\n%s", logs)
 	}
@@ -618,5 +630,44 @@ func TestSchedTabShowsReadErrors(t *testing.T) {
 	mustContain(t, screen, "Cannot read the tasks (retrying in 5s)", "kept on screen")
 	if !strings.Contains(d.tab.loadErr, d.db.Path()) {
 		t.Errorf("the error should come from the store: %q", d.tab.loadErr)
+	}
+}
+
+// The tab says when a dedicated scheduler owns the schedule.
+func TestSchedTabSaysWhoOwnsTheSchedule(t *testing.T) {
+	d := newSchedDriver(t, nil)
+	owner := tasks.ThisProcess("scheduler start")
+	now := time.Now()
+	if err := d.s.Store().Beat(tasks.Peer{ID: "owner", Process: owner, Dedicated: true, Started: now, Beat: now,
+		Expires: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); d.s.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+	want := fmt.Sprintf("scheduler start (pid %d) owns the schedule", owner.PID)
+	d.await("the owner line", func() bool { return strings.Contains(d.screen(64, 20), want) })
+	mustContain(t, d.screen(64, 20), "not in this TUI")
+}
+
+// Choosing the simple agent for a task with tools is allowed, with a
+// warning that the tools will not be used.
+func TestSchedTabFormWarnsSimpleAgentWithTools(t *testing.T) {
+	d := newSchedDriver(t, nil)
+	d.press("n")
+	d.typeText("add up the invoices")
+	d.press("tab", "tab", "tab", "tab") // schedule, value, zone, agent
+	d.press("s")                        // simple
+	d.press("tab")
+	d.typeText("calculator")
+	mustContain(t, d.modal(100, 40), "[simple]", "the simple agent never calls tools", "ctrl+s create")
+	d.press("ctrl+s")
+	if d.tab.ModalOpen() {
+		t.Fatalf("a warning kept the form from creating:\n%s", d.modal(100, 40))
+	}
+	list, _ := d.s.List(context.Background(), "")
+	if len(list) != 1 || list[0].Agent != "simple" {
+		t.Errorf("created %+v", list)
 	}
 }

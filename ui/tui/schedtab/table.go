@@ -201,18 +201,29 @@ func outcomeMark(o tasks.Outcome) string {
 		return "✗"
 	case tasks.OutcomeInterrupted:
 		return "↯"
+	case tasks.OutcomeTimedOut:
+		return "⧖"
+	case tasks.OutcomeCancelled:
+		return "⊘"
+	case tasks.OutcomeSkipped:
+		return "↷"
 	}
 	return "·"
 }
+
+// outcomeWord writes an outcome for people ("timed out").
+func outcomeWord(o tasks.Outcome) string { return strings.ReplaceAll(string(o), "_", " ") }
 
 func outcomeStyle(st Styles, o tasks.Outcome) lipgloss.Style {
 	switch o {
 	case tasks.OutcomeSuccess:
 		return st.Success
-	case tasks.OutcomeFailed:
+	case tasks.OutcomeFailed, tasks.OutcomeTimedOut:
 		return st.Error
-	case tasks.OutcomeInterrupted:
+	case tasks.OutcomeInterrupted, tasks.OutcomeSkipped:
 		return st.Warning
+	case tasks.OutcomeCancelled:
+		return st.Cancelled
 	}
 	return st.Muted
 }
@@ -323,7 +334,7 @@ const detailLabel = 9
 // details describes a task in full for the area under the table: the whole
 // prompt, how and where it runs, its next three runs and how the last one
 // ended. Lines are at most width cells.
-func taskDetails(st Styles, t scheduler.Task, busy bool, width int, now time.Time) []string {
+func taskDetails(st Styles, t scheduler.Task, busy bool, limit time.Duration, width int, now time.Time) []string {
 	valueW := max(width-detailLabel, 8)
 	var out []string
 	field := func(label, value string, style lipgloss.Style) {
@@ -350,6 +361,16 @@ func taskDetails(st Styles, t scheduler.Task, busy bool, width int, now time.Tim
 		agentLine += " · approved: " + strings.Join(t.ApprovedTools, ", ")
 	}
 	field("Agent", agentLine, st.Text)
+	if t.Server.IsZero() {
+		field("Server", "any: made before tasks recorded their server, it runs on the server of the process that claims it", st.Muted)
+	} else {
+		field("Server", t.Server.String(), st.Text)
+	}
+	limitText := tasks.FormatDuration(limit)
+	if t.Timeout == 0 {
+		limitText += " (default)"
+	}
+	field("Limit", limitText, st.Text)
 
 	loc := zoneOf(t)
 	next := nextRuns(t, 3)
@@ -374,11 +395,15 @@ func taskDetails(st Styles, t scheduler.Task, busy bool, width int, now time.Tim
 
 	switch {
 	case t.Running || busy:
-		field("Last", "running, started "+scheduler.Relative(t.LastRun, now), st.Accent)
+		where := ""
+		if t.RunningIn != nil {
+			where = " in " + t.RunningIn.String()
+		}
+		field("Last", "running, started "+scheduler.Relative(t.LastRun, now)+where, st.Accent)
 	case t.LastRun.IsZero():
 		field("Last", "never ran", st.Muted)
 	default:
-		word := string(t.LastOutcome)
+		word := outcomeWord(t.LastOutcome)
 		if word == "" {
 			word = "ran"
 		}
