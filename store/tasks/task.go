@@ -13,6 +13,12 @@
 // Due tasks are found through a storm index on their next run (in Unix
 // nanoseconds), so the lookup is a B+tree seek, not a scan of every task.
 //
+// A task records the model server it runs on and its time limit; a run
+// records the process that claimed it and the server it ran on. A slot no
+// scheduler could serve is recorded as skipped by a claim and its end in
+// one transaction, so it too happens once. Serving schedulers keep an entry
+// each among the peers (a heartbeat), so each can see the others.
+//
 // The package sits below the tools and the agents: the scheduler tools
 // (tools/scheduler) and the loop that runs tasks (agent/scheduler) both use
 // its types.
