@@ -169,7 +169,7 @@ func (l *loop) round() (wait time.Duration, err error) {
 		srv := s.by.ServerFor(t)
 		slot := tasks.Slot{TaskID: t.ID, At: t.NextRun}
 		st := s.reachable(srv, now)
-		if owner != nil && !(st.known && st.ok && cannotReach(owner, srv)) {
+		if owner != nil && !(st.known && st.ok && cannotReach(owner, t)) {
 			// A dedicated scheduler serves the database: leave the run to
 			// it, unless it said it cannot reach the server and this one
 			// can. Its heartbeats (or its death) show up in the file.
@@ -230,10 +230,20 @@ func (l *loop) round() (wait time.Duration, err error) {
 	return recheck, nil
 }
 
+// peerServer is the server a task's runs use when the peer claims them:
+// the task's, or for a task that records none, the peer's own.
+func peerServer(p *tasks.Peer, t Task) tasks.Server {
+	if t.Server.IsZero() {
+		return p.Server
+	}
+	return t.Server
+}
+
 // cannotReach reports whether the peer said, at its last heartbeat, that
-// it failed to reach the server (not merely that it has not checked).
-func cannotReach(p *tasks.Peer, srv tasks.Server) bool {
-	ok, checked := p.Reach[srv.Key()]
+// it failed to reach the server the task would run on there (not merely
+// that it has not checked).
+func cannotReach(p *tasks.Peer, t Task) bool {
+	ok, checked := p.Reach[peerServer(p, t).Key()]
 	return checked && !ok
 }
 
@@ -241,7 +251,8 @@ func cannotReach(p *tasks.Peer, srv tasks.Server) bool {
 // to be recorded as skipped now: the slot is SkipAfter late, this
 // scheduler has failed to reach the server for SkipAfter (so a process
 // that just started does not give up on a server that is still coming
-// up), and no live scheduler reports reaching the server. Otherwise it
+// up), and no live scheduler reports reaching the server the task would
+// run on there (for a task that records none, each one's own). Otherwise it
 // returns how long until the question is worth asking again (0: not
 // before something changes).
 func (l *loop) skipDue(t Task, srv tasks.Server, st reachState, peers []tasks.Peer, now time.Time) (bool, time.Duration) {
@@ -250,7 +261,7 @@ func (l *loop) skipDue(t Task, srv tasks.Server, st reachState, peers []tasks.Pe
 		return false, 0
 	}
 	for _, p := range peers {
-		if p.ID != s.owner && p.Reach[srv.Key()] {
+		if p.ID != s.owner && p.Reach[peerServer(&p, t).Key()] {
 			return false, 0
 		}
 	}

@@ -349,13 +349,58 @@ func TestSkipWaitsForTheServerToStayDown(t *testing.T) {
 	if r.count("") != 0 {
 		t.Error("the runner was called for a skipped slot")
 	}
-	ends := 0
-	for _, e := range rec.Events() {
-		if e.Task != nil && e.Task.TaskID == task.ID && strings.HasPrefix(e.Task.Error, "skipped:") {
-			ends++
+	skips := func() int {
+		n := 0
+		for _, e := range rec.Events() {
+			if e.Task != nil && e.Task.TaskID == task.ID && strings.HasPrefix(e.Task.Error, "skipped:") {
+				n++
+			}
 		}
+		return n
 	}
-	if ends != 1 {
-		t.Errorf("%d skip events, want 1", ends)
+	// The event follows the log row.
+	waitFor(t, "the skip event", func() bool { return skips() >= 1 })
+	time.Sleep(100 * time.Millisecond)
+	if n := skips(); n != 1 {
+		t.Errorf("%d skip events, want 1", n)
+	}
+}
+
+// A process that cannot reach its server does not skip a task that
+// records none while another live process reports reaching its own: that
+// one is only busy, and runs the task when a slot frees.
+func TestNoSkipWhileABusyPeerCanServe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jarvis.db")
+	up := tasks.Server{Engine: "ollama", Host: "http://up:11434"}
+	down := tasks.Server{Engine: "ollama", Host: "http://down:11434"}
+	release := make(chan struct{})
+	busy := &fakeRunner{fn: func(ctx context.Context, task Task, _ tools.Confirmer) (string, error) {
+		if task.Prompt == "long" {
+			<-release
+		}
+		return "ok", nil
+	}}
+	idle := &fakeRunner{}
+	a := New(openDB(t, path), Options{Runner: busy, Command: "busy", Server: up, MaxConcurrent: 1, WatchInterval: 20 * time.Millisecond,
+		HeartbeatInterval: time.Second, Reach: func(_ context.Context, s tasks.Server) error {
+			if s != up {
+				return fmt.Errorf("%s: connection refused", s.Host)
+			}
+			return nil
+		}})
+	b := New(openDB(t, path), Options{Runner: idle, Command: "down", Server: down, SkipAfter: 1500 * time.Millisecond,
+		WatchInterval: 20 * time.Millisecond, HeartbeatInterval: time.Second,
+		Reach: func(_ context.Context, s tasks.Server) error { return fmt.Errorf("%s: connection refused", s.Host) }})
+	long := createDue(t, a, NewTask{Prompt: "long", Server: up}, 62*time.Second)
+	legacy := createDue(t, a, NewTask{Prompt: "legacy"}, 61*time.Second)
+	serve(t, a)
+	waitFor(t, "the long run", func() bool { return busy.count(long.ID) == 1 })
+	serve(t, b)
+	time.Sleep(3 * time.Second) // twice SkipAfter
+	close(release)
+	waitForDB(t, "the legacy task's run", func() bool { return len(finishedRuns(t, a, legacy.ID)) == 1 })
+	run := finishedRuns(t, a, legacy.ID)[0]
+	if !run.Success || run.Process.Command != "busy" || run.Server != up || idle.count("") != 0 {
+		t.Errorf("legacy run %+v (the down process ran %d)", run, idle.count(""))
 	}
 }
