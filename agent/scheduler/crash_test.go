@@ -130,7 +130,7 @@ func TestAbandonedRunFoundWhileServing(t *testing.T) {
 	}
 	host, _ := os.Hostname()
 	owner := strings.ReplaceAll(host, "/", "_") + "/" + strconv.Itoa(dead.Process.Pid) + "/00000000"
-	if _, err := st.ClaimManual(ids[0], time.Now(), owner); err != nil {
+	if _, err := st.ClaimManual(ids[0], time.Now(), tasks.Claimant{Owner: owner}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the dead process's run to be recorded as interrupted", func() bool {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -12,15 +11,26 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 )
 
-// abandonAfter is how long stopping waits for runs that were cancelled
-// before recording them as interrupted and returning anyway: a runner that
-// ignores its context must not keep the process from exiting. A variable
-// so tests need not wait for it.
+// abandonAfter is how long a run that was told to stop (cancelled, timed
+// out, the scheduler stopping) may take to return before its end is
+// recorded without it and its slot given back: a runner that ignores its
+// context must not hold a slot or keep the process from exiting. A
+// variable so tests need not wait for it.
 var abandonAfter = 5 * time.Second
 
 // maxRetry caps the wait between attempts when the database fails (held by
 // another process for longer than store.LockTimeout, a full disk).
 const maxRetry = 30 * time.Second
+
+// dueScan bounds how many due tasks one round looks at: enough that tasks
+// whose server cannot be reached do not hide the others behind them.
+const dueScan = 256
+
+// minRecheck spaces the rounds that look again at due tasks left alone
+// (their server unreachable, or left to a dedicated scheduler): each round
+// reads the database, and a process that reads more often than
+// store.IdleRelease never lets other processes have the file.
+const minRecheck = time.Second
 
 // Serve runs the scheduler until ctx is cancelled: it finishes runs
 // abandoned by dead processes, then claims and runs due tasks, sleeping
@@ -41,10 +51,13 @@ func (s *Scheduler) Serve(ctx context.Context) error {
 	} else if n > 0 {
 		s.opts.Logger.Info("recorded interrupted runs", "count", n)
 	}
+	started := s.now()
+	s.heartbeat(started)
+	defer s.leave()
 
 	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRuns()
-	l := &loop{s: s, runCtx: runCtx, done: make(chan struct{}, s.opts.MaxConcurrent)}
+	l := &loop{s: s, runCtx: runCtx, done: make(chan struct{}, s.opts.MaxConcurrent), started: started}
 	watch := newFileWatch(s.store.DB().Path())
 	ticker := time.NewTicker(s.opts.WatchInterval)
 	defer ticker.Stop()
@@ -55,23 +68,24 @@ func (s *Scheduler) Serve(ctx context.Context) error {
 	// scheduler on the same file) are looked for now and then, not only at
 	// start: until then their tasks would stay claimed.
 	recoverEvery := max(int(s.opts.RecoverInterval/s.opts.WatchInterval), 1)
+	beatEvery := max(int(s.opts.HeartbeatInterval/s.opts.WatchInterval), 1)
 	ticks := 0
 
 	for {
-		next, ok, err := l.claimDue()
-		wait := time.Duration(-1) // until something happens
+		wait, err := l.round()
 		switch {
 		case err != nil:
 			s.loopError("claiming due tasks", err)
 			retry = min(max(2*retry, time.Second), maxRetry)
 			wait = retry
-		case ok:
-			retry = 0
-			wait = max(next.Sub(s.now()), 0)
 		default:
 			retry = 0
 		}
 		resetTimer(timer, wait)
+		deadline := time.Time{}
+		if wait >= 0 {
+			deadline = s.now().Add(wait)
+		}
 	sleep:
 		for {
 			select {
@@ -86,7 +100,11 @@ func (s *Scheduler) Serve(ctx context.Context) error {
 			case <-timer.C:
 				break sleep
 			case <-ticker.C:
-				if ticks++; ticks%recoverEvery == 0 {
+				ticks++
+				if ticks%beatEvery == 0 {
+					s.heartbeat(started)
+				}
+				if ticks%recoverEvery == 0 {
 					if n, err := s.recoverAbandoned(); err != nil {
 						s.loopError("checking for interrupted runs", err)
 					} else if n > 0 {
@@ -100,7 +118,7 @@ func (s *Scheduler) Serve(ctx context.Context) error {
 					s.notify() // a UI watching this scheduler reloads too
 					break sleep
 				}
-				if ok && !s.now().Before(next) {
+				if !deadline.IsZero() && !s.now().Before(deadline) {
 					break sleep
 				}
 			}
@@ -115,63 +133,176 @@ type loop struct {
 	done    chan struct{}
 	running int
 	wg      sync.WaitGroup
-	// stuck counts rounds where a task looked due but none was claimed,
-	// which only a bug could cause; it stops a busy loop.
-	stuck int
+	started time.Time
+	// lost holds the slots this loop tried to claim and did not get in its
+	// last round. Another scheduler winning a slot moves the task on; the
+	// same slot lost twice means the index and the claim disagree, which
+	// only a bug could cause, and stops a busy loop.
+	lost map[tasks.Slot]bool
 }
 
-// claimDue claims what is due (if a run slot is free), starts the runs,
-// and returns the next due time among the tasks left.
-func (l *loop) claimDue() (next time.Time, ok bool, err error) {
+// round looks at the due tasks once: it claims and starts those this
+// scheduler should run (up to the free run slots), records slots that no
+// scheduler could serve as skipped, and returns how long to sleep before
+// the next round (negative: until something happens).
+func (l *loop) round() (wait time.Duration, err error) {
 	s := l.s
-	free := s.opts.MaxConcurrent - l.running
-	if free <= 0 {
-		// Full: wait for a run to end, which wakes the loop.
-		return time.Time{}, false, nil
-	}
-	next, ok, err = s.store.NextDue()
-	if err != nil || !ok {
-		return next, ok, err
-	}
 	now := s.now()
-	if next.After(now) {
-		return next, ok, nil
-	}
-	claims, err := s.store.ClaimDue(now, free, s.owner)
+	due, err := s.store.Due(now, dueScan)
 	if err != nil {
-		return time.Time{}, false, err
+		return 0, err
 	}
-	for _, c := range claims {
-		l.running++
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			s.execute(l.runCtx, c)
-			l.done <- struct{}{}
-		}()
+	var owner *tasks.Peer
+	var peers []tasks.Peer
+	if len(due) > 0 {
+		owner, peers = s.refreshPeers(now)
 	}
-	if len(claims) > 0 {
-		s.changed()
-	}
-	next, ok, err = s.store.NextDue()
-	if err != nil {
-		return next, ok, err
-	}
-	// Another scheduler may take a task between the two lookups, but a
-	// task still due right after an empty claim means the index and the
-	// claim disagree: back off rather than spin.
-	if len(claims) == 0 && ok && !next.After(now) {
-		if l.stuck++; l.stuck > 3 {
-			return time.Time{}, false, fmt.Errorf("a task is due at %s but cannot be claimed", next.Format(time.RFC3339))
+	free := s.opts.MaxConcurrent - l.running
+	var want []tasks.Slot
+	recheck := time.Duration(-1)
+	later := func(d time.Duration) {
+		if d = max(d, 10*time.Millisecond); recheck < 0 || d < recheck {
+			recheck = d
 		}
-	} else {
-		l.stuck = 0
 	}
-	if ok && l.running >= s.opts.MaxConcurrent {
-		// Nothing can start before a run ends.
-		ok = false
+	for _, t := range due {
+		srv := s.by.ServerFor(t)
+		slot := tasks.Slot{TaskID: t.ID, At: t.NextRun}
+		st := s.reachable(srv, now)
+		if owner != nil && !(st.known && st.ok && cannotReach(owner, t)) {
+			// A dedicated scheduler serves the database: leave the run to
+			// it, unless it said it cannot reach the server and this one
+			// can. Its heartbeats (or its death) show up in the file.
+			later(max(s.opts.ReachTTL, minRecheck))
+			continue
+		}
+		if st.known && st.ok {
+			if len(want) < free {
+				want = append(want, slot)
+			}
+			continue
+		}
+		// Not reachable from here (or not checked yet): another scheduler
+		// may take it; look again when the check is due (a first check
+		// that ends wakes the loop sooner).
+		later(max(s.opts.ReachTTL, minRecheck))
+		if skip, in := l.skipDue(t, srv, st, peers, now); skip {
+			s.skip(slot, srv, st, now)
+		} else if in > 0 {
+			later(in)
+		}
 	}
-	return next, ok, err
+	if len(want) > 0 {
+		claims, err := s.store.ClaimSlots(want, now, s.by)
+		if err != nil {
+			return 0, err
+		}
+		got := map[tasks.Slot]bool{}
+		for _, c := range claims {
+			got[tasks.Slot{TaskID: c.Task.ID, At: c.Slot}] = true
+			l.start(c)
+		}
+		if len(claims) > 0 {
+			s.changed()
+		}
+		lost := map[tasks.Slot]bool{}
+		for _, sl := range want {
+			if got[sl] {
+				continue
+			}
+			if l.lost[sl] {
+				return 0, fmt.Errorf("task %s is due at %s but cannot be claimed", sl.TaskID, sl.At.Format(time.RFC3339))
+			}
+			lost[sl] = true
+		}
+		l.lost = lost
+		if len(lost) > 0 {
+			later(0) // look again at once: the lost tasks have moved on
+		}
+	}
+	next, ok, err := s.store.NextAfter(now)
+	if err != nil {
+		return 0, err
+	}
+	if ok {
+		later(next.Sub(now))
+	}
+	return recheck, nil
+}
+
+// peerServer is the server a task's runs use when the peer claims them:
+// the task's, or for a task that records none, the peer's own.
+func peerServer(p *tasks.Peer, t Task) tasks.Server {
+	if t.Server.IsZero() {
+		return p.Server
+	}
+	return t.Server
+}
+
+// cannotReach reports whether the peer said, at its last heartbeat, that
+// it failed to reach the server the task would run on there (not merely
+// that it has not checked).
+func cannotReach(p *tasks.Peer, t Task) bool {
+	ok, checked := p.Reach[peerServer(p, t).Key()]
+	return checked && !ok
+}
+
+// skipDue decides whether a due slot that this scheduler cannot serve is
+// to be recorded as skipped now: the slot is SkipAfter late, this
+// scheduler has failed to reach the server for SkipAfter (so a process
+// that just started does not give up on a server that is still coming
+// up), and no live scheduler reports reaching the server the task would
+// run on there (for a task that records none, each one's own). Otherwise it
+// returns how long until the question is worth asking again (0: not
+// before something changes).
+func (l *loop) skipDue(t Task, srv tasks.Server, st reachState, peers []tasks.Peer, now time.Time) (bool, time.Duration) {
+	s := l.s
+	if s.opts.SkipAfter < 0 || !st.known || st.ok || st.downSince.IsZero() {
+		return false, 0
+	}
+	for _, p := range peers {
+		if p.ID != s.owner && p.Reach[peerServer(&p, t).Key()] {
+			return false, 0
+		}
+	}
+	since := st.downSince
+	if t.NextRun.After(since) {
+		since = t.NextRun
+	}
+	if in := since.Add(s.opts.SkipAfter).Sub(now); in > 0 {
+		return false, in
+	}
+	return true, 0
+}
+
+// skip records a slot as skipped because its server could not be reached.
+func (s *Scheduler) skip(slot tasks.Slot, srv tasks.Server, st reachState, now time.Time) {
+	reason := fmt.Sprintf("skipped: no jarvis scheduler could reach %s for %s (%s tried last: %s); the task runs again at its next slot",
+		srv, tasks.FormatDuration(s.opts.SkipAfter), s.by.Process, st.err)
+	task, run, ok, err := s.store.Skip(slot, now, s.by, reason)
+	if err != nil {
+		s.loopError("recording a skipped run", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	s.opts.Logger.Warn("scheduled run skipped: its server could not be reached", "task", task.ID, "server", srv.String())
+	s.opts.Events.Publish(events.Event{Type: events.SchedulerTaskEnd,
+		Run:  events.RunInfo{ID: fmt.Sprintf("task-%s-%d", task.ID, run.ID), Agent: task.Agent},
+		Task: &events.TaskPayload{TaskID: task.ID, Prompt: task.Prompt, Error: reason}})
+	s.changed()
+}
+
+// start runs a claimed task in its own goroutine.
+func (l *loop) start(c tasks.Claim) {
+	l.running++
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		l.s.execute(l.runCtx, c)
+		l.done <- struct{}{}
+	}()
 }
 
 // shutdown waits for the runs in progress, as described on Serve.
@@ -200,26 +331,9 @@ func (l *loop) shutdown() {
 		}
 	}
 	s.mu.Unlock()
-	select {
-	case <-finished:
-		return
-	case <-time.After(abandonAfter):
-	}
-	// The runner ignores its context: record the runs as interrupted so
-	// their log is complete, and let the process exit.
-	s.mu.Lock()
-	var left []tasks.Claim
-	for _, ar := range s.active {
-		if isLoopRun(ar) {
-			left = append(left, ar.claim)
-		}
-	}
-	s.mu.Unlock()
-	for _, c := range left {
-		run := runInfo(c)
-		s.record(c, tasks.Finish{At: s.now(), Interrupted: true,
-			Error: fmt.Sprintf("interrupted: the run did not stop within %s of the scheduler shutting down", abandonAfter)}, run)
-	}
+	// Each run returns within abandonAfter of being stopped (see execute),
+	// its end recorded either way.
+	<-finished
 }
 
 // isLoopRun tells runs started by the loop (claimed for a slot) from
@@ -238,31 +352,4 @@ func resetTimer(t *time.Timer, d time.Duration) {
 	if d >= 0 {
 		t.Reset(d)
 	}
-}
-
-// fileWatch notices writes to the database file by other processes
-// without opening it: bbolt changes the file's size or modification time on
-// every commit, and reads change neither.
-type fileWatch struct {
-	path string
-	mod  time.Time
-	size int64
-}
-
-func newFileWatch(path string) *fileWatch {
-	w := &fileWatch{path: path}
-	w.changed()
-	return w
-}
-
-func (w *fileWatch) changed() bool {
-	st, err := os.Stat(w.path)
-	if err != nil {
-		return false
-	}
-	if st.ModTime().Equal(w.mod) && st.Size() == w.size {
-		return false
-	}
-	w.mod, w.size = st.ModTime(), st.Size()
-	return true
 }

@@ -20,10 +20,21 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-// Why a run's context was cancelled, for its log.
-const (
-	stopCancelled = "the task was cancelled while it ran"
-	stopShutdown  = "stopped: the scheduler shut down while the task ran"
+// stopReason is why a run's context was cancelled, for its log.
+type stopReason struct {
+	text    string
+	outcome tasks.Outcome
+	// status is the task status that asked for the stop (cancelled,
+	// paused); empty for the others.
+	status tasks.Status
+}
+
+var (
+	stopCancelled = stopReason{"cancelled: the task was cancelled while it ran", tasks.OutcomeCancelled, tasks.Cancelled}
+	stopPaused    = stopReason{"cancelled: the task was paused while it ran", tasks.OutcomeCancelled, tasks.Paused}
+	stopShutdown  = stopReason{"stopped: the scheduler shut down while the task ran", tasks.OutcomeFailed, ""}
+	// stopTimedOut's text is completed with the limit (see execute).
+	stopTimedOut = stopReason{"timed out", tasks.OutcomeTimedOut, ""}
 )
 
 // activeRun is a run in progress in this process.
@@ -33,22 +44,48 @@ type activeRun struct {
 	cancel context.CancelFunc
 
 	mu     sync.Mutex
-	reason string
+	reason stopReason
 }
 
-func (a *activeRun) stop(reason string) {
+func (a *activeRun) stop(why stopReason) {
 	a.mu.Lock()
-	if a.reason == "" {
-		a.reason = reason
+	if a.reason.text == "" {
+		a.reason = why
 	}
 	a.mu.Unlock()
 	a.cancel()
 }
 
-func (a *activeRun) stopReason() string {
+func (a *activeRun) stopReason() stopReason {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.reason
+}
+
+// runNote is where a runner reports what the log should know beyond its
+// result (see ReportModel).
+type runNote struct {
+	mu    sync.Mutex
+	model string
+}
+
+type noteKey struct{}
+
+// ReportModel tells the scheduler which model a run uses, so its log can
+// name it when the task records none. Outside a scheduled run it does
+// nothing.
+func ReportModel(ctx context.Context, model string) {
+	if n, ok := ctx.Value(noteKey{}).(*runNote); ok {
+		n.mu.Lock()
+		n.model = model
+		n.mu.Unlock()
+	}
+}
+
+func (n *runNote) reported() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.model
 }
 
 // inProcess holds every run in progress in this process, by all
@@ -63,20 +100,22 @@ func runInfo(c tasks.Claim) events.RunInfo {
 	return events.RunInfo{ID: fmt.Sprintf("task-%s-%d", c.Task.ID, c.RunID), Agent: c.Task.Agent}
 }
 
-// RunNow runs a task immediately, whatever its status and schedule (which
-// it does not change), and returns its log row once the run has ended.
-// The same confirmation rule as for scheduled runs applies. Cancelling ctx
-// stops the run; its end is still recorded.
+// RunNow runs a task immediately, whatever its schedule (which it does not
+// change), and returns its log row once the run has ended. An active or
+// paused task can run this way; a cancelled or completed one cannot
+// (a *tasks.StateError). The same confirmation rule and time limit as for
+// scheduled runs apply. Cancelling ctx stops the run; its end is still
+// recorded.
 func (s *Scheduler) RunNow(ctx context.Context, ref string) (Run, error) {
 	if s.opts.Runner == nil {
 		return Run{}, ErrNoRunner
 	}
-	c, err := s.store.ClaimManual(ref, s.now(), s.owner)
+	c, err := s.store.ClaimManual(ref, s.now(), s.by)
 	if errors.Is(err, tasks.ErrRunning) {
 		// The run in the way may belong to a process that died: record it
 		// as interrupted, then try once more.
 		if n, rerr := s.recoverAbandoned(); rerr == nil && n > 0 {
-			c, err = s.store.ClaimManual(ref, s.now(), s.owner)
+			c, err = s.store.ClaimManual(ref, s.now(), s.by)
 		}
 	}
 	if err != nil {
@@ -86,17 +125,23 @@ func (s *Scheduler) RunNow(ctx context.Context, ref string) (Run, error) {
 	return s.execute(ctx, c)
 }
 
-// execute runs a claimed task and records its end.
+// execute runs a claimed task within its time limit and records its end.
+// It returns once the runner has returned, or abandonAfter after the run
+// was told to stop if the runner ignores that: a runner stuck in a call
+// that does not honour its context must not hold a slot (or the
+// scheduler's shutdown) for ever.
 func (s *Scheduler) execute(parent context.Context, c tasks.Claim) (Run, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	ar := &activeRun{claim: c, ctx: ctx, cancel: cancel}
-	s.mu.Lock()
-	s.active[c.Task.ID] = ar
-	s.mu.Unlock()
+	limit := s.TimeoutFor(c.Task)
+	timedOut := stopTimedOut
+	timedOut.text = fmt.Sprintf("timed out: the run was stopped after %s, its time limit (%s)", tasks.FormatDuration(limit), limitSource(c.Task))
+	timer := time.AfterFunc(limit, func() { ar.stop(timedOut) })
+	defer timer.Stop()
+	s.track(ar)
 	inProcess.Store(runKey(c), struct{}{})
 	defer func() {
-		inProcess.Delete(runKey(c))
 		s.mu.Lock()
 		if s.active[c.Task.ID] == ar {
 			delete(s.active, c.Task.ID)
@@ -109,17 +154,65 @@ func (s *Scheduler) execute(parent context.Context, c tasks.Claim) (Run, error) 
 		Task: &events.TaskPayload{TaskID: c.Task.ID, Prompt: c.Task.Prompt}})
 
 	confirmer := &denialRecorder{inner: tools.AllowOnly(c.Task.ApprovedTools...)}
-	result, err := s.callRunner(events.WithRun(ctx, run), c.Task, confirmer)
-	f := tasks.Finish{At: s.now(), Success: err == nil, Result: result, DeniedTools: confirmer.Denied()}
-	if err != nil {
-		f.Error = err.Error()
-		if reason := ar.stopReason(); reason != "" && ctx.Err() != nil {
-			f.Error = reason
-		} else if parent.Err() != nil {
-			f.Error = "stopped: the run was cancelled (" + err.Error() + ")"
+	task := c.Task
+	task.Server = c.Server
+	note := &runNote{}
+	rctx := context.WithValue(events.WithRun(ctx, run), noteKey{}, note)
+	type ending struct {
+		result string
+		err    error
+	}
+	ended := make(chan ending, 1)
+	go func() {
+		defer inProcess.Delete(runKey(c))
+		result, err := s.callRunner(rctx, task, confirmer)
+		ended <- ending{result, err}
+	}()
+	var end ending
+	abandoned := false
+	select {
+	case end = <-ended:
+	case <-ctx.Done():
+		select {
+		case end = <-ended:
+		case <-time.After(abandonAfter):
+			abandoned = true
+		}
+	}
+
+	f := tasks.Finish{At: s.now(), Success: end.err == nil && !abandoned, Result: end.result,
+		DeniedTools: confirmer.Denied(), Model: note.reported()}
+	if !f.Success {
+		why := ar.stopReason()
+		switch {
+		case why.text != "" && ctx.Err() != nil:
+			f.Error, f.Outcome = why.text, why.outcome
+		case parent.Err() != nil && end.err != nil:
+			f.Error = "stopped: the run was cancelled (" + end.err.Error() + ")"
+		case end.err != nil:
+			f.Error = end.err.Error()
+		default:
+			f.Error = "stopped: the run was cancelled"
+		}
+		if abandoned {
+			if why == stopShutdown {
+				f.Interrupted = true
+				f.Error = fmt.Sprintf("interrupted: the run did not stop within %s of the scheduler shutting down", abandonAfter)
+			} else {
+				f.Error += fmt.Sprintf(" (the run did not stop within %s of being told to, and was left behind)", abandonAfter)
+			}
+			s.opts.Logger.Warn("a scheduled run did not stop when told to; its slot is given back", "task", c.Task.ID, "run", c.RunID)
 		}
 	}
 	return s.record(c, f, run)
+}
+
+// limitSource says where a run's limit came from, for the timed-out log.
+func limitSource(t Task) string {
+	if t.Timeout > 0 {
+		return "the task's own; change it by creating the task with another --timeout"
+	}
+	return "the default; give the task its own with --timeout when creating it"
 }
 
 // callRunner runs the task, turning a panic into an error so one broken
@@ -160,7 +253,8 @@ func (s *Scheduler) record(c tasks.Claim, f tasks.Finish, run events.RunInfo) (R
 		s.opts.Events.Publish(events.Event{Type: events.Error, Run: run,
 			Text: fmt.Sprintf("scheduler: the end of task %s's run could not be recorded: %v", c.Task.ID, err)})
 		row = tasks.Run{ID: c.RunID, TaskID: c.Task.ID, StartedAt: c.StartedAt, FinishedAt: f.At,
-			Success: f.Success, Result: f.Result, Error: f.Error, DeniedTools: f.DeniedTools}
+			Success: f.Success, Result: f.Result, Error: f.Error, DeniedTools: f.DeniedTools,
+			Process: c.Process, Server: c.Server}
 	}
 	errText := row.Error
 	if note := row.DeniedNote(); note != "" {

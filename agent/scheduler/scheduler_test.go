@@ -184,7 +184,8 @@ func TestDueTaskRunsAndPublishesEvents(t *testing.T) {
 	if evs[1].Type != events.SchedulerTaskEnd || !evs[1].Task.Success || evs[1].Task.Result != "done calculator:ok" || evs[1].Task.Error != "" {
 		t.Errorf("end event %+v %+v", evs[1], evs[1].Task)
 	}
-	if evs[0].Run.ID == "" || evs[0].Run.ID != evs[1].Run.ID || evs[0].Run.Agent != "simple" {
+	// A task with tools and no agent runs with the agent that calls tools.
+	if evs[0].Run.ID == "" || evs[0].Run.ID != evs[1].Run.ID || evs[0].Run.Agent != tasks.ToolsAgent {
 		t.Errorf("events not stamped with the run: %+v / %+v", evs[0].Run, evs[1].Run)
 	}
 }
@@ -316,7 +317,7 @@ func TestPauseResumeCancelWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the cancelled run's log", func() bool { return len(finishedRuns(t, s, long.ID)) == 1 })
-	if run := finishedRuns(t, s, long.ID)[0]; run.Success || run.Error != stopCancelled {
+	if run := finishedRuns(t, s, long.ID)[0]; run.Success || run.Error != stopCancelled.text {
 		t.Errorf("cancelled run log: %+v", run)
 	}
 	if got, _ := s.Get(ctx, long.ID); got.Status != tasks.Cancelled || got.Running {
@@ -389,7 +390,7 @@ func TestStopRecordsRunningLogs(t *testing.T) {
 	<-started
 	stop() // returns only once the run's end is recorded
 	runs := finishedRuns(t, s, task.ID)
-	if len(runs) != 1 || runs[0].Success || runs[0].Error != stopShutdown || runs[0].Result != "partial" {
+	if len(runs) != 1 || runs[0].Success || runs[0].Error != stopShutdown.text || runs[0].Result != "partial" {
 		t.Fatalf("log after stop: %+v", runs)
 	}
 	if got, _ := s.Get(context.Background(), task.ID); got.Running || got.LastOutcome != tasks.OutcomeFailed {
@@ -526,7 +527,7 @@ func TestCreateValidatesNamesAndStoresNothingWhenWrong(t *testing.T) {
 	}
 	ok := base
 	ok.Tools = []string{" calculator "}
-	if _, err := s.Create(ctx, ok); err != nil || strings.Join(seen, ",") != "simple,calculator" {
+	if _, err := s.Create(ctx, ok); err != nil || strings.Join(seen, ",") != "orchestrator,calculator" {
 		t.Errorf("valid task: %v (validator saw %v)", err, seen)
 	}
 }

@@ -202,11 +202,11 @@ func TestAbandonedRunsAreRecoveredAtStart(t *testing.T) {
 	}
 	host, _ := os.Hostname()
 	deadOwner := strings.ReplaceAll(host, "/", "_") + "/" + strconv.Itoa(dead.Process.Pid) + "/00000000"
-	if _, err := st.ClaimManual(ids[0], time.Now(), deadOwner); err != nil {
+	if _, err := st.ClaimManual(ids[0], time.Now(), tasks.Claimant{Owner: deadOwner}); err != nil {
 		t.Fatal(err)
 	}
 	// Another machine holds the second: never judged from here.
-	if _, err := st.ClaimManual(ids[1], time.Now(), "elsewhere/1/00000000"); err != nil {
+	if _, err := st.ClaimManual(ids[1], time.Now(), tasks.Claimant{Owner: "elsewhere/1/00000000"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -216,7 +216,7 @@ func TestAbandonedRunsAreRecoveredAtStart(t *testing.T) {
 	waitFor(t, "the recovered task to run again", func() bool { return r.count(ids[0]) == 1 })
 
 	_, runs, _ := st.Logs(ids[0], 0)
-	if len(runs) != 2 || runs[0].Outcome != tasks.OutcomeInterrupted || !strings.Contains(runs[0].Error, "pid "+strconv.Itoa(dead.Process.Pid)) {
+	if len(runs) != 2 || runs[1].Outcome != tasks.OutcomeInterrupted || !strings.Contains(runs[1].Error, "pid "+strconv.Itoa(dead.Process.Pid)) {
 		t.Errorf("recovered log: %+v", runs)
 	}
 	other, _ := st.Get(ids[1])

@@ -107,3 +107,31 @@ func BenchmarkCreate10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRoundReads10k is what one round of the scheduler's loop reads
+// with 10 of 10,000 tasks due and a few schedulers serving: the due tasks,
+// the next run after them, and the peer entries.
+func BenchmarkRoundReads10k(b *testing.B) {
+	s := openStore(b)
+	seed(b, s, 10_000, 10)
+	for i := range 3 {
+		id := fmt.Sprintf("host/%d/x", i)
+		if err := s.Beat(Peer{ID: id, Process: Process{PID: i + 1, Command: "tui"}, Beat: t0, Expires: t0.Add(time.Minute),
+			Reach: map[string]bool{"ollama http://127.0.0.1:11434": true}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		due, err := s.Due(t0, 256)
+		if err != nil || len(due) != 10 {
+			b.Fatalf("due %d %v", len(due), err)
+		}
+		if _, ok, err := s.NextAfter(t0); err != nil || !ok {
+			b.Fatalf("next %v %v", ok, err)
+		}
+		if peers, err := s.Peers(); err != nil || len(peers) != 3 {
+			b.Fatalf("peers %d %v", len(peers), err)
+		}
+	}
+}

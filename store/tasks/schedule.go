@@ -91,12 +91,58 @@ func ParseSchedule(typ ScheduleType, value, zone string) (Schedule, error) {
 	return s, nil
 }
 
+// ParseScheduleAt is ParseSchedule for a new task created at now: a once
+// value may also be relative to now, "+DURATION" or "in DURATION" ("+2h",
+// "in 1d12h", "+90m"), which becomes the absolute time it names.
+func ParseScheduleAt(typ ScheduleType, value, zone string, now time.Time) (Schedule, error) {
+	if typ == Once {
+		if d, ok, err := parseRelative(value); err != nil {
+			return Schedule{}, err
+		} else if ok {
+			value = now.Add(d).Truncate(time.Second).UTC().Format(time.RFC3339)
+		}
+	}
+	return ParseSchedule(typ, value, zone)
+}
+
+// parseRelative reads "+DURATION" or "in DURATION"; ok is false for any
+// other form. DURATION is a Go duration that may start with days ("1d6h").
+func parseRelative(v string) (d time.Duration, ok bool, err error) {
+	v = strings.TrimSpace(v)
+	rest, plus := strings.CutPrefix(v, "+")
+	if !plus {
+		var in bool
+		if rest, in = strings.CutPrefix(strings.ToLower(v), "in "); !in {
+			return 0, false, nil
+		}
+	}
+	rest = strings.ReplaceAll(strings.TrimSpace(rest), " ", "")
+	days := int64(0)
+	if i := strings.IndexByte(rest, 'd'); i > 0 {
+		n, perr := strconv.ParseInt(rest[:i], 10, 64)
+		if perr == nil && n <= 3650 {
+			days, rest = n, rest[i+1:]
+		}
+	}
+	if rest != "" {
+		d, err = time.ParseDuration(rest)
+		if err != nil {
+			return 0, true, fmt.Errorf("the time %q is not a relative time: write +2h, +90m, +1d6h or \"in 2h\"", v)
+		}
+	}
+	d += time.Duration(days) * 24 * time.Hour
+	if d <= 0 {
+		return 0, true, fmt.Errorf("the relative time %q must be in the future: write +2h, +90m or \"in 1d\"", v)
+	}
+	return d, true, nil
+}
+
 func valueHint(typ ScheduleType) string {
 	switch typ {
 	case Interval:
 		return `a number of seconds such as "3600" or a duration such as "1h30m"`
 	case Once:
-		return `a date and time such as "2025-06-01T09:00:00+02:00"`
+		return `a date and time such as "2030-06-01T09:00:00+02:00", or a time from now such as "+2h"`
 	case Cron:
 		return `a cron expression such as "0 9 * * 1-5"`
 	}
@@ -266,7 +312,7 @@ func parseOnce(v string, loc *time.Location) (time.Time, error) {
 			return WallTime(t, loc), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("the time %q is not an ISO 8601 date and time: use 2025-06-01T09:00:00+02:00, or 2025-06-01T09:00 for the task's time zone", v)
+	return time.Time{}, fmt.Errorf("the time %q is not an ISO 8601 date and time: use 2030-06-01T09:00:00+02:00, 2030-06-01T09:00 for the task's time zone, or a time from now such as +2h", v)
 }
 
 // cronFields names the five fields, for error messages.

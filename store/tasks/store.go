@@ -48,11 +48,15 @@ type taskRow struct {
 	LastError   string
 	// Owner names the scheduler running the task (see Claim.Owner), empty
 	// when no run is in progress; RunID is that run's log row.
-	Owner     string `storm:"index"`
-	RunID     int
+	Owner string `storm:"index"`
+	RunID int
+	// RunIn is the process running the task while Owner is set.
+	RunIn     Process
 	Agent     string
 	Tools     []string
 	Approved  []string
+	Server    Server
+	Timeout   time.Duration
 	CreatedAt time.Time
 	Metadata  map[string]string
 }
@@ -74,6 +78,8 @@ type runRow struct {
 	Result     string
 	Error      string
 	Denied     []string
+	Process    Process
+	Server     Server
 }
 
 // dueKey computes the row's Due value from its state.
@@ -120,8 +126,11 @@ func Validate(nt NewTask, now time.Time) (Schedule, time.Time, error) {
 	if strings.TrimSpace(nt.Prompt) == "" {
 		return Schedule{}, time.Time{}, errors.New("the prompt is empty: say what the task should do")
 	}
-	sched, err := ParseSchedule(nt.ScheduleType, nt.ScheduleValue, nt.TimeZone)
+	sched, err := ParseScheduleAt(nt.ScheduleType, nt.ScheduleValue, nt.TimeZone, now)
 	if err != nil {
+		return Schedule{}, time.Time{}, err
+	}
+	if err := CheckTimeout(nt.Timeout); err != nil {
 		return Schedule{}, time.Time{}, err
 	}
 	first, err := sched.First(now)
@@ -144,10 +153,6 @@ func (s *Store) Create(nt NewTask, now time.Time) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	agent := strings.TrimSpace(nt.Agent)
-	if agent == "" {
-		agent = DefaultAgent
-	}
 	row := taskRow{
 		Prompt:        strings.TrimSpace(nt.Prompt),
 		ScheduleType:  sched.Type,
@@ -155,9 +160,11 @@ func (s *Store) Create(nt NewTask, now time.Time) (Task, error) {
 		Zone:          sched.Zone,
 		Status:        Active,
 		NextRun:       first.UTC(),
-		Agent:         agent,
+		Agent:         AgentFor(nt.Agent, nt.Tools),
 		Tools:         cleanList(nt.Tools),
 		Approved:      cleanList(nt.ApprovedTools),
+		Server:        Server{Engine: strings.TrimSpace(nt.Server.Engine), Host: strings.TrimSpace(nt.Server.Host), Model: strings.TrimSpace(nt.Server.Model)},
+		Timeout:       nt.Timeout,
 		CreatedAt:     now.UTC(),
 		Metadata:      nt.Metadata,
 	}
@@ -330,8 +337,9 @@ func (s *Store) Resume(ref string, now time.Time) (Task, error) {
 }
 
 // Cancel ends a task for good and clears its next run. A run in progress is
-// not stopped here (the scheduler running it does that). Cancelling a
-// cancelled task does nothing; a completed one cannot be cancelled.
+// not stopped here: the scheduler running it notices the change and stops
+// it. Cancelling a cancelled task does nothing; a completed one cannot be
+// cancelled.
 func (s *Store) Cancel(ref string) (Task, error) {
 	return s.change(ref, func(r *taskRow) error {
 		switch r.Status {
@@ -345,231 +353,7 @@ func (s *Store) Cancel(ref string) (Task, error) {
 	})
 }
 
-// NextDue returns the earliest next run of a task that can be claimed (ok is
-// false when there is none). It is one index seek however many tasks exist.
-func (s *Store) NextDue() (next time.Time, ok bool, err error) {
-	err = s.view(func(n storm.Node) error {
-		var rows []taskRow
-		if err := n.Range("Due", "0", "g", &rows, storm.Limit(1)); err != nil {
-			return err
-		}
-		if len(rows) == 1 {
-			next, ok = rows[0].NextRun, true
-		}
-		return nil
-	})
-	if notFound(err) {
-		err = nil
-	}
-	return next, ok, err
-}
-
-// Claim is a run that a scheduler has reserved: the task as it was when
-// claimed, and the log row that will record the run.
-type Claim struct {
-	Task  Task
-	RunID int
-	// Slot is the scheduled time claimed, zero for a run started by hand.
-	Slot      time.Time
-	StartedAt time.Time
-	// Owner identifies the claiming scheduler, so a later scheduler can
-	// tell a run in progress elsewhere from one whose process died.
-	Owner string
-}
-
-// ClaimDue claims up to limit tasks due at now, in one write transaction:
-// each gets its next run moved past now and a run log row. A task claimed
-// here cannot be claimed again until its next slot, by anyone.
-func (s *Store) ClaimDue(now time.Time, limit int, owner string) ([]Claim, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	var claims []Claim
-	err := s.update(func(n storm.Node) error {
-		rows, err := dueRows(n, now, limit)
-		if err != nil {
-			return err
-		}
-		for i := range rows {
-			c, ok, err := claim(n, &rows[i], rows[i].NextRun, now, owner, false)
-			if err != nil {
-				return err
-			}
-			if ok {
-				claims = append(claims, c)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return claims, nil
-}
-
-// dueRows returns up to limit claimable tasks whose next run is at or
-// before now, soonest first: one seek in the Due index, then a cursor walk
-// over the due entries only.
-func dueRows(n storm.Node, now time.Time, limit int) ([]taskRow, error) {
-	var rows []taskRow
-	max := fmt.Sprintf("%016x", clampNanos(now)) + "g"
-	if err := n.Range("Due", "0", max, &rows, storm.Limit(limit)); err != nil && !notFound(err) {
-		return nil, err
-	}
-	return rows, nil
-}
-
-// ClaimSlot claims one task for the slot the caller saw due. It fails with
-// ErrSlotTaken when the task's next run is no longer that slot (another
-// scheduler claimed it) or the task is not claimable (paused, running).
-func (s *Store) ClaimSlot(id string, slot, now time.Time, owner string) (Claim, error) {
-	var c Claim
-	var ok bool
-	err := s.update(func(n storm.Node) error {
-		row, err := resolve(n, id)
-		if err != nil {
-			return err
-		}
-		c, ok, err = claim(n, &row, slot, now, owner, false)
-		return err
-	})
-	if err == nil && !ok {
-		err = fmt.Errorf("task %s: %w", id, ErrSlotTaken)
-	}
-	return c, err
-}
-
-// ClaimManual starts a run of a task by hand, now, whatever its status. Its
-// schedule is not changed. A task already running cannot be started again.
-func (s *Store) ClaimManual(ref string, now time.Time, owner string) (Claim, error) {
-	var c Claim
-	err := s.update(func(n storm.Node) error {
-		row, err := resolve(n, ref)
-		if err != nil {
-			return err
-		}
-		if row.Owner != "" {
-			return fmt.Errorf("task %s: %w (started %s)", row.ID, ErrRunning, row.LastRun.In(row.loc()).Format(displayLayout))
-		}
-		c, _, err = claim(n, &row, time.Time{}, now, owner, true)
-		return err
-	})
-	return c, err
-}
-
-// claim checks that row may run for slot and records the claim. ok is
-// false, with no error, when the task is not claimable for that slot.
-func claim(n storm.Node, row *taskRow, slot, now time.Time, owner string, manual bool) (c Claim, ok bool, err error) {
-	if !manual && (row.Status != Active || row.Owner != "" || !row.NextRun.Equal(slot)) {
-		return Claim{}, false, nil
-	}
-	if !manual {
-		sched, err := ParseSchedule(row.ScheduleType, row.ScheduleValue, row.Zone)
-		if err != nil {
-			// A schedule that stopped parsing (its zone vanished from the
-			// system) must not stay due forever: pause it and say why.
-			row.Status, row.NextRun, row.LastError = Paused, time.Time{}, "paused: "+err.Error()
-			row.Due = row.dueKey()
-			return Claim{}, false, n.Save(row)
-		}
-		row.NextRun = sched.After(slot, now).UTC()
-	}
-	run := runRow{TaskID: row.ID, Slot: slot.UTC(), Manual: manual, Owner: owner, StartedAt: now.UTC()}
-	if err := runs(n, row.ID).Save(&run); err != nil {
-		return Claim{}, false, err
-	}
-	row.LastRun, row.Owner, row.RunID = now.UTC(), owner, run.ID
-	row.Due = row.dueKey()
-	if err := n.Save(row); err != nil {
-		return Claim{}, false, err
-	}
-	return Claim{Task: row.task(), RunID: run.ID, Slot: slot, StartedAt: now, Owner: owner}, true, nil
-}
-
-// ErrFinished is returned by Finish for a run whose end is already
-// recorded (a run given up at shutdown that returned later).
-var ErrFinished = errors.New("the run's end is already recorded")
-
-// Finish records how a claimed run ended, releases the task, and drops the
-// task's oldest log rows beyond KeepRuns. A task with no next run (a once
-// task) becomes completed.
-func (s *Store) Finish(c Claim, f Finish) (Task, Run, error) {
-	var row taskRow
-	var run runRow
-	err := s.update(func(n storm.Node) error {
-		log := runs(n, c.Task.ID)
-		if err := log.One("ID", c.RunID, &run); err != nil {
-			if notFound(err) {
-				return fmt.Errorf("run %d of task %s is not in the log", c.RunID, c.Task.ID)
-			}
-			return err
-		}
-		if !run.FinishedAt.IsZero() {
-			return ErrFinished
-		}
-		run.FinishedAt = f.At.UTC()
-		run.Success = f.Success && !f.Interrupted
-		run.Result = cut(f.Result, ResultLimit)
-		run.Error = f.Error
-		run.Denied = cleanList(f.DeniedTools)
-		switch {
-		case f.Interrupted:
-			run.Outcome = OutcomeInterrupted
-		case run.Success:
-			run.Outcome = OutcomeSuccess
-		default:
-			run.Outcome = OutcomeFailed
-		}
-		if err := log.Save(&run); err != nil {
-			return err
-		}
-		if err := n.One("ID", run.TaskID, &row); err != nil {
-			return err
-		}
-		if row.RunID == run.ID {
-			row.Owner, row.RunID = "", 0
-			row.LastOutcome = run.Outcome
-			row.LastResult = cut(run.Result, SummaryLimit)
-			row.LastError = cut(run.Error, SummaryLimit)
-		}
-		// A task with no run left is done, also when it was paused while
-		// its last run went on (resuming could not give it a next run).
-		if (row.Status == Active || row.Status == Paused) && row.NextRun.IsZero() && row.ScheduleType == Once {
-			row.Status = Completed
-		} else if row.Status == Active && row.NextRun.IsZero() {
-			row.Status = Completed
-		}
-		row.Due = row.dueKey()
-		if err := n.Save(&row); err != nil {
-			return err
-		}
-		return prune(log)
-	})
-	if err != nil {
-		return Task{}, Run{}, err
-	}
-	return row.task(), run.public(), nil
-}
-
-// prune deletes a task's log rows beyond the newest KeepRuns.
-func prune(log storm.Node) error {
-	var old []runRow
-	err := log.All(&old, storm.Reverse(), storm.Skip(KeepRuns))
-	if notFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for i := range old {
-		if err := log.DeleteStruct(&old[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Logs returns the task ref and its last n runs, oldest first (n <= 0: all
+// Logs returns the task ref and its last n runs, newest first (n <= 0: all
 // that are kept).
 func (s *Store) Logs(ref string, n int) (Task, []Run, error) {
 	var row taskRow
@@ -593,27 +377,29 @@ func (s *Store) Logs(ref string, n int) (Task, []Run, error) {
 	}
 	out := make([]Run, len(rows))
 	for i := range rows {
-		out[len(rows)-1-i] = rows[i].public()
+		out[i] = rows[i].public()
 	}
 	return row.task(), out, nil
 }
 
-// Running returns the claims of every run in progress, in any process, so
-// a starting scheduler can find those whose process died.
-func (s *Store) Running() ([]Claim, error) {
-	var rows []taskRow
-	err := s.view(func(n storm.Node) error { return n.AllByIndex("Owner", &rows) })
-	if err != nil && !notFound(err) {
-		return nil, err
-	}
-	var out []Claim
-	for i := range rows {
-		if rows[i].Owner == "" {
-			continue
+// Statuses returns the status of each task in ids that still exists, in
+// one read: what a scheduler checks to notice that a task it is running
+// was cancelled or paused by another process.
+func (s *Store) Statuses(ids []string) (map[string]Status, error) {
+	out := make(map[string]Status, len(ids))
+	err := s.view(func(n storm.Node) error {
+		for _, id := range ids {
+			var row taskRow
+			if err := n.One("ID", id, &row); notFound(err) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			out[id] = row.Status
 		}
-		out = append(out, Claim{Task: rows[i].task(), RunID: rows[i].RunID, StartedAt: rows[i].LastRun, Owner: rows[i].Owner})
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 func (r *taskRow) loc() *time.Location {
@@ -645,12 +431,23 @@ func (r *taskRow) task() Task {
 		LastResult:    r.LastResult,
 		LastError:     r.LastError,
 		Running:       r.Owner != "",
+		RunningIn:     runningIn(r),
 		Agent:         r.Agent,
 		Tools:         nonNil(r.Tools),
 		ApprovedTools: nonNil(r.Approved),
+		Server:        r.Server,
+		Timeout:       r.Timeout,
 		CreatedAt:     in(r.CreatedAt),
 		Metadata:      r.Metadata,
 	}
+}
+
+func runningIn(r *taskRow) *Process {
+	if r.Owner == "" || r.RunIn.IsZero() {
+		return nil
+	}
+	p := r.RunIn
+	return &p
 }
 
 func (r *runRow) public() Run {
@@ -666,6 +463,8 @@ func (r *runRow) public() Run {
 		Result:      r.Result,
 		Error:       r.Error,
 		DeniedTools: r.Denied,
+		Process:     r.Process,
+		Server:      r.Server,
 	}
 }
 

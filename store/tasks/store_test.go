@@ -23,6 +23,9 @@ func openStore(t testing.TB) *Store {
 
 var t0 = time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
 
+// by is a claimant known only by its owner string.
+func by(owner string) Claimant { return Claimant{Owner: owner} }
+
 func mustCreate(t *testing.T, s *Store, nt NewTask, now time.Time) Task {
 	t.Helper()
 	if nt.TimeZone == "" {
@@ -43,7 +46,8 @@ func TestCreateAndGet(t *testing.T) {
 	if len(task.ID) != 16 || strings.Trim(task.ID, "0123456789abcdef") != "" {
 		t.Errorf("id %q is not 16 hex characters", task.ID)
 	}
-	if task.Prompt != "summarise the news" || task.Agent != DefaultAgent || task.Status != Active || task.ScheduleValue != "3600" {
+	// A task with tools and no agent gets the agent that calls tools.
+	if task.Prompt != "summarise the news" || task.Agent != ToolsAgent || task.Status != Active || task.ScheduleValue != "3600" {
 		t.Errorf("stored task: %+v", task)
 	}
 	if !task.NextRun.Equal(t0.Add(time.Hour)) || !task.CreatedAt.Equal(t0) {
@@ -192,7 +196,7 @@ func TestMissedRunsClaimOnce(t *testing.T) {
 	task := mustCreate(t, s, NewTask{Prompt: "p", ScheduleType: Interval, ScheduleValue: "60"}, t0)
 	// Ten minutes pass with nothing running: nine slots were missed.
 	now := t0.Add(10*time.Minute + 5*time.Second)
-	claims, err := s.ClaimDue(now, 10, "a")
+	claims, err := s.ClaimDue(now, 10, by("a"))
 	if err != nil || len(claims) != 1 {
 		t.Fatalf("claims %d, %v; want exactly one", len(claims), err)
 	}
@@ -205,13 +209,13 @@ func TestMissedRunsClaimOnce(t *testing.T) {
 	}
 	// While it runs nothing else is claimable, even when the next slot
 	// passes.
-	if more, _ := s.ClaimDue(now.Add(time.Hour), 10, "b"); len(more) != 0 {
+	if more, _ := s.ClaimDue(now.Add(time.Hour), 10, by("b")); len(more) != 0 {
 		t.Errorf("claimed a running task again: %d", len(more))
 	}
 	if _, ok, _ := s.NextDue(); ok {
 		t.Error("a running task is in the due index")
 	}
-	if _, err := s.ClaimManual(task.ID, now, "b"); !errors.Is(err, ErrRunning) {
+	if _, err := s.ClaimManual(task.ID, now, by("b")); !errors.Is(err, ErrRunning) {
 		t.Errorf("manual run of a running task: %v", err)
 	}
 
@@ -232,7 +236,7 @@ func TestMissedRunsClaimOnce(t *testing.T) {
 	if _, _, err := s.Finish(c, Finish{At: now}); !errors.Is(err, ErrFinished) {
 		t.Errorf("finishing twice: %v", err)
 	}
-	if more, _ := s.ClaimDue(now.Add(2*time.Second), 10, "b"); len(more) != 0 {
+	if more, _ := s.ClaimDue(now.Add(2*time.Second), 10, by("b")); len(more) != 0 {
 		t.Error("claimed before the next slot")
 	}
 }
@@ -241,10 +245,10 @@ func TestClaimSlotOnlyOnce(t *testing.T) {
 	s := openStore(t)
 	task := mustCreate(t, s, NewTask{Prompt: "p", ScheduleType: Interval, ScheduleValue: "60"}, t0)
 	slot := task.NextRun
-	if _, err := s.ClaimSlot(task.ID, slot, slot, "a"); err != nil {
+	if _, err := s.ClaimSlot(task.ID, slot, slot, by("a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ClaimSlot(task.ID, slot, slot, "b"); !errors.Is(err, ErrSlotTaken) {
+	if _, err := s.ClaimSlot(task.ID, slot, slot, by("b")); !errors.Is(err, ErrSlotTaken) {
 		t.Errorf("second claim of the slot: %v", err)
 	}
 }
@@ -274,7 +278,7 @@ func TestTwoDatabaseHandlesRaceForSlots(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 10 {
-				cs, err := s.ClaimDue(now, 3, []string{"a", "b"}[i])
+				cs, err := s.ClaimDue(now, 3, by([]string{"a", "b"}[i]))
 				if err != nil {
 					t.Error(err)
 					return
@@ -301,7 +305,7 @@ func TestTwoDatabaseHandlesRaceForSlots(t *testing.T) {
 func TestOnceCompletesAfterItsRun(t *testing.T) {
 	s := openStore(t)
 	task := mustCreate(t, s, NewTask{Prompt: "p", ScheduleType: Once, ScheduleValue: "2025-06-01T10:30:00Z"}, t0)
-	cs, _ := s.ClaimDue(t0.Add(time.Hour), 5, "a")
+	cs, _ := s.ClaimDue(t0.Add(time.Hour), 5, by("a"))
 	if len(cs) != 1 || !cs[0].Task.NextRun.IsZero() || cs[0].Task.Status != Active {
 		t.Fatalf("claims %+v", cs)
 	}
@@ -320,7 +324,7 @@ func TestOnceCompletesAfterItsRun(t *testing.T) {
 func TestCancelDuringRunKeepsCancelled(t *testing.T) {
 	s := openStore(t)
 	task := mustCreate(t, s, NewTask{Prompt: "p", ScheduleType: Interval, ScheduleValue: "60"}, t0)
-	cs, _ := s.ClaimDue(t0.Add(time.Minute), 1, "a")
+	cs, _ := s.ClaimDue(t0.Add(time.Minute), 1, by("a"))
 	if _, err := s.Cancel(task.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -334,13 +338,13 @@ func TestLogsAndPruning(t *testing.T) {
 	s := openStore(t)
 	task := mustCreate(t, s, NewTask{Prompt: "p", ScheduleType: Interval, ScheduleValue: "60"}, t0)
 	other := mustCreate(t, s, NewTask{Prompt: "q", ScheduleType: Interval, ScheduleValue: "60"}, t0)
-	oc, _ := s.ClaimManual(other.ID, t0, "a")
+	oc, _ := s.ClaimManual(other.ID, t0, by("a"))
 	s.Finish(oc, Finish{At: t0, Success: true, Result: "other"})
 
 	total := KeepRuns + 5
 	for i := range total {
 		at := t0.Add(time.Duration(i) * time.Second)
-		c, err := s.ClaimManual(task.ID, at, "a")
+		c, err := s.ClaimManual(task.ID, at, by("a"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,8 +354,8 @@ func TestLogsAndPruning(t *testing.T) {
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("logs: %d %v", len(runs), err)
 	}
-	if !runs[2].StartedAt.Equal(t0.Add(time.Duration(total-1)*time.Second)) || !runs[0].StartedAt.Before(runs[1].StartedAt) {
-		t.Errorf("last three runs not oldest-first: %v, %v, %v", runs[0].StartedAt, runs[1].StartedAt, runs[2].StartedAt)
+	if !runs[0].StartedAt.Equal(t0.Add(time.Duration(total-1)*time.Second)) || !runs[0].StartedAt.After(runs[1].StartedAt) || !runs[1].StartedAt.After(runs[2].StartedAt) {
+		t.Errorf("last three runs not newest-first: %v, %v, %v", runs[0].StartedAt, runs[1].StartedAt, runs[2].StartedAt)
 	}
 	if !runs[0].Manual || runs[0].DeniedTools[0] != "code_interpreter" || !strings.Contains(runs[0].DeniedNote(), "--approve code_interpreter") {
 		t.Errorf("run %+v note %q", runs[0], runs[0].DeniedNote())
@@ -360,8 +364,8 @@ func TestLogsAndPruning(t *testing.T) {
 	if len(all) != KeepRuns {
 		t.Errorf("kept %d runs, want %d", len(all), KeepRuns)
 	}
-	if !all[0].StartedAt.Equal(t0.Add(5 * time.Second)) {
-		t.Errorf("the oldest kept run started at %v: pruning dropped the wrong rows", all[0].StartedAt)
+	if oldest := all[len(all)-1]; !oldest.StartedAt.Equal(t0.Add(5 * time.Second)) {
+		t.Errorf("the oldest kept run started at %v: pruning dropped the wrong rows", oldest.StartedAt)
 	}
 	_, others, _ := s.Logs(other.ID, 0)
 	if len(others) != 1 || others[0].Result != "other" {
@@ -373,7 +377,7 @@ func TestRunningListsClaimsInProgress(t *testing.T) {
 	s := openStore(t)
 	a := mustCreate(t, s, NewTask{Prompt: "p", ScheduleType: Interval, ScheduleValue: "60"}, t0)
 	mustCreate(t, s, NewTask{Prompt: "q", ScheduleType: Interval, ScheduleValue: "60"}, t0)
-	c, _ := s.ClaimManual(a.ID, t0, "host/1/x")
+	c, _ := s.ClaimManual(a.ID, t0, by("host/1/x"))
 	running, err := s.Running()
 	if err != nil || len(running) != 1 || running[0].Task.ID != a.ID || running[0].RunID != c.RunID || running[0].Owner != "host/1/x" {
 		t.Fatalf("running: %+v %v", running, err)
@@ -396,7 +400,7 @@ func TestOncePausedDuringItsRunCompletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, err := s.ClaimDue(now.Add(5*time.Minute), 1, "me")
+	claims, err := s.ClaimDue(now.Add(5*time.Minute), 1, by("me"))
 	if err != nil || len(claims) != 1 {
 		t.Fatalf("claims %v %v", claims, err)
 	}

@@ -62,9 +62,9 @@ func All(svc Service) []tools.Tool {
 	return []tools.Tool{
 		scheduleTask{svc},
 		listTasks{svc},
-		changeTask{svc, "pause_scheduled_task", "Pause a scheduled task: it stops running until resumed. A run in progress finishes.", "paused", Service.Pause},
+		changeTask{svc, "pause_scheduled_task", "Pause a scheduled task: it stops running until resumed. A run of it in progress is stopped, in whichever jarvis process runs it.", "paused", Service.Pause},
 		changeTask{svc, "resume_scheduled_task", "Resume a paused scheduled task. Its next run is computed from now; runs missed while paused are not made up.", "resumed", Service.Resume},
-		changeTask{svc, "cancel_scheduled_task", "Cancel a scheduled task for good: it never runs again. A run in progress in this jarvis is stopped; one in another jarvis process finishes.", "cancelled", Service.Cancel},
+		changeTask{svc, "cancel_scheduled_task", "Cancel a scheduled task for good: it never runs again. A run of it in progress is stopped, in whichever jarvis process runs it.", "cancelled", Service.Cancel},
 	}
 }
 
@@ -75,18 +75,20 @@ var scheduleSpec = tools.Spec{
 	Description: "Schedule a prompt to run later, unattended, with an agent and tools. " +
 		"schedule_type cron: schedule_value is a 5-field cron expression (minute hour day-of-month month day-of-week, e.g. \"0 9 * * 1-5\" for 09:00 on weekdays) or @daily/@hourly/@weekly/@monthly; " +
 		"interval: seconds between runs (\"3600\") or a duration (\"90m\"), first run one interval from now; " +
-		"once: an ISO 8601 date and time (\"2025-06-01T09:00:00+02:00\"; without an offset it is read in the task's time zone). " +
+		"once: a time from now (\"+2h\", \"+1d\") or an ISO 8601 date and time (\"2030-06-01T09:00:00+02:00\"; without an offset it is read in the task's time zone). " +
 		"Times are evaluated in timezone (an IANA name, default the local zone). " +
+		"The task runs on this jarvis's model server, each run stopped after timeout. " +
 		"Tools that need confirmation are denied in scheduled runs unless a person approves them for the task.",
 	Parameters: tools.Params(
 		tools.StringParam("prompt", "What the task should do each time it runs", true),
 		tools.EnumParam("schedule_type", "How the run times are given", true, "cron", "interval", "once"),
 		tools.Param{Name: "schedule_value", Required: true, Schema: &jsonschema.Schema{
 			Types: []string{"string", "integer"}, Description: "The cron expression, the interval in seconds, or the ISO 8601 time"}},
-		tools.StringParam("agent", "Agent that runs the task (default simple)", false),
+		tools.StringParam("agent", "Agent that runs the task (default simple without tools, orchestrator with tools; simple never calls tools)", false),
 		tools.Param{Name: "tools", Schema: &jsonschema.Schema{
 			Types: []string{"string", "array"}, Description: "Tools the agent may use, comma-separated (e.g. \"calculator,web_search\")"}},
 		tools.StringParam("timezone", "IANA time zone the schedule is read in (e.g. Europe/Paris); default the local zone", false),
+		tools.StringParam("timeout", "Time limit of each run as a duration (\"5m\", \"1h\"); default 10m", false),
 	),
 	Category:             Category,
 	LatencyEstimate:      0.01,
@@ -107,6 +109,12 @@ func (t scheduleTask) Execute(ctx context.Context, args tools.Args) tools.Result
 	if err != nil {
 		return tools.Fail("%v", err)
 	}
+	var timeout time.Duration
+	if v := strings.TrimSpace(args.String("timeout")); v != "" {
+		if timeout, err = time.ParseDuration(v); err != nil {
+			return tools.Fail("Parameter 'timeout' must be a duration such as \"5m\" or \"1h\", got %q.", v)
+		}
+	}
 	task, err := t.svc.Create(ctx, tasks.NewTask{
 		Prompt:        args.String("prompt"),
 		ScheduleType:  tasks.ScheduleType(strings.ToLower(strings.TrimSpace(args.String("schedule_type")))),
@@ -114,6 +122,7 @@ func (t scheduleTask) Execute(ctx context.Context, args tools.Args) tools.Result
 		TimeZone:      args.String("timezone"),
 		Agent:         args.String("agent"),
 		Tools:         names,
+		Timeout:       timeout,
 		Metadata:      map[string]string{"created_by": "schedule_task"},
 	})
 	if err != nil {

@@ -100,7 +100,8 @@ func TestScheduleTaskFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.NextRun.Format(time.RFC3339) != m[2] || task.Agent != "simple" || strings.Join(task.Tools, ",") != "calculator" {
+	// With tools and no agent, the task gets the agent that calls tools.
+	if task.NextRun.Format(time.RFC3339) != m[2] || task.Agent != "orchestrator" || strings.Join(task.Tools, ",") != "calculator" {
 		t.Errorf("stored task %+v", task)
 	}
 	if len(task.ApprovedTools) != 0 || task.Metadata["created_by"] != "schedule_task" {
@@ -112,6 +113,16 @@ func TestScheduleTaskFormat(t *testing.T) {
 		"tools": []string{"calculator", "code_interpreter"}})
 	if !r.Success || !strings.Contains(r.Content, `"status": "active"`) {
 		t.Errorf("interval given as a number: %s", r.Content)
+	}
+
+	// A time limit, and a one-time run given from now.
+	r = call(exec, "schedule_task", map[string]any{"prompt": "p", "schedule_type": "once", "schedule_value": "+2h", "timeout": "5m"})
+	if !r.Success {
+		t.Fatalf("once +2h with a timeout: %s", r.Content)
+	}
+	task, _ = svc.Get(context.Background(), r.Metadata["task_id"].(string))
+	if task.Timeout != 5*time.Minute || time.Until(task.NextRun) < 119*time.Minute {
+		t.Errorf("stored %+v", task)
 	}
 }
 
@@ -146,6 +157,8 @@ func TestInvalidSchedulesCreateNothing(t *testing.T) {
 		{map[string]any{"schedule_type": "interval", "schedule_value": "60", "tools": "calculator,rm"}, "unknown tool \"rm\""},
 		{map[string]any{"schedule_type": "interval", "schedule_value": "60", "timezone": "Moon/Base"}, "unknown time zone"},
 		{map[string]any{"schedule_type": "weekly", "schedule_value": "60"}, "must be one of"},
+		{map[string]any{"schedule_type": "interval", "schedule_value": "60", "timeout": "soon"}, "Parameter 'timeout' must be a duration"},
+		{map[string]any{"schedule_type": "interval", "schedule_value": "60", "timeout": "1ms"}, "at least 1s"},
 	}
 	for _, c := range cases {
 		c.args["prompt"] = "p"

@@ -121,15 +121,16 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	}()
 	opts.Sessions, opts.Saves = tui.NewSessionStore(sessions.New(db)), saves
 	// The TUI runs the scheduler while it is open, so tasks run and the
-	// Scheduler tab is live. Its problems go to the Events tab.
-	validate, err := a.taskValidator()
+	// Scheduler tab is live; it leaves scheduled runs to a live `jarvis
+	// scheduler start`. Its problems go to the Events tab.
+	sopts, err := a.schedOptions("tui", bus)
 	if err != nil {
 		return err
 	}
-	s := scheduler.New(db, scheduler.Options{Runner: newTaskRunner(env, bus), Events: bus, Validate: validate,
-		Logger: slog.New(noticeHandler{bus: bus, source: "scheduler"})})
+	sopts.Events, sopts.Logger = bus, slog.New(noticeHandler{bus: bus, source: "scheduler"})
+	s := scheduler.New(db, sopts)
 	env.sched.use(s)
-	opts.Scheduler, opts.ValidateTask = s, validate
+	opts.Scheduler, opts.ValidateTask = s, sopts.Validate
 	served := make(chan struct{})
 	go func() { defer close(served); s.Serve(ctx) }()
 	// Leaving waits for running tasks to record their logs.

@@ -111,11 +111,12 @@ func (a *app) environment() (*environment, error) {
 	bd.MCP = func() *mcp.Manager { return env.mcp }
 	env.registry = builtin.Registry(bd)
 	lazy.open = func() (*scheduler.Scheduler, error) {
-		validate, err := a.taskValidator()
+		// Tasks a model creates record this process's server.
+		opts, err := a.schedOptions("ask", nil)
 		if err != nil {
 			return nil, err
 		}
-		s, _, err := a.openScheduler(scheduler.Options{Validate: validate})
+		s, _, err := a.openScheduler(opts)
 		return s, err
 	}
 	a.env = env
@@ -133,18 +134,28 @@ func (env *environment) resolveModel(ctx context.Context) (string, string, error
 	if env.cfg.Model != "" {
 		return env.cfg.Model, "", nil
 	}
-	models, err := env.engine.ListModels(ctx)
+	chat, err := pickModel(ctx, env.engine)
 	if err != nil {
 		return "", "", err
 	}
+	return chat, fmt.Sprintf("no model set; using %s (set one with --model or 'model' in the config)", chat), nil
+}
+
+// pickModel asks a server which model to use when none is set: the first
+// that can call tools, else the first that can chat.
+func pickModel(ctx context.Context, eng engine.InferenceEngine) (string, error) {
+	models, err := eng.ListModels(ctx)
+	if err != nil {
+		return "", err
+	}
 	if len(models) == 0 {
-		return "", "", fmt.Errorf("no model is set and the server at %s has none. Download one with 'ollama pull qwen3', then run again", env.engine.Host())
+		return "", fmt.Errorf("no model is set and the server at %s has none. Download one with 'ollama pull qwen3', then run again", eng.Host())
 	}
 	// The first model that can chat and call tools, else the first that can
 	// chat (an embedding model cannot answer at all).
 	var chat string
 	for _, m := range models {
-		caps, err := env.engine.Capabilities(ctx, m.Name)
+		caps, err := eng.Capabilities(ctx, m.Name)
 		if err != nil || !slices.Contains(caps, engine.CapCompletion) {
 			continue
 		}
@@ -157,9 +168,9 @@ func (env *environment) resolveModel(ctx context.Context) (string, string, error
 		}
 	}
 	if chat == "" {
-		return "", "", fmt.Errorf("no model is set and none of the server's models can chat (%s, e.g. embedding models). Download one with 'ollama pull qwen3'", format.Count(len(models), "model"))
+		return "", fmt.Errorf("no model is set and none of the server's models can chat (%s, e.g. embedding models). Download one with 'ollama pull qwen3'", format.Count(len(models), "model"))
 	}
-	return chat, fmt.Sprintf("no model set; using %s (set one with --model or 'model' in the config)", chat), nil
+	return chat, nil
 }
 
 // buildTools builds the named tools; an unknown name is a usage error.

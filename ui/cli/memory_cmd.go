@@ -274,7 +274,7 @@ func (a *app) memStatsCommand() *cobra.Command {
 			fmt.Fprintf(w, "Distinct terms:\t%d\n", st.Terms)
 			fmt.Fprintf(w, "Chunking:\t%d words, %d shared between neighbours\n", st.ChunkSize, st.ChunkOverlap)
 			if st.EmbedModel != "" {
-				fmt.Fprintf(w, "Semantic ranking:\ton, with %s (%s embedded)\n", st.EmbedModel, plural(st.Vectors, "chunk"))
+				fmt.Fprintf(w, "Semantic ranking:\ton, with %s (%s embedded)\n", st.EmbedModel, format.Count(st.Vectors, "chunk"))
 			} else {
 				fmt.Fprintf(w, "Semantic ranking:\toff (no embedding model configured; BM25 only)\n")
 			}
@@ -314,9 +314,9 @@ its path; for a directory, every file indexed under it.`,
 				case f.Documents == 0:
 					return failErr("no documents from source %q, nor indexed under it (see 'jarvis memory list')", source)
 				case f.Under != "":
-					fmt.Fprintf(a.io.Out, "Forgot %s (%s) under %s.\n", plural(f.Documents, "document"), plural(len(f.Sources), "source"), f.Under)
+					fmt.Fprintf(a.io.Out, "Forgot %s (%s) under %s.\n", format.Count(f.Documents, "document"), format.Count(len(f.Sources), "source"), f.Under)
 				default:
-					fmt.Fprintf(a.io.Out, "Forgot %s from %s.\n", plural(f.Documents, "document"), strings.Join(f.Sources, ", "))
+					fmt.Fprintf(a.io.Out, "Forgot %s from %s.\n", format.Count(f.Documents, "document"), strings.Join(f.Sources, ", "))
 				}
 				return nil
 			}
@@ -348,7 +348,7 @@ its path; for a directory, every file indexed under it.`,
 				if doc.Source != "" {
 					from = " from " + doc.Source
 				}
-				fmt.Fprintf(a.io.Out, "Forgot %s%s (%s).\n", id, from, plural(doc.Chunks, "chunk"))
+				fmt.Fprintf(a.io.Out, "Forgot %s%s (%s).\n", id, from, format.Count(doc.Chunks, "chunk"))
 			}
 			return nil
 		},

@@ -4,22 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
-	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
@@ -99,6 +96,7 @@ func (a *app) needsApproval(names, approved []string) []string {
 
 func (a *app) schedCreateCommand() *cobra.Command {
 	var typ, value, agentName, toolList, approve, zone string
+	var timeout time.Duration
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "create PROMPT... --type cron|interval|once --value V",
@@ -112,13 +110,20 @@ func (a *app) schedCreateCommand() *cobra.Command {
                    just after the jump, a repeated time runs once.
   --type interval  --value is seconds ("3600") or a duration ("90s", "1h30m"),
                    at least 1s; the first run is one interval from now.
-  --type once      --value is an ISO 8601 time ("2025-06-01T09:00:00+02:00");
-                   without an offset it is read in --tz. It must be in the future.
+  --type once      --value is a time from now ("+2h", "+1d6h", "in 90m") or an
+                   ISO 8601 time ("2030-06-01T09:00:00+02:00"; without an offset
+                   it is read in --tz). It must be in the future.
 
---tz is an IANA zone name (Europe/Paris); the default is the local zone.`,
+--tz is an IANA zone name (Europe/Paris); the default is the local zone.
+
+The task records the model server it is for (this jarvis's --host and
+--model): its runs happen on that server, and only a scheduler that can reach
+it claims them. Each run is stopped after --timeout (default 10m, or
+[scheduler] timeout in the config). A task with --tools and no --agent runs
+with the orchestrator agent: the simple agent never calls tools.`,
 		Example: `  jarvis scheduler create "Summarise yesterday's commits" --type cron --value "0 9 * * 1-5" --tz Europe/Paris
-  jarvis scheduler create "Check the build" --type interval --value 1h --agent orchestrator --tools http_request --approve http_request
-  jarvis scheduler create "Remind me to call Sam" --type once --value 2025-06-01T15:00`,
+  jarvis scheduler create "Check the build" --type interval --value 1h --tools http_request --approve http_request --timeout 5m
+  jarvis scheduler create "Remind me to call Sam" --type once --value +2h`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if typ == "" || value == "" {
@@ -132,9 +137,10 @@ func (a *app) schedCreateCommand() *cobra.Command {
 				Agent:         agentName,
 				Tools:         splitList(toolList),
 				ApprovedTools: splitList(approve),
+				Timeout:       timeout,
 				Metadata:      map[string]string{"created_by": "cli"},
 			}
-			validate, err := a.taskValidator()
+			opts, err := a.schedOptions("scheduler create", nil)
 			if err != nil {
 				return err
 			}
@@ -143,14 +149,10 @@ func (a *app) schedCreateCommand() *cobra.Command {
 			if _, _, err := tasks.Validate(nt, time.Now()); err != nil {
 				return usageErr("%v", err)
 			}
-			name := strings.TrimSpace(nt.Agent)
-			if name == "" {
-				name = tasks.DefaultAgent
-			}
-			if err := validate(name, nt.Tools); err != nil {
+			if err := opts.Validate(tasks.AgentFor(nt.Agent, nt.Tools), nt.Tools); err != nil {
 				return usageErr("%v", err)
 			}
-			s, db, err := a.openScheduler(scheduler.Options{Validate: validate})
+			s, db, err := a.openScheduler(opts)
 			if err != nil {
 				return err
 			}
@@ -164,6 +166,11 @@ func (a *app) schedCreateCommand() *cobra.Command {
 			}
 			fmt.Fprintf(a.io.Out, "Created task %s (%s).\n", task.ID, task.Describe())
 			fmt.Fprintf(a.io.Out, "Next run: %s (%s)\n", task.NextRun.Format(timeLayout), scheduler.Relative(task.NextRun, time.Now()))
+			fmt.Fprintf(a.io.Out, "Runs on %s with the %s agent, time limit %s.\n", task.Server, task.Agent, limitText(task, s.TimeoutFor(task)))
+			if strings.TrimSpace(agentName) == agent.Simple && len(task.Tools) > 0 {
+				fmt.Fprintf(a.io.Err, "Note: the simple agent never calls tools, so %s will not be used. Use --agent orchestrator (or react), or leave --agent out.\n",
+					strings.Join(task.Tools, ", "))
+			}
 			if denied := a.needsApproval(task.Tools, task.ApprovedTools); len(denied) > 0 {
 				verb := "needs confirmation and was"
 				if len(denied) > 1 {
@@ -177,18 +184,23 @@ func (a *app) schedCreateCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&typ, "type", "", "schedule type: cron, interval or once")
-	f.StringVar(&value, "value", "", "the cron expression, the interval, or the ISO 8601 time")
-	f.StringVar(&agentName, "agent", "", "agent that runs the task: "+strings.Join(agent.Names, ", ")+" (default simple)")
+	f.StringVar(&value, "value", "", "the cron expression, the interval, or the time (+2h, or ISO 8601)")
+	f.StringVar(&agentName, "agent", "", "agent that runs the task: "+strings.Join(agent.Names, ", ")+" (default simple, or orchestrator with --tools)")
 	f.StringVar(&toolList, "tools", "", "comma-separated tools the agent may use")
 	f.StringVar(&approve, "approve", "", "comma-separated tools (among --tools) that may run without confirmation in this task's runs")
 	f.StringVar(&zone, "tz", "", "IANA time zone of the schedule (default the local zone)")
+	f.DurationVar(&timeout, "timeout", 0, "time limit of each run, e.g. 5m or 1h (default 10m, or [scheduler] timeout in the config)")
 	f.BoolVar(&asJSON, "json", false, "print the created task as JSON")
 	return cmd
 }
 
-// timeLayout is how the CLI shows a run time: in the task's zone, with the
-// zone's abbreviation.
-const timeLayout = "2006-01-02 15:04:05 MST"
+// limitText says a task's time limit and where it comes from.
+func limitText(t tasks.Task, limit time.Duration) string {
+	if t.Timeout > 0 {
+		return tasks.FormatDuration(limit)
+	}
+	return tasks.FormatDuration(limit) + " (default)"
+}
 
 func splitList(s string) []string {
 	var out []string
@@ -205,8 +217,11 @@ func (a *app) schedListCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List scheduled tasks: status, schedule, next and last run",
-		Args:  argsUsage(cobra.NoArgs),
+		Short: "List scheduled tasks: status, schedule, next and last run, server",
+		Long: `List the tasks: id, status, schedule, next run, last run and how it ended,
+the server the task runs on, and the prompt. The last line says which jarvis
+processes serve the database (run the tasks) right now.`,
+		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := tasks.ParseStatus(status)
 			if err != nil {
@@ -235,39 +250,19 @@ func (a *app) schedListCommand() *cobra.Command {
 				fmt.Fprintf(a.io.Out, "No %s tasks. Create one with 'jarvis scheduler create PROMPT --type interval --value 1h'.\n", what)
 				return nil
 			}
-			writeTaskTable(a.io.Out, list, time.Now())
+			now := time.Now()
+			writeTaskTable(a.io.Out, list, now)
+			peers, err := scheduler.Serving(s.Store(), now)
+			if err != nil {
+				return failErr("%v", err)
+			}
+			fmt.Fprintln(a.io.Out, servingLine(peers))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only tasks with this status: active, paused, completed or cancelled")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tasks as a JSON array")
 	return cmd
-}
-
-func writeTaskTable(out io.Writer, list []tasks.Task, now time.Time) {
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tSTATUS\tSCHEDULE\tNEXT RUN\tLAST RUN\tPROMPT")
-	for _, t := range list {
-		next := "-"
-		if !t.NextRun.IsZero() {
-			next = fmt.Sprintf("%s (%s)", scheduler.Relative(t.NextRun, now), t.NextRun.Format("2006-01-02 15:04 MST"))
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Describe(), next, lastRun(t, now), format.OneLine(t.Prompt, 50))
-	}
-	w.Flush()
-}
-
-// lastRun says when the task last ran and how that went.
-func lastRun(t tasks.Task, now time.Time) string {
-	switch {
-	case t.Running:
-		return "running since " + strings.TrimSuffix(scheduler.Relative(t.LastRun, now), " ago")
-	case t.LastRun.IsZero():
-		return "never"
-	case t.LastOutcome == tasks.OutcomeNone:
-		return scheduler.Relative(t.LastRun, now)
-	}
-	return fmt.Sprintf("%s, %s", scheduler.Relative(t.LastRun, now), t.LastOutcome)
 }
 
 // taskErr sorts a task lookup or change error into an exit code: an
@@ -280,17 +275,25 @@ func taskErr(err error) error {
 	return failErr("%v", err)
 }
 
+// stopWait is how long pause and cancel wait to see a run in progress
+// stop: the process running it notices within about a second.
+const stopWait = 5 * time.Second
+
 func (a *app) schedChangeCommand(verb, short string, apply func(*scheduler.Scheduler, context.Context, string) (tasks.Task, error), done string) *cobra.Command {
 	return &cobra.Command{
 		Use:   verb + " ID",
 		Short: short,
 		Args:  argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, db, err := a.openScheduler(scheduler.Options{})
+			s, db, err := a.openScheduler(scheduler.Options{Command: "scheduler " + verb})
 			if err != nil {
 				return err
 			}
 			defer db.Close()
+			before, err := s.Get(cmd.Context(), args[0])
+			if err != nil {
+				return taskErr(err)
+			}
 			t, err := apply(s, cmd.Context(), args[0])
 			if err != nil {
 				return taskErr(err)
@@ -300,9 +303,47 @@ func (a *app) schedChangeCommand(verb, short string, apply func(*scheduler.Sched
 				fmt.Fprintf(a.io.Out, " Next run: %s (%s).", t.NextRun.Format(timeLayout), scheduler.Relative(t.NextRun, time.Now()))
 			}
 			fmt.Fprintln(a.io.Out)
+			// Pausing or cancelling stops a run in progress; resuming
+			// does not touch one, and a no-op change stops nothing.
+			if verb == "resume" || !t.Running || before.Status == t.Status {
+				return nil
+			}
+			fmt.Fprintf(a.io.Out, "A run was in progress in %s; it was asked to stop.\n", runningIn(t))
+			a.awaitStop(cmd.Context(), s, db, t)
 			return nil
 		},
 	}
+}
+
+// runningIn names the process running a task.
+func runningIn(t tasks.Task) string {
+	if t.RunningIn == nil {
+		return "another jarvis process"
+	}
+	return t.RunningIn.String()
+}
+
+// awaitStop waits up to stopWait for a run that was asked to stop to end,
+// and says how it ended. The file is released between looks, so the
+// process running the task can write the run's end.
+func (a *app) awaitStop(ctx context.Context, s *scheduler.Scheduler, db *store.DB, t tasks.Task) {
+	deadline := time.Now().Add(stopWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		db.Close()
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+		_, runs, err := s.Logs(ctx, t.ID, 1)
+		if err != nil {
+			continue
+		}
+		if len(runs) == 1 && runs[0].Finished() && !runs[0].StartedAt.Before(t.LastRun) {
+			fmt.Fprintf(a.io.Out, "It stopped: %s.\n", outcomeWords(runs[0].OutcomeOrGuess()))
+			return
+		}
+	}
+	fmt.Fprintf(a.io.Out, "It has not stopped yet (the process running it may be busy, or an older jarvis that does not watch for this). 'jarvis scheduler logs %s' shows how it ends.\n", t.ID)
 }
 
 func (a *app) schedLogsCommand() *cobra.Command {
@@ -310,13 +351,17 @@ func (a *app) schedLogsCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "logs ID",
-		Short: "Show a task's last runs: when, how they ended, results, errors, denied tools",
-		Args:  argsUsage(cobra.ExactArgs(1)),
+		Short: "Show a task's last runs, newest first: when, where, how they ended, results, errors, denied tools",
+		Long: `Show a task's last runs, newest first. Each run says when it started, why
+(a slot or by hand), how it ended and how long it took, the jarvis process
+that ran it (pid and command) and the server and model it ran on, then its
+result or error and the tools it was denied.`,
+		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n < 1 {
 				return usageErr("-n must be at least 1, got %d", n)
 			}
-			s, db, err := a.openScheduler(scheduler.Options{})
+			s, db, err := a.openScheduler(scheduler.Options{Timeout: a.configTimeout()})
 			if err != nil {
 				return err
 			}
@@ -331,68 +376,67 @@ func (a *app) schedLogsCommand() *cobra.Command {
 				}
 				return writeJSON(a.io.Out, runs)
 			}
-			writeRuns(a.io.Out, t, runs, time.Now())
+			writeRuns(a.io.Out, t, runs, s.TimeoutFor(t), time.Now())
 			return nil
 		},
 	}
 	cmd.Flags().IntVarP(&n, "n", "n", 10, "how many of the last runs to show")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as JSON, results in full")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as JSON (newest first), results in full")
 	return cmd
 }
 
-func writeRuns(out io.Writer, t tasks.Task, runs []tasks.Run, now time.Time) {
-	fmt.Fprintf(out, "Task %s (%s, %s): %s\n", t.ID, t.Status, t.Describe(), format.OneLine(t.Prompt, 80))
-	if len(runs) == 0 {
-		fmt.Fprintln(out, "No runs yet.")
-		return
+// configTimeout is the configured default time limit, when the
+// configuration loads (zero otherwise: the built-in default).
+func (a *app) configTimeout() time.Duration {
+	cfg, err := a.loadConfig(config.Flags{})
+	if err != nil {
+		return 0
 	}
-	loc := t.NextRun.Location()
-	if l, _, err := tasks.LoadZone(t.TimeZone); err == nil {
-		loc = l
-	}
-	for _, r := range runs {
-		outcome, took := "running", scheduler.Relative(r.StartedAt, now)
-		if r.Finished() {
-			outcome = string(r.Outcome)
-			took = format.Latency(r.FinishedAt.Sub(r.StartedAt).Seconds())
-		}
-		kind := "by hand"
-		if !r.Manual {
-			kind = "for " + r.Slot.In(loc).Format(timeLayout)
-		}
-		fmt.Fprintf(out, "\nrun %d  %s  %s  %s  (%s)\n", r.ID, r.StartedAt.In(loc).Format(timeLayout), outcome, took, kind)
-		if r.Result != "" {
-			fmt.Fprintf(out, "  result: %s\n", format.OneLine(r.Result, 300))
-		}
-		if r.Error != "" {
-			fmt.Fprintf(out, "  error:  %s\n", format.OneLine(r.Error, 300))
-		}
-		if note := r.DeniedNote(); note != "" {
-			fmt.Fprintf(out, "  %s\n", note)
-		}
-	}
+	return cfg.TaskTimeout()
 }
 
 func (a *app) schedRunCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "run ID",
 		Short: "Run a task now, in the foreground, and print its result",
-		Long: `Run a task now, whatever its schedule (which does not change). The same rule
-as for scheduled runs applies: tools that need confirmation are denied unless
-approved for the task. The result goes to stdout; an error and the denied tools
-go to stderr. Exit status 1 when the run failed.`,
+		Long: `Run a task now, whatever its schedule (which does not change). An active or
+paused task can run this way; a cancelled or completed one cannot (exit status
+1: create a new task instead).
+
+The run uses the task's server and time limit, and the same rule as scheduled
+runs: tools that need confirmation are denied unless approved for the task.
+The result goes to stdout; an error and the denied tools go to stderr. Exit
+status 1 when the run failed. Ctrl-C stops the run; its end is logged.`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runner, err := a.taskRunner()
+			// Refused before any MCP server starts.
+			check, db, err := a.openScheduler(scheduler.Options{})
 			if err != nil {
 				return err
 			}
-			s, db, err := a.openScheduler(scheduler.Options{Runner: runner, Events: newSchedPrinter(a.io.Err)})
+			task, err := check.Get(cmd.Context(), args[0])
+			if err != nil {
+				return taskErr(err)
+			}
+			switch task.Status {
+			case tasks.Cancelled:
+				return failErr("task %s is cancelled, so it cannot run again. To run its prompt, create a new task with 'jarvis scheduler create'", task.ID)
+			case tasks.Completed:
+				return failErr("task %s has completed: its one-time run is over. To run its prompt again, create a new task with 'jarvis scheduler create'", task.ID)
+			}
+			opts, err := a.taskRunner("scheduler run", nil)
 			if err != nil {
 				return err
 			}
+			opts.Events = newSchedPrinter(a.io.Err)
+			s := scheduler.New(db, opts)
 			defer db.Close()
-			run, err := s.RunNow(cmd.Context(), args[0])
+			srv := task.Server
+			if srv.IsZero() {
+				srv = opts.Server
+			}
+			fmt.Fprintf(a.io.Err, "Running task %s on %s (time limit %s).\n", task.ID, srv, limitText(task, s.TimeoutFor(task)))
+			run, err := s.RunNow(cmd.Context(), task.ID)
 			if err != nil {
 				return taskErr(err)
 			}
@@ -412,13 +456,22 @@ go to stderr. Exit status 1 when the run failed.`,
 
 func (a *app) schedStartCommand() *cobra.Command {
 	var maxRuns int
-	var grace time.Duration
+	var grace, skipAfter time.Duration
 	cmd := &cobra.Command{
 		Use:   "start",
-		Short: "Run the scheduler in the foreground until interrupted (for servers)",
+		Short: "Run the scheduler in the foreground until interrupted (the recommended way to run tasks)",
 		Long: `Run due tasks until SIGINT or SIGTERM. Runs missed while no scheduler was
-running are caught up once at start. Several schedulers (this command, the TUI,
-on one database) never run the same slot twice.
+running are caught up once at start.
+
+This is the recommended owner of the schedule: while it runs, a TUI open on the
+same database leaves scheduled runs to it (and says so). Several schedulers on
+one database never run the same slot twice.
+
+A run is claimed only by a scheduler that can reach the task's server (a quick
+version check, repeated every few seconds). When no scheduler has reached it
+for --skip-after, the slot is recorded as skipped and the task waits for its
+next slot. Each run is stopped after its time limit, so a stuck model never
+holds back other tasks for long.
 
 On SIGINT/SIGTERM no new run starts; running tasks get --grace to finish, are
 then cancelled, and every run's end is written to its log before exiting.`,
@@ -427,17 +480,22 @@ then cancelled, and every run's end is written to its log before exiting.`,
 			if maxRuns < 1 {
 				return usageErr("--max-runs must be at least 1, got %d", maxRuns)
 			}
-			runner, err := a.taskRunner()
+			if skipAfter < 0 {
+				return usageErr("--skip-after must not be negative (0 never skips), got %s", skipAfter)
+			}
+			opts, err := a.taskRunner("scheduler start", nil)
 			if err != nil {
 				return err
 			}
 			if grace <= 0 {
 				grace = -1 // cancel at once
 			}
-			s, db, err := a.openScheduler(scheduler.Options{
-				Runner: runner, Events: newSchedPrinter(a.io.Err), MaxConcurrent: maxRuns, StopGrace: grace,
-				Logger: slog.New(slog.NewTextHandler(a.io.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
-			})
+			if skipAfter == 0 {
+				skipAfter = -1 // never skip
+			}
+			opts.Events, opts.Dedicated, opts.MaxConcurrent, opts.StopGrace, opts.SkipAfter = newSchedPrinter(a.io.Err), true, maxRuns, grace, skipAfter
+			opts.Logger = slog.New(slog.NewTextHandler(a.io.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			s, db, err := a.openScheduler(opts)
 			if err != nil {
 				return err
 			}
@@ -450,7 +508,8 @@ then cancelled, and every run's end is written to its log before exiting.`,
 			if len(active) > 0 && !active[0].NextRun.IsZero() {
 				next = "next run " + scheduler.Relative(active[0].NextRun, time.Now())
 			}
-			fmt.Fprintf(a.io.Err, "Scheduler running on %s: %s, %s. Press Ctrl-C to stop.\n", db.Path(), plural(len(active), "active task"), next)
+			fmt.Fprintf(a.io.Err, "Scheduler running on %s as %s: %s, %s. Default time limit %s; tasks that record no server run on %s. Press Ctrl-C to stop.\n",
+				db.Path(), s.Process(), format.Count(len(active), "active task"), next, tasks.FormatDuration(s.Options().Timeout), opts.Server)
 			if err := s.Serve(cmd.Context()); err != nil {
 				return failErr("%v", err)
 			}
@@ -460,45 +519,6 @@ then cancelled, and every run's end is written to its log before exiting.`,
 	}
 	cmd.Flags().IntVar(&maxRuns, "max-runs", scheduler.DefaultMaxConcurrent, "how many tasks may run at once")
 	cmd.Flags().DurationVar(&grace, "grace", scheduler.DefaultStopGrace, "how long running tasks may finish after a stop signal before they are cancelled")
+	cmd.Flags().DurationVar(&skipAfter, "skip-after", scheduler.DefaultSkipAfter, "record a slot as skipped when no scheduler could reach its server for this long (0: never)")
 	return cmd
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// schedPrinter writes one line per scheduler event on stderr.
-type schedPrinter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func newSchedPrinter(w io.Writer) *schedPrinter { return &schedPrinter{w: w} }
-
-// Publish prints task starts and ends and scheduler errors.
-func (p *schedPrinter) Publish(e events.Event) {
-	var line string
-	ts := e.Time
-	if ts.IsZero() {
-		ts = time.Now()
-	}
-	stamp := ts.Format("15:04:05")
-	switch {
-	case e.Type == events.SchedulerTaskStart && e.Task != nil:
-		line = fmt.Sprintf("%s ▶ task %s started: %s", stamp, e.Task.TaskID, format.OneLine(e.Task.Prompt, 80))
-	case e.Type == events.SchedulerTaskEnd && e.Task != nil && e.Task.Success:
-		line = fmt.Sprintf("%s ✓ task %s finished: %s", stamp, e.Task.TaskID, format.OneLine(e.Task.Result, 100))
-	case e.Type == events.SchedulerTaskEnd && e.Task != nil:
-		line = fmt.Sprintf("%s ✗ task %s failed: %s", stamp, e.Task.TaskID, format.OneLine(e.Task.Error, 140))
-	case e.Type == events.Error:
-		line = fmt.Sprintf("%s ! %s", stamp, e.Text)
-	default:
-		return
-	}
-	p.mu.Lock()
-	fmt.Fprintln(p.w, safe.Text(line)) // prompts, results and errors are not jarvis's text
-	p.mu.Unlock()
 }

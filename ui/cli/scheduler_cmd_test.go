@@ -19,7 +19,7 @@ func sched(t *testing.T, db string, args ...string) (string, string, int) {
 	return runCLI(t, "", append([]string{"--db", db, "scheduler"}, args...)...)
 }
 
-var createdRe = regexp.MustCompile(`^Created task ([0-9a-f]{16}) \((.+)\)\.\nNext run: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+) \((in .+)\)\n$`)
+var createdRe = regexp.MustCompile(`^Created task ([0-9a-f]{16}) \((.+)\)\.\nNext run: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+) \((in .+)\)\nRuns on (.+) with the (\w+) agent, time limit (.+)\.\n$`)
 
 func createTask(t *testing.T, db string, args ...string) string {
 	t.Helper()
@@ -113,10 +113,13 @@ func TestSchedulerListPauseResumeCancel(t *testing.T) {
 
 	out, _, code := sched(t, db, "list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != ExitOK || len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") {
+	if code != ExitOK || len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") {
 		t.Fatalf("list: %q", out)
 	}
-	for _, col := range []string{"STATUS", "SCHEDULE", "NEXT RUN", "LAST RUN", "PROMPT"} {
+	if !strings.HasPrefix(lines[3], "No jarvis process is serving this database") {
+		t.Errorf("list does not say nothing serves the database: %q", lines[3])
+	}
+	for _, col := range []string{"STATUS", "SCHEDULE", "NEXT RUN", "LAST RUN", "SERVER", "PROMPT"} {
 		if !strings.Contains(lines[0], col) {
 			t.Errorf("header lacks %s: %q", col, lines[0])
 		}
@@ -189,9 +192,11 @@ func TestSchedulerLogs(t *testing.T) {
 	}
 	st := tasks.New(h)
 	start := time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
-	c, _ := st.ClaimManual(id, start, "test")
-	st.Finish(c, tasks.Finish{At: start.Add(1500 * time.Millisecond), Success: true, Result: "Removed 12 files.\nKept 3."})
-	c, _ = st.ClaimManual(id, start.Add(time.Hour), "test")
+	by := tasks.Claimant{Owner: "test", Process: tasks.Process{PID: 4242, Command: "scheduler run"},
+		Server: tasks.Server{Engine: "ollama", Host: "http://127.0.0.1:11434"}}
+	c, _ := st.ClaimManual(id, start, by)
+	st.Finish(c, tasks.Finish{At: start.Add(1500 * time.Millisecond), Success: true, Result: "Removed 12 files.\nKept 3.", Model: "qwen3:8b"})
+	c, _ = st.ClaimManual(id, start.Add(time.Hour), by)
 	st.Finish(c, tasks.Finish{At: start.Add(time.Hour + 2*time.Second), Error: "model unavailable", DeniedTools: []string{"code_interpreter"}})
 	h.Close()
 
@@ -199,16 +204,27 @@ func TestSchedulerLogs(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("logs: %d", code)
 	}
-	for _, want := range []string{
-		"run 1  2025-06-01 10:00:00 UTC  success  1.50s  (by hand)",
-		"  result: Removed 12 files. Kept 3.",
+	// Newest first, each run with the process and server it ran on.
+	want := []string{
+		"Last 2 runs, newest first:",
 		"run 2  2025-06-01 11:00:00 UTC  failed  2.00s  (by hand)",
-		"  error:  model unavailable",
+		"  by scheduler run (pid 4242) on ollama http://127.0.0.1:11434",
+		"  error: model unavailable",
 		"  denied: code_interpreter (these tools need confirmation and were not approved for this task; create the task with --approve code_interpreter to allow them)",
-	} {
-		if !strings.Contains(out, want+"\n") {
-			t.Errorf("logs lack %q:\n%s", want, out)
+		"run 1  2025-06-01 10:00:00 UTC  success  1.50s  (by hand)",
+		"  by scheduler run (pid 4242) on ollama http://127.0.0.1:11434 · qwen3:8b",
+		"  result: Removed 12 files. Kept 3.",
+	}
+	at := 0
+	for _, w := range want {
+		i := strings.Index(out[at:], w+"\n")
+		if i < 0 {
+			t.Fatalf("logs lack %q after offset %d:\n%s", w, at, out)
 		}
+		at += i + len(w)
+	}
+	if !strings.Contains(out, "Server: ollama ") || !strings.Contains(out, "time limit 10m (default)") {
+		t.Errorf("logs do not say the task's server and limit:\n%s", out)
 	}
 	out, _, _ = sched(t, db, "logs", id, "-n", "1", "--json")
 	var runs []tasks.Run

@@ -7,35 +7,135 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-// taskRunner runs scheduled tasks with the configured engine, headless.
-func (a *app) taskRunner() (scheduler.Runner, error) {
-	env, err := a.environment()
+// engineOllama is the engine kind of the servers engine/ollama speaks to.
+const engineOllama = "ollama"
+
+// engineFactory builds the engine that speaks to a server of the given
+// kind at host (a base URL).
+type engineFactory func(kind, host string) (engine.InferenceEngine, error)
+
+// newEngine is the engine factory of scheduled runs.
+func newEngine(kind, host string) (engine.InferenceEngine, error) {
+	switch kind {
+	case engineOllama:
+		return ollama.New(host)
+	}
+	return nil, fmt.Errorf("this jarvis cannot talk to %q servers (it knows: %s)", kind, engineOllama)
+}
+
+// engineCache keeps one engine per server, so that the checks and runs of
+// a process reuse their connections; the process's own server uses the
+// process's engine.
+type engineCache struct {
+	build engineFactory
+	mu    sync.Mutex
+	m     map[string]engine.InferenceEngine
+}
+
+func newEngineCache(env *environment, build engineFactory) *engineCache {
+	c := &engineCache{build: build, m: map[string]engine.InferenceEngine{}}
+	c.m[env.server().Key()] = env.engine
+	return c
+}
+
+func (c *engineCache) get(srv tasks.Server) (engine.InferenceEngine, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[srv.Key()]; e != nil {
+		return e, nil
+	}
+	e, err := c.build(srv.Engine, srv.Host)
 	if err != nil {
 		return nil, err
+	}
+	c.m[srv.Key()] = e
+	return e, nil
+}
+
+// reach checks that a server answers: its version, a request that costs
+// the server nothing.
+func (c *engineCache) reach(ctx context.Context, srv tasks.Server) error {
+	e, err := c.get(srv)
+	if err != nil {
+		return err
+	}
+	_, err = e.Version(ctx)
+	return err
+}
+
+// server is the model server this process is configured for, as a task
+// records it.
+func (env *environment) server() tasks.Server {
+	return tasks.Server{Engine: engineOllama, Host: env.engine.Host(), Model: env.cfg.Model}
+}
+
+// schedOptions are the options every scheduler that runs tasks in this
+// process shares: who it is (command: "tui", "scheduler start", "scheduler
+// run"), its server, how to reach a task's server, the default time limit,
+// the runner (whose events go to bus; nil: none) and the name checks.
+func (a *app) schedOptions(command string, bus events.Publisher) (scheduler.Options, error) {
+	env, err := a.environment()
+	if err != nil {
+		return scheduler.Options{}, err
+	}
+	validate, err := a.taskValidator()
+	if err != nil {
+		return scheduler.Options{}, err
+	}
+	engines := newEngineCache(env, newEngine)
+	return scheduler.Options{
+		Command: command, Server: env.server(), Reach: engines.reach, Timeout: env.cfg.TaskTimeout(),
+		Runner: newTaskRunner(env, bus, engines), Validate: validate,
+	}, nil
+}
+
+// taskRunner prepares what a headless scheduler needs to run tasks: the
+// MCP servers (tasks may use their tools) and the options.
+func (a *app) taskRunner(command string, bus events.Publisher) (scheduler.Options, error) {
+	env, err := a.environment()
+	if err != nil {
+		return scheduler.Options{}, err
 	}
 	// Tasks may use MCP tools; headless runs start the servers up front.
 	if len(env.cfg.MCP.Servers) > 0 {
 		if _, err := a.startMCP(context.Background(), env, true, a.io.Err); err != nil {
-			return nil, err
+			return scheduler.Options{}, err
 		}
 	}
-	return newTaskRunner(env, nil), nil
+	return a.schedOptions(command, bus)
 }
 
 // newTaskRunner runs a task's agent with its tools on its prompt, in a
-// conversation of its own, with the confirmer the scheduler gives (which
-// denies every call needing confirmation that was not approved for the
-// task). bus receives the run's events (nil: none).
-func newTaskRunner(env *environment, bus events.Publisher) scheduler.Runner {
+// conversation of its own, on the task's server (engines builds the engine
+// for it), with the confirmer the scheduler gives (which denies every call
+// needing confirmation that was not approved for the task). bus receives
+// the run's events (nil: none).
+//
+// The tools keep the process's own engine for their sub-queries (the llm
+// tool): they are built once per process, not per server.
+func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache) scheduler.Runner {
 	return scheduler.RunnerFunc(func(ctx context.Context, t scheduler.Task, confirmer tools.Confirmer) (string, error) {
-		model, _, err := env.resolveModel(ctx)
+		srv := t.Server
+		if srv.IsZero() {
+			srv = env.server()
+		}
+		eng, err := engines.get(srv)
 		if err != nil {
 			return "", err
+		}
+		model := srv.Model
+		if model == "" {
+			if model, err = pickModel(ctx, eng); err != nil {
+				return "", err
+			}
+			scheduler.ReportModel(ctx, model)
 		}
 		list, err := env.registry.BuildList(t.Tools, env.deps)
 		if err != nil {
@@ -51,18 +151,20 @@ func newTaskRunner(env *environment, bus events.Publisher) scheduler.Runner {
 			return "", err
 		}
 		opts, _ := env.cfg.EngineOptions()
-		name := t.Agent
-		if name == "" {
-			name = agent.Simple
-		}
-		ag, err := agent.New(name, agent.Config{
-			Engine: env.engine, Model: model, Executor: exec, Bus: bus, System: env.cfg.System,
+		ag, err := agent.New(tasks.AgentFor(t.Agent, t.Tools), agent.Config{
+			Engine: eng, Model: model, Executor: exec, Bus: bus, System: env.cfg.System,
 			Options: opts, MaxTurns: env.cfg.MaxTurns, Price: price(env.cfg),
 		})
 		if err != nil {
 			return "", err
 		}
-		ctx = events.WithRun(ctx, events.RunInfo{ID: "task-" + t.ID})
+		// The scheduler stamped the run; the model is known only now.
+		run := events.RunFrom(ctx)
+		if run.ID == "" {
+			run.ID = "task-" + t.ID
+		}
+		run.Model = model
+		ctx = events.WithRun(ctx, run)
 		res, err := ag.Run(ctx, &agent.Conversation{}, t.Prompt)
 		if res == nil {
 			return "", err

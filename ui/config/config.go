@@ -60,6 +60,8 @@ type Config struct {
 	// Context configures what the model sees of a conversation
 	// ([context]); the window itself is options.num_ctx.
 	Context ContextConfig `toml:"context"`
+	// Scheduler configures scheduled runs ([scheduler]).
+	Scheduler SchedulerConfig `toml:"scheduler"`
 
 	sources map[string]string
 	path    string
@@ -82,6 +84,19 @@ type MemoryConfig struct {
 type ContextConfig struct {
 	ToolResultShare float64 `toml:"tool_result_share"`
 	CompactAt       float64 `toml:"compact_at"`
+}
+
+// SchedulerConfig is [scheduler]: timeout is the time limit of a scheduled
+// run whose task sets none (a Go duration, "10m").
+type SchedulerConfig struct {
+	Timeout string `toml:"timeout"`
+}
+
+// TaskTimeout returns [scheduler] timeout, zero when unset (the
+// scheduler's default applies). Load has checked it.
+func (c *Config) TaskTimeout() time.Duration {
+	d, _ := time.ParseDuration(c.Scheduler.Timeout)
+	return d
 }
 
 // Options are the generation options ([options] in the file).
@@ -353,6 +368,12 @@ func (c *Config) validate(toolNames []string) error {
 	if err := memorytools.CheckMaxFileBytes(c.Memory.MaxFileBytes); err != nil {
 		return &FileError{Path: c.path, Key: "memory.max_file_bytes", Line: c.lineOf("max_file_bytes"), Msg: err.Error()}
 	}
+	if t := c.Scheduler.Timeout; t != "" {
+		if d, err := time.ParseDuration(t); err != nil || d < time.Second {
+			return &FileError{Path: c.path, Key: "scheduler.timeout",
+				Msg: fmt.Sprintf("%q is not a time limit of at least 1s; use a duration such as \"10m\" or \"1h\"", t)}
+		}
+	}
 	if err := c.MCP.Validate(); err != nil {
 		return fmt.Errorf("config %s: %w", c.path, err)
 	}
@@ -466,6 +487,9 @@ func (c *Config) Settings() []Setting {
 	}
 	if c.Options.Think != "" {
 		out = append(out, Setting{"options.think", c.Options.Think, fileSrc})
+	}
+	if c.Scheduler.Timeout != "" {
+		out = append(out, Setting{"scheduler.timeout", c.Scheduler.Timeout, fileSrc})
 	}
 	models := make([]string, 0, len(c.Prices))
 	for m := range c.Prices {

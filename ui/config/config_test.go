@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -128,15 +129,28 @@ func TestFileErrorsNameFileLineAndKey(t *testing.T) {
 func TestInvalidValues(t *testing.T) {
 	clearEnv(t)
 	for body, want := range map[string]string{
-		`agent = "smart"`:               `unknown agent "smart"`,
-		`max_turns = 0`:                 "max_turns must be at least 1",
-		"[options]\nkeep_alive = \"5\"": "not a duration",
-		"[options]\nthink = \"maybe\"":  "options.think must be",
+		`agent = "smart"`:                `unknown agent "smart"`,
+		`max_turns = 0`:                  "max_turns must be at least 1",
+		"[options]\nkeep_alive = \"5\"":  "not a duration",
+		"[options]\nthink = \"maybe\"":   "options.think must be",
+		"[scheduler]\ntimeout = \"10\"":  "scheduler.timeout",
+		"[scheduler]\ntimeout = \"1ms\"": "at least 1s",
 	} {
 		_, err := Load(Flags{ConfigPath: writeConfig(t, body)})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err %v, want %q", body, err, want)
 		}
+	}
+}
+
+func TestSchedulerTimeout(t *testing.T) {
+	clearEnv(t)
+	c, err := Load(Flags{ConfigPath: writeConfig(t, "[scheduler]\ntimeout = \"25m\"\n")})
+	if err != nil || c.TaskTimeout() != 25*time.Minute {
+		t.Fatalf("timeout %v, %v", c.TaskTimeout(), err)
+	}
+	if c, _ := Load(Flags{ConfigPath: writeConfig(t, "")}); c.TaskTimeout() != 0 {
+		t.Errorf("unset timeout is %v, want 0 (the scheduler's default)", c.TaskTimeout())
 	}
 }
 

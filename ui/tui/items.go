@@ -1,13 +1,10 @@
 package tui
 
 import (
-	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
 
 // renderCtx is what rendering depends on.
@@ -146,25 +143,14 @@ func (n *noteItem) lines(rc renderCtx, from, to int) []string {
 	return sliceLines(n.render(rc), from, to)
 }
 
-// wrapText wraps text (with newlines) to width. The text may come from
-// anywhere: escape sequences and control characters are stripped here.
-func wrapText(text string, width int) []string {
-	width = max(width, 1)
-	var out []string
-	for _, line := range strings.Split(safe.Text(text), "\n") {
-		out = append(out, wrapLine(line, width)...)
-	}
-	return out
-}
+// wrapText wraps text to width, stripping what is not safe to draw.
+func wrapText(text string, width int) []string { return termtext.Wrap(text, width) }
+
+// expandTabs puts tabs' stops in spaces (see termtext.ExpandTabs).
+func expandTabs(s string) string { return termtext.ExpandTabs(s) }
 
 // padRight pads or cuts s to exactly w cells.
-func padRight(s string, w int) string {
-	n := ansi.StringWidth(s)
-	if n > w {
-		return ansi.Truncate(s, w, "…")
-	}
-	return s + strings.Repeat(" ", w-n)
-}
+func padRight(s string, w int) string { return termtext.PadRight(s, w) }
 
 // statusOf maps a tool result status to a panel state.
 func statusOf(s string) panelState {

@@ -18,6 +18,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/schedtab"
 )
 
 // Minimum terminal size; below it the TUI says so instead of garbling.
@@ -41,7 +42,7 @@ type model struct {
 	transcript *transcript
 	input      *inputBox
 	pane       *sidePane
-	sched      *schedTab
+	sched      *schedtab.Tab
 	dialog     dialog
 	overlay    overlay
 	sessions   sessionsOverlay
@@ -141,7 +142,7 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 		closeSpare() // before the program starts: no frame waits for it
 	}
 	if opts.Scheduler != nil {
-		m.sched = newSchedTab(opts.Scheduler, opts.ValidateTask, opts.Registry.Names)
+		m.sched = schedtab.New(schedtab.Options{Scheduler: opts.Scheduler, Validate: opts.ValidateTask, ToolNames: opts.Registry.Names})
 	}
 	return m, nil
 }
@@ -291,7 +292,7 @@ func (m *model) shutdown() {
 		m.mcpStop()
 	}
 	if m.sched != nil {
-		m.sched.close()
+		m.sched.Close()
 	}
 	m.dialog.denyAll()
 	if m.executor != nil {
@@ -307,7 +308,7 @@ func (m *model) Init() tea.Cmd {
 		cmds = append(cmds, m.loadLastSession())
 	}
 	if m.sched != nil {
-		cmds = append(cmds, m.sched.init())
+		cmds = append(cmds, m.sched.Init())
 	}
 	if m.opts.MCP != nil {
 		ch, stop := m.opts.MCP.Subscribe()
@@ -382,7 +383,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.mcpChanged()
 	}
 	if m.sched != nil {
-		if cmd, ok := m.sched.update(msg); ok {
+		if cmd, ok := m.sched.Update(msg); ok {
 			return m, cmd
 		}
 	}

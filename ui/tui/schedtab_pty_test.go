@@ -49,7 +49,8 @@ func TestSchedulerTabInPseudoTerminal(t *testing.T) {
 	term.waitFor(15*time.Second, "ran in", "Hello from the task.")
 
 	term.typeText("l")
-	term.waitFor(5*time.Second, "Runs of task", "manual", "✓ success", "last 1 run, newest first")
+	term.waitFor(5*time.Second, "Runs of task", "manual", "✓ success", "last 1 run, newest first",
+		"by tui (pid", "on ollama "+srv.URL+" · qwen3:8b")
 	term.typeText("\x1b")
 	time.Sleep(200 * time.Millisecond) // let esc stand alone, not start an escape sequence
 

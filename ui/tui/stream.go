@@ -3,9 +3,8 @@ package tui
 import (
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
 
 // streamText holds the text of a reply while it streams and its wrapped
@@ -128,15 +127,5 @@ func (s *streamText) rewrap() {
 }
 
 // wrapLine wraps one source line (no newlines, controls stripped) to width
-// cells, breaking at spaces where possible and hard-breaking long words.
-// Tabs are expanded first: the whole line is here, so the stops are right.
-func wrapLine(line string, width int) []string {
-	line = expandTabs(line)
-	if line == "" {
-		return []string{""}
-	}
-	if ansi.StringWidth(line) <= width {
-		return []string{line}
-	}
-	return strings.Split(ansi.Wrap(line, width, " -"), "\n")
-}
+// cells (see termtext.WrapLine).
+func wrapLine(line string, width int) []string { return termtext.WrapLine(line, width) }

@@ -26,8 +26,8 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	if m.overlay != overlayNone {
 		return m.overlayKey(k)
 	}
-	if m.sched != nil && m.sched.modalOpen() {
-		return m.sched.key(k, m.now())
+	if m.sched != nil && m.sched.ModalOpen() {
+		return m.sched.Key(k, m.now())
 	}
 	rc := m.renderCtx(m.transcriptWidth())
 	switch k.String() {
@@ -224,7 +224,7 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		switch k.String() {
 		case "tab", "left", "right":
 		default:
-			return m.sched.key(k, m.now())
+			return m.sched.Key(k, m.now())
 		}
 	}
 	switch k.String() {
@@ -381,7 +381,7 @@ func (m *model) toggleMouse() tea.Cmd {
 // for its relative times).
 func (m *model) paneShown() tea.Cmd {
 	if m.pane.visible && m.pane.tab == tabScheduler && m.sched != nil {
-		return m.sched.shown(m.now())
+		return m.sched.Shown(m.now())
 	}
 	if m.pane.visible && m.pane.tab == tabContext {
 		return m.refreshContext(true)

@@ -48,7 +48,7 @@ func (m *model) View() string {
 		}
 	}
 	if m.sched != nil {
-		if box, ok := m.sched.modal(m.st, m.width, len(body), m.now()); ok {
+		if box, ok := m.sched.Modal(m.st.sched(), m.width, len(body), m.now()); ok {
 			body = overlayBox(body, box, m.width)
 		}
 	}

@@ -1,4 +1,4 @@
-package tui
+package schedtab
 
 import (
 	"context"
@@ -23,10 +23,11 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
+	"github.com/jarvis-workbench/jarvis/themes"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-// schedDriver runs a schedTab the way the program would: it executes the
+// schedDriver runs a Tab the way the program would: it executes the
 // commands the tab returns, each in its own goroutine, and feeds their
 // messages back to update. Two of the tab's commands wait by design (the
 // change watcher and the refresh tick); they are told apart by their code
@@ -34,10 +35,10 @@ import (
 // everything else it started.
 type schedDriver struct {
 	t       *testing.T
-	tab     *schedTab
+	tab     *Tab
 	s       *scheduler.Scheduler
 	db      *store.DB
-	st      *styles
+	st      Styles
 	msgs    chan driven
 	pending int // commands that end on their own
 	waiting int // the watcher and the tick
@@ -52,6 +53,9 @@ type driven struct {
 func codeOf(cmd tea.Cmd) uintptr { return reflect.ValueOf(cmd).Pointer() }
 
 var testTools = []string{"calculator", "code_interpreter", "file_read"}
+
+// testServer is the server the driver's scheduler is configured for.
+var testServer = tasks.Server{Engine: "ollama", Host: "http://127.0.0.1:11434", Model: "qwen3:8b"}
 
 func testValidate(agentName string, names []string) error {
 	if !slices.Contains(agent.Names, agentName) {
@@ -78,15 +82,16 @@ func newSchedDriver(t *testing.T, runner scheduler.RunnerFunc) *schedDriver {
 	if runner == nil {
 		runner = func(context.Context, scheduler.Task, tools.Confirmer) (string, error) { return "done", nil }
 	}
-	s := scheduler.New(db, scheduler.Options{Runner: runner, Validate: testValidate})
-	st, _, err := loadTheme("dark")
+	s := scheduler.New(db, scheduler.Options{Runner: runner, Validate: testValidate, Command: "tui", Server: testServer})
+	theme, err := themes.Get("dark")
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := StylesOf(theme)
 	d := &schedDriver{t: t, s: s, st: st, db: db, msgs: make(chan driven, 64),
-		tab: newSchedTab(s, testValidate, func() []string { return testTools })}
+		tab: New(Options{Scheduler: s, Validate: testValidate, ToolNames: func() []string { return testTools }})}
 	// Closures made by one function literal share their code pointer.
-	probe := &schedTab{watch: make(chan struct{}), ctx: context.Background()}
+	probe := &Tab{watch: make(chan struct{}), ctx: context.Background()}
 	d.long = map[uintptr]bool{
 		codeOf(probe.waitChange()): true,
 		codeOf(tea.Every(time.Hour, func(time.Time) tea.Msg { return nil })): true,
@@ -95,10 +100,10 @@ func newSchedDriver(t *testing.T, runner scheduler.RunnerFunc) *schedDriver {
 	// Close first, then let commands still in flight end before the
 	// database closes and the directory is removed.
 	t.Cleanup(func() {
-		d.tab.close()
+		d.tab.Close()
 		d.settle()
 	})
-	d.run(d.tab.init())
+	d.run(d.tab.Init())
 	d.settle()
 	return d
 }
@@ -124,7 +129,7 @@ func (d *schedDriver) feed(msg tea.Msg) {
 			d.run(c)
 		}
 	default:
-		cmd, ok := d.tab.update(msg)
+		cmd, ok := d.tab.Update(msg)
 		if !ok {
 			d.t.Fatalf("the tab did not take its own message %T", msg)
 		}
@@ -190,7 +195,7 @@ func (d *schedDriver) press(keys ...string) {
 }
 
 // send sends a key and leaves its work running.
-func (d *schedDriver) send(k string) { d.run(d.tab.key(keyOf(k), time.Now())) }
+func (d *schedDriver) send(k string) { d.run(d.tab.Key(keyOf(k), time.Now())) }
 
 // typeText types s character by character, as a person would.
 func (d *schedDriver) typeText(s string) {
@@ -203,7 +208,7 @@ func (d *schedDriver) typeText(s string) {
 // screen is the tab at the given size, checked to fit, without styling.
 func (d *schedDriver) screen(width, height int) string {
 	d.t.Helper()
-	lines := d.tab.view(d.st, width, height, time.Now())
+	lines := d.tab.View(d.st, width, height, time.Now())
 	if len(lines) > height {
 		d.t.Errorf("the tab drew %d lines in a height of %d", len(lines), height)
 	}
@@ -218,7 +223,7 @@ func (d *schedDriver) screen(width, height int) string {
 // modal is the open modal at the given screen size, checked to fit.
 func (d *schedDriver) modal(width, height int) string {
 	d.t.Helper()
-	box, ok := d.tab.modal(d.st, width, height, time.Now())
+	box, ok := d.tab.Modal(d.st, width, height, time.Now())
 	if !ok {
 		d.t.Fatal("no modal is open")
 	}
@@ -289,7 +294,7 @@ func TestSchedTabListsTasksLive(t *testing.T) {
 func TestSchedTabCreateFormValidatesAndCreates(t *testing.T) {
 	d := newSchedDriver(t, nil)
 	d.press("n")
-	if !d.tab.modalOpen() {
+	if !d.tab.ModalOpen() {
 		t.Fatal("n did not open the form")
 	}
 	form := d.modal(100, 40)
@@ -307,7 +312,7 @@ func TestSchedTabCreateFormValidatesAndCreates(t *testing.T) {
 		t.Errorf("submit offered while the schedule is invalid:\n%s", form)
 	}
 	d.press("ctrl+s")
-	if !d.tab.modalOpen() {
+	if !d.tab.ModalOpen() {
 		t.Fatal("an invalid form closed on ctrl+s")
 	}
 	if list, _ := d.s.List(context.Background(), ""); len(list) != 0 {
@@ -333,9 +338,16 @@ func TestSchedTabCreateFormValidatesAndCreates(t *testing.T) {
 	d.typeText("code_interpreter")
 	mustContain(t, d.modal(100, 40), `"code_interpreter" is not one of the task's tools`)
 	d.press("ctrl+u")
+	// With tools and no agent chosen, the agent follows the tools.
+	mustContain(t, d.modal(100, 40), "[orchestrator]")
 
+	d.press("enter") // to the time limit
+	d.typeText("5 minutes")
+	mustContain(t, d.modal(100, 40), `"5 minutes" is not a duration`)
+	d.press("ctrl+u")
+	d.typeText("5m")
 	d.press("enter") // on the last field, enter creates
-	if d.tab.modalOpen() {
+	if d.tab.ModalOpen() {
 		t.Fatalf("the form stayed open:\n%s", d.modal(100, 40))
 	}
 	list, err := d.s.List(context.Background(), "")
@@ -344,7 +356,7 @@ func TestSchedTabCreateFormValidatesAndCreates(t *testing.T) {
 	}
 	got := list[0]
 	if got.Prompt != "daily digest" || got.ScheduleType != tasks.Cron || got.ScheduleValue != "0 9 * * *" ||
-		got.TimeZone != "UTC" || !slices.Equal(got.Tools, []string{"calculator"}) {
+		got.TimeZone != "UTC" || !slices.Equal(got.Tools, []string{"calculator"}) || got.Agent != tasks.ToolsAgent || got.Timeout != 5*time.Minute {
 		t.Errorf("created %+v", got)
 	}
 	screen := d.screen(100, 30)
@@ -356,7 +368,7 @@ func TestSchedTabFormEscCreatesNothing(t *testing.T) {
 	d.press("n")
 	d.typeText("never mind")
 	d.press("esc")
-	if d.tab.modalOpen() {
+	if d.tab.ModalOpen() {
 		t.Fatal("esc did not close the form")
 	}
 	if list, _ := d.s.List(context.Background(), ""); len(list) != 0 {
@@ -402,11 +414,11 @@ func TestSchedTabPauseResumeCancel(t *testing.T) {
 	d.press("x")
 	mustContain(t, d.modal(80, 24), "Cancel task "+id+" for good? y/n", "water the plants")
 	d.press("z") // a stray key neither cancels nor closes the question
-	if !d.tab.modalOpen() || d.status(task.ID) != tasks.Active {
+	if !d.tab.ModalOpen() || d.status(task.ID) != tasks.Active {
 		t.Fatal("a stray key answered the cancel question")
 	}
 	d.press("n")
-	if d.tab.modalOpen() || d.status(task.ID) != tasks.Active {
+	if d.tab.ModalOpen() || d.status(task.ID) != tasks.Active {
 		t.Fatal("n should keep the task")
 	}
 	d.press("x", "y")
@@ -451,15 +463,17 @@ func TestSchedTabRunNowAndLogs(t *testing.T) {
 	d.settle()
 	screen = d.screen(64, 24)
 	mustContain(t, screen, "✓ Task "+id+" ran in", "the answer is 42", "✓ success")
+	mustContain(t, d.screen(100, 30), "Server   ollama http://127.0.0.1:11434 · qwen3:8b", "Limit    10m (default)")
 
 	d.press("l")
-	logs := d.modal(80, 30)
-	mustContain(t, logs, "Runs of task "+id, "manual", "✓ success", "the answer is 42", "last 1 run, newest first")
+	logs := d.modal(100, 30)
+	mustContain(t, logs, "Runs of task "+id, "manual", "✓ success", "the answer is 42", "last 1 run, newest first",
+		fmt.Sprintf("by tui (pid %d) on ollama http://127.0.0.1:11434 · qwen3:8b", os.Getpid()))
 	if strings.Contains(logs, "more detail") {
 		t.Errorf("the log should show the result's first line only:\n%s", logs)
 	}
 	d.press("esc")
-	if d.tab.modalOpen() {
+	if d.tab.ModalOpen() {
 		t.Fatal("esc did not close the log")
 	}
 
@@ -487,7 +501,7 @@ func TestSchedTabCloseStopsRuns(t *testing.T) {
 	task := d.create(scheduler.NewTask{Prompt: "long", ScheduleType: tasks.Interval, ScheduleValue: "1h"})
 	d.send("g")
 	<-started
-	d.tab.close()
+	d.tab.Close()
 	d.await("the cancelled run", func() bool { return len(d.tab.busy) == 0 })
 	_, runs, err := d.s.Logs(context.Background(), task.ID, 1)
 	if err != nil || len(runs) != 1 || runs[0].Success || !strings.Contains(runs[0].Error, "cancel") {
@@ -529,19 +543,19 @@ func TestSchedTabTickOnlyWhileShown(t *testing.T) {
 	d := newSchedDriver(t, nil)
 	now := time.Now()
 	d.tab.ticking = false
-	if d.tab.shown(now) == nil || !d.tab.ticking {
+	if d.tab.Shown(now) == nil || !d.tab.ticking {
 		t.Fatal("activity did not arm the tick")
 	}
-	if d.tab.shown(now) != nil {
+	if d.tab.Shown(now) != nil {
 		t.Fatal("a second tick was armed while one is pending")
 	}
 	// Drawn since the tick was armed: it re-arms.
-	d.tab.view(d.st, 40, 10, now)
-	if cmd, _ := d.tab.update(schedTickMsg(now)); cmd == nil {
+	d.tab.View(d.st, 40, 10, now)
+	if cmd, _ := d.tab.Update(schedTickMsg(now)); cmd == nil {
 		t.Fatal("the tick stopped while the tab is shown")
 	}
 	// Not drawn for a whole period (the tab is hidden): it stops.
-	if cmd, _ := d.tab.update(schedTickMsg(now)); cmd != nil || d.tab.ticking {
+	if cmd, _ := d.tab.Update(schedTickMsg(now)); cmd != nil || d.tab.ticking {
 		t.Fatal("the tick kept going while the tab is hidden")
 	}
 
@@ -564,11 +578,11 @@ func TestSchedTabReloadsOnSchedulerEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := d.tab.onEvent(events.Event{Type: events.SchedulerTaskEnd, Task: &events.TaskPayload{TaskID: task.ID}})
+	cmd := d.tab.OnEvent(events.Event{Type: events.SchedulerTaskEnd, Task: &events.TaskPayload{TaskID: task.ID}})
 	if cmd == nil {
 		t.Fatal("a scheduler event did not reload the list")
 	}
-	if d.tab.onEvent(events.Event{Type: events.Token}) != nil {
+	if d.tab.OnEvent(events.Event{Type: events.Token}) != nil {
 		t.Error("an unrelated event reloaded the list")
 	}
 	d.run(cmd)
@@ -616,5 +630,44 @@ func TestSchedTabShowsReadErrors(t *testing.T) {
 	mustContain(t, screen, "Cannot read the tasks (retrying in 5s)", "kept on screen")
 	if !strings.Contains(d.tab.loadErr, d.db.Path()) {
 		t.Errorf("the error should come from the store: %q", d.tab.loadErr)
+	}
+}
+
+// The tab says when a dedicated scheduler owns the schedule.
+func TestSchedTabSaysWhoOwnsTheSchedule(t *testing.T) {
+	d := newSchedDriver(t, nil)
+	owner := tasks.ThisProcess("scheduler start")
+	now := time.Now()
+	if err := d.s.Store().Beat(tasks.Peer{ID: "owner", Process: owner, Dedicated: true, Started: now, Beat: now,
+		Expires: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); d.s.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+	want := fmt.Sprintf("scheduler start (pid %d) owns the schedule", owner.PID)
+	d.await("the owner line", func() bool { return strings.Contains(d.screen(64, 20), want) })
+	mustContain(t, d.screen(64, 20), "not in this TUI")
+}
+
+// Choosing the simple agent for a task with tools is allowed, with a
+// warning that the tools will not be used.
+func TestSchedTabFormWarnsSimpleAgentWithTools(t *testing.T) {
+	d := newSchedDriver(t, nil)
+	d.press("n")
+	d.typeText("add up the invoices")
+	d.press("tab", "tab", "tab", "tab") // schedule, value, zone, agent
+	d.press("s")                        // simple
+	d.press("tab")
+	d.typeText("calculator")
+	mustContain(t, d.modal(100, 40), "[simple]", "the simple agent never calls tools", "ctrl+s create")
+	d.press("ctrl+s")
+	if d.tab.ModalOpen() {
+		t.Fatalf("a warning kept the form from creating:\n%s", d.modal(100, 40))
+	}
+	list, _ := d.s.List(context.Background(), "")
+	if len(list) != 1 || list[0].Agent != "simple" {
+		t.Errorf("created %+v", list)
 	}
 }

@@ -1,4 +1,15 @@
-package tui
+// Package schedtab is the TUI's Scheduler tab: the table of scheduled
+// tasks with the selected task's details, and the modals to create a task,
+// confirm a cancel and read a task's run log.
+//
+// It is a component in the Bubble Tea sense: a plain struct the TUI's one
+// model owns and calls. The model decides when: it hands the tab its own
+// messages (Update), keys while the side pane is focused on the tab or one
+// of the tab's modals is open (Key), scheduler events (OnEvent), and asks
+// it to draw (View, Modal) with the theme's styles. The tab never does IO
+// in those calls: every scheduler call runs in a command that reports back
+// with a message.
+package schedtab
 
 import (
 	"context"
@@ -8,17 +19,14 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/ui/format"
-	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-// schedTab is the side pane's Scheduler tab: the task table with the
+// Tab is the side pane's Scheduler tab: the task table with the
 // selected task's details, and the modals to create a task, confirm a
 // cancel and read a task's run log.
 //
@@ -29,7 +37,7 @@ import (
 // after each signal) and the scheduler events the model passes on.
 // Relative times are refreshed by a tick that runs only while the tab is
 // drawn, so an idle TUI with the tab hidden does no work at all.
-type schedTab struct {
+type Tab struct {
 	s         *scheduler.Scheduler
 	validate  func(agent string, tools []string) error
 	toolNames func() []string
@@ -43,7 +51,11 @@ type schedTab struct {
 	stopWatch  func()
 	watchArmed bool // a command is waiting on watch
 
-	list    []scheduler.Task
+	list []scheduler.Task
+	// owner is the dedicated scheduler this TUI leaves scheduled runs to,
+	// when owned (as of the last List).
+	owner   tasks.Peer
+	owned   bool
 	loaded  bool
 	loadErr string
 	loading bool // a List is in flight
@@ -81,6 +93,8 @@ type (
 	// schedListMsg carries a List result.
 	schedListMsg struct {
 		tasks []scheduler.Task
+		owner tasks.Peer
+		owned bool
 		err   error
 	}
 	// schedChangeMsg is the end of a pause, resume or cancel.
@@ -122,13 +136,25 @@ const (
 	loadRetry = 5 * time.Second
 )
 
-func newSchedTab(s *scheduler.Scheduler, validate func(agent string, tools []string) error, toolNames func() []string) *schedTab {
+// Options are what the tab works with.
+type Options struct {
+	// Scheduler is the scheduler the TUI runs.
+	Scheduler *scheduler.Scheduler
+	// Validate checks a task's agent and tool names (the form's errors);
+	// nil accepts any.
+	Validate func(agent string, tools []string) error
+	// ToolNames lists the tools a task may use, for the form's hint.
+	ToolNames func() []string
+}
+
+// New returns the tab. Init starts it; Close ends it.
+func New(opts Options) *Tab {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &schedTab{s: s, validate: validate, toolNames: toolNames, ctx: ctx, cancel: cancel, busy: map[string]bool{}}
+	return &Tab{s: opts.Scheduler, validate: opts.Validate, toolNames: opts.ToolNames, ctx: ctx, cancel: cancel, busy: map[string]bool{}}
 }
 
 // init loads the list and starts watching for changes.
-func (t *schedTab) init() tea.Cmd {
+func (t *Tab) Init() tea.Cmd {
 	if t.watch == nil {
 		t.watch, t.stopWatch = t.s.Watch()
 	}
@@ -137,17 +163,17 @@ func (t *schedTab) init() tea.Cmd {
 
 // close stops watching and cancels the runs started from the tab (their
 // ends are still recorded). The model calls it when the program ends.
-func (t *schedTab) close() {
+func (t *Tab) Close() {
 	t.cancel()
 	if t.stopWatch != nil {
 		t.stopWatch()
 	}
 }
 
-func (t *schedTab) modalOpen() bool { return t.confirmID != "" || t.form != nil || t.logs != nil }
+func (t *Tab) ModalOpen() bool { return t.confirmID != "" || t.form != nil || t.logs != nil }
 
 // waitChange waits for the next change signal (or close).
-func (t *schedTab) waitChange() tea.Cmd {
+func (t *Tab) waitChange() tea.Cmd {
 	ch, done := t.watch, t.ctx.Done()
 	if ch == nil || t.watchArmed {
 		return nil
@@ -165,7 +191,7 @@ func (t *schedTab) waitChange() tea.Cmd {
 
 // reload lists the tasks, one List at a time: changes that arrive while
 // one is in flight are covered by a single List after it.
-func (t *schedTab) reload() tea.Cmd {
+func (t *Tab) reload() tea.Cmd {
 	if t.loading {
 		t.dirty = true
 		return nil
@@ -174,12 +200,13 @@ func (t *schedTab) reload() tea.Cmd {
 	s, ctx := t.s, t.ctx
 	return func() tea.Msg {
 		list, err := s.List(ctx, "")
-		return schedListMsg{tasks: list, err: err}
+		owner, owned := s.Owner()
+		return schedListMsg{tasks: list, owner: owner, owned: owned, err: err}
 	}
 }
 
 // loadLogs reads the open log modal's task and runs.
-func (t *schedTab) loadLogs() tea.Cmd {
+func (t *Tab) loadLogs() tea.Cmd {
 	if t.logs == nil {
 		return nil
 	}
@@ -194,7 +221,7 @@ func (t *schedTab) loadLogs() tea.Cmd {
 // the model should also call it when the tab is switched to, so relative
 // times start moving at once. The tick keeps going only while view keeps
 // being called: hidden, the tab stops ticking after one period.
-func (t *schedTab) shown(now time.Time) tea.Cmd {
+func (t *Tab) Shown(now time.Time) tea.Cmd {
 	if t.ticking {
 		return nil
 	}
@@ -203,7 +230,7 @@ func (t *schedTab) shown(now time.Time) tea.Cmd {
 }
 
 // tickPeriod is fast only while a shown time has seconds in it.
-func (t *schedTab) tickPeriod(now time.Time) time.Duration {
+func (t *Tab) tickPeriod(now time.Time) time.Duration {
 	near := func(at time.Time) bool { return !at.IsZero() && at.Sub(now).Abs() < 10*time.Minute }
 	for _, task := range t.list {
 		if task.Running || t.busy[task.ID] || near(task.NextRun) || near(task.LastRun) {
@@ -213,12 +240,12 @@ func (t *schedTab) tickPeriod(now time.Time) time.Duration {
 	return tickSlow
 }
 
-func (t *schedTab) setStatus(kind statusKind, format string, args ...any) {
+func (t *Tab) setStatus(kind statusKind, format string, args ...any) {
 	t.status, t.statusKind = fmt.Sprintf(format, args...), kind
 }
 
 // onEvent reloads on scheduler events (scheduler_task_start / _end).
-func (t *schedTab) onEvent(e events.Event) tea.Cmd {
+func (t *Tab) OnEvent(e events.Event) tea.Cmd {
 	switch e.Type {
 	case events.SchedulerTaskStart, events.SchedulerTaskEnd:
 		return tea.Batch(t.reload(), t.loadLogs())
@@ -227,7 +254,7 @@ func (t *schedTab) onEvent(e events.Event) tea.Cmd {
 }
 
 // update handles the tab's own messages; ok is false for any other.
-func (t *schedTab) update(msg tea.Msg) (tea.Cmd, bool) {
+func (t *Tab) Update(msg tea.Msg) (tea.Cmd, bool) {
 	now := time.Now()
 	switch msg := msg.(type) {
 	case schedChangedMsg:
@@ -241,7 +268,7 @@ func (t *schedTab) update(msg tea.Msg) (tea.Cmd, bool) {
 		if !t.viewed {
 			return nil, true // hidden: stop until something happens
 		}
-		return t.shown(time.Time(msg)), true
+		return t.Shown(time.Time(msg)), true
 	case schedListMsg:
 		t.loading = false
 		var again tea.Cmd
@@ -253,17 +280,18 @@ func (t *schedTab) update(msg tea.Msg) (tea.Cmd, bool) {
 		} else {
 			t.list, t.loaded, t.loadErr = msg.tasks, true, ""
 		}
+		t.owner, t.owned = msg.owner, msg.owned
 		if t.dirty {
 			t.dirty = false
 			again = t.reload()
 		}
-		return tea.Batch(again, t.shown(now)), true
+		return tea.Batch(again, t.Shown(now)), true
 	case schedChangeMsg:
 		return t.changed(msg, now), true
 	case schedRunMsg:
 		delete(t.busy, msg.id)
 		t.ranNow(msg)
-		return tea.Batch(t.reload(), t.loadLogs(), t.shown(now)), true
+		return tea.Batch(t.reload(), t.loadLogs(), t.Shown(now)), true
 	case schedCreatedMsg:
 		return t.created(msg, now), true
 	case schedLogsMsg:
@@ -285,7 +313,7 @@ func (t *schedTab) update(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 // changed applies the end of a pause, resume or cancel.
-func (t *schedTab) changed(msg schedChangeMsg, now time.Time) tea.Cmd {
+func (t *Tab) changed(msg schedChangeMsg, now time.Time) tea.Cmd {
 	if msg.err != nil {
 		t.setStatus(statusErr, "%s", describeErr(msg.err))
 		return t.reload()
@@ -298,11 +326,11 @@ func (t *schedTab) changed(msg schedChangeMsg, now time.Time) tea.Cmd {
 	default:
 		t.setStatus(statusOK, "Task %s %s.", shortID(msg.task.ID), msg.verb)
 	}
-	return tea.Batch(t.reload(), t.shown(now))
+	return tea.Batch(t.reload(), t.Shown(now))
 }
 
 // ranNow reports how a run started from the tab ended.
-func (t *schedTab) ranNow(msg schedRunMsg) {
+func (t *Tab) ranNow(msg schedRunMsg) {
 	id := shortID(msg.id)
 	switch {
 	case msg.err != nil && msg.run.ID == 0:
@@ -324,7 +352,7 @@ func (t *schedTab) ranNow(msg schedRunMsg) {
 
 // created closes the form on success and selects the new task; on failure
 // the form stays open with the scheduler's reason.
-func (t *schedTab) created(msg schedCreatedMsg, now time.Time) tea.Cmd {
+func (t *Tab) created(msg schedCreatedMsg, now time.Time) tea.Cmd {
 	if msg.err != nil {
 		if t.form != nil {
 			t.form.busy, t.form.failure = false, describeErr(msg.err)
@@ -341,12 +369,12 @@ func (t *schedTab) created(msg schedCreatedMsg, now time.Time) tea.Cmd {
 		next = scheduler.Relative(msg.task.NextRun, now) + " (" + runTime(msg.task.NextRun, now) + ")"
 	}
 	t.setStatus(statusOK, "Created task %s, %s; next run %s.", shortID(msg.task.ID), msg.task.Describe(), next)
-	return tea.Batch(t.reload(), t.shown(now))
+	return tea.Batch(t.reload(), t.Shown(now))
 }
 
 // replace puts a task returned by a change into the list at once, so the
 // table shows it before the reload that follows lands.
-func (t *schedTab) replace(task scheduler.Task) {
+func (t *Tab) replace(task scheduler.Task) {
 	for i := range t.list {
 		if t.list[i].ID == task.ID {
 			t.list[i] = task
@@ -400,8 +428,8 @@ func wrapInput(cmd tea.Cmd) tea.Cmd {
 
 // key handles a key: the open modal's, or the table's when the pane is
 // focused on the tab.
-func (t *schedTab) key(k tea.KeyMsg, now time.Time) tea.Cmd {
-	tick := t.shown(now)
+func (t *Tab) Key(k tea.KeyMsg, now time.Time) tea.Cmd {
+	tick := t.Shown(now)
 	switch {
 	case t.confirmID != "":
 		return tea.Batch(tick, t.confirmKey(k))
@@ -432,7 +460,7 @@ func (t *schedTab) key(k tea.KeyMsg, now time.Time) tea.Cmd {
 		t.table.hideDone = !t.table.hideDone
 	case "n":
 		t.status = ""
-		t.form = newTaskForm(t.validate, t.toolNames, now)
+		t.form = newTaskForm(t.validate, t.toolNames, t.s.Options().Timeout, now)
 	case "p", "r", "x", "enter", "g", "l":
 		task, ok := t.table.selected(rows)
 		if !ok {
@@ -446,7 +474,7 @@ func (t *schedTab) key(k tea.KeyMsg, now time.Time) tea.Cmd {
 }
 
 // act starts what a key asks for on the selected task.
-func (t *schedTab) act(key string, task scheduler.Task) tea.Cmd {
+func (t *Tab) act(key string, task scheduler.Task) tea.Cmd {
 	id := shortID(task.ID)
 	switch key {
 	case "p":
@@ -490,7 +518,7 @@ func (t *schedTab) act(key string, task scheduler.Task) tea.Cmd {
 }
 
 // change runs a pause, resume or cancel.
-func (t *schedTab) change(verb, id string, fn func(context.Context, string) (scheduler.Task, error)) tea.Cmd {
+func (t *Tab) change(verb, id string, fn func(context.Context, string) (scheduler.Task, error)) tea.Cmd {
 	ctx := t.ctx
 	return func() tea.Msg {
 		task, err := fn(ctx, id)
@@ -501,7 +529,7 @@ func (t *schedTab) change(verb, id string, fn func(context.Context, string) (sch
 // confirmKey answers "Cancel task ID for good? y/n". Only y cancels; n,
 // esc and ctrl+c keep the task; other keys are ignored, so a stray key
 // neither cancels nor hides the question.
-func (t *schedTab) confirmKey(k tea.KeyMsg) tea.Cmd {
+func (t *Tab) confirmKey(k tea.KeyMsg) tea.Cmd {
 	id := t.confirmID
 	switch k.String() {
 	case "y", "Y":
@@ -514,7 +542,7 @@ func (t *schedTab) confirmKey(k tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-func (t *schedTab) formKey(k tea.KeyMsg, now time.Time) tea.Cmd {
+func (t *Tab) formKey(k tea.KeyMsg, now time.Time) tea.Cmd {
 	action, cmd := t.form.key(k, now)
 	switch action {
 	case formClose:
@@ -528,121 +556,4 @@ func (t *schedTab) formKey(k tea.KeyMsg, now time.Time) tea.Cmd {
 		}
 	}
 	return wrapInput(cmd)
-}
-
-// view draws the tab: a status line when there is something to say, the
-// table, the selected task's details as far as they fit, and the key hint
-// on the last line. Every line is at most width cells.
-func (t *schedTab) view(st *styles, width, height int, now time.Time) []string {
-	t.viewed = true
-	if height <= 0 || width <= 0 {
-		return nil
-	}
-	fit := func(s string) string { return ansi.Truncate(s, width, "…") }
-	var top []string
-	if t.status != "" {
-		style := st.muted
-		switch t.statusKind {
-		case statusOK:
-			style = st.success
-		case statusErr:
-			style = st.errorText
-		}
-		lines := wrapText(t.status, width)
-		for _, l := range lines[:min(len(lines), 2)] {
-			top = append(top, style.Render(fit(l)))
-		}
-	}
-	if t.loadErr != "" {
-		top = append(top, st.errorText.Render(fit(t.loadErr)))
-	}
-	hint := st.muted.Render(keyHint(width, t.table.hideDone))
-	room := height - len(top) - 1
-	if room < 1 {
-		return append(top[:max(height-1, 0)], hint)[:height]
-	}
-
-	rows, hidden := t.table.visible(t.list)
-	t.table.sync(rows)
-	var body []string
-	switch {
-	case !t.loaded && t.loadErr != "":
-		body = nil
-	case !t.loaded:
-		body = []string{st.muted.Render("Loading tasks…")}
-	case len(rows) == 0 && hidden > 0:
-		body = wrapStyled(st.muted, fmt.Sprintf("No active or paused tasks (%s hidden; f shows them). Press n to create one.", fmtCount(hidden, "finished task")), width)
-	case len(rows) == 0:
-		body = wrapStyled(st.muted, "No scheduled tasks. Press n to create one: a prompt that runs once, every N seconds, or on a cron schedule.", width)
-	default:
-		body = t.tableAndDetails(st, rows, width, room, now)
-	}
-	out := append(top, body[:min(len(body), room)]...)
-	for len(out) < height-1 {
-		out = append(out, "")
-	}
-	return append(out, hint)
-}
-
-// tableAndDetails splits the room between the table and the details of
-// the selected task: the table gets what its rows need, but leaves the
-// details at least half of a tall pane.
-func (t *schedTab) tableAndDetails(st *styles, rows []scheduler.Task, width, room int, now time.Time) []string {
-	sel, _ := t.table.selected(rows)
-	details := taskDetails(st, sel, t.busy[sel.ID], width, now)
-	tableH := min(len(rows)+1, room)
-	if left := room - tableH; left < len(details)+1 && room >= 12 {
-		tableH = min(len(rows)+1, max(room/2, room-len(details)-1))
-	}
-	out := t.table.render(st, rows, t.busy, width, tableH, now)
-	if left := room - len(out); left >= 3 {
-		out = append(out, st.muted.Render(strings.Repeat("─", width)))
-		out = append(out, details[:min(len(details), left-1)]...)
-	}
-	return out
-}
-
-func wrapStyled(style lipgloss.Style, text string, width int) []string {
-	var out []string
-	for _, l := range wrapText(text, width) {
-		out = append(out, style.Render(l))
-	}
-	return out
-}
-
-// modal draws the open modal: the cancel question, the form or the log.
-func (t *schedTab) modal(st *styles, width, height int, now time.Time) (string, bool) {
-	switch {
-	case t.confirmID != "":
-		return t.confirmView(st, width), true
-	case t.form != nil:
-		return t.form.view(st, width, height, now), true
-	case t.logs != nil:
-		return t.logs.view(st, width, height, now), true
-	}
-	return "", false
-}
-
-func (t *schedTab) confirmView(st *styles, width int) string {
-	inner := max(min(width-8, 60), 20)
-	var task scheduler.Task
-	for _, x := range t.list {
-		if x.ID == t.confirmID {
-			task = x
-		}
-	}
-	lines := []string{st.dialogTitle.Render(ansi.Truncate("Cancel task "+shortID(t.confirmID)+" for good? y/n", inner, "…")), ""}
-	if task.ID != "" {
-		lines = append(lines, st.text.Render(ansi.Truncate(safe.Text(format.OneLine(task.Prompt, 0)), inner, "…")),
-			st.muted.Render(ansi.Truncate(task.Describe(), inner, "…")), "")
-	}
-	note := "It will not run again and cannot be resumed; its run log is kept."
-	if task.Running || t.busy[task.ID] {
-		note = "A run of it in progress in this TUI is stopped. " + note
-	}
-	for _, l := range wrapText(note, inner) {
-		lines = append(lines, st.muted.Render(l))
-	}
-	lines = append(lines, "", st.text.Render("[y] cancel the task   [n/esc] keep it"))
-	return boxStyle(st, inner).Render(strings.Join(lines, "\n"))
 }

@@ -1,4 +1,4 @@
-package tui
+package schedtab
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
 
 // taskTable is the Scheduler tab's list of tasks. The selection follows a
@@ -178,18 +179,18 @@ func statusLabel(t scheduler.Task, busy bool) string {
 	return string(t.Status)
 }
 
-func statusStyle(st *styles, label string) lipgloss.Style {
+func statusStyle(st Styles, label string) lipgloss.Style {
 	switch label {
 	case "running":
-		return st.accent
+		return st.Accent
 	case string(tasks.Active):
-		return st.success
+		return st.Success
 	case string(tasks.Paused):
-		return st.warning
+		return st.Warning
 	case string(tasks.Cancelled):
-		return st.cancelled
+		return st.Cancelled
 	}
-	return st.muted
+	return st.Muted
 }
 
 // outcomeMark is the one-character sign for how a run ended.
@@ -201,20 +202,31 @@ func outcomeMark(o tasks.Outcome) string {
 		return "✗"
 	case tasks.OutcomeInterrupted:
 		return "↯"
+	case tasks.OutcomeTimedOut:
+		return "⧖"
+	case tasks.OutcomeCancelled:
+		return "⊘"
+	case tasks.OutcomeSkipped:
+		return "↷"
 	}
 	return "·"
 }
 
-func outcomeStyle(st *styles, o tasks.Outcome) lipgloss.Style {
+// outcomeWord writes an outcome for people ("timed out").
+func outcomeWord(o tasks.Outcome) string { return strings.ReplaceAll(string(o), "_", " ") }
+
+func outcomeStyle(st Styles, o tasks.Outcome) lipgloss.Style {
 	switch o {
 	case tasks.OutcomeSuccess:
-		return st.success
-	case tasks.OutcomeFailed:
-		return st.errorText
-	case tasks.OutcomeInterrupted:
-		return st.warning
+		return st.Success
+	case tasks.OutcomeFailed, tasks.OutcomeTimedOut:
+		return st.Error
+	case tasks.OutcomeInterrupted, tasks.OutcomeSkipped:
+		return st.Warning
+	case tasks.OutcomeCancelled:
+		return st.Cancelled
 	}
-	return st.muted
+	return st.Muted
 }
 
 // nextText is the next run as a relative time; a time already passed
@@ -246,37 +258,37 @@ func lastText(t scheduler.Task, busy bool, now time.Time) string {
 }
 
 // cell returns a task's text in a column and the style to draw it with.
-func cell(st *styles, c colKind, t scheduler.Task, busy bool, now time.Time) (string, lipgloss.Style) {
+func cell(st Styles, c colKind, t scheduler.Task, busy bool, now time.Time) (string, lipgloss.Style) {
 	switch c {
 	case colID:
-		return shortID(t.ID), st.accent
+		return shortID(t.ID), st.Accent
 	case colStatus:
 		l := statusLabel(t, busy)
 		return l, statusStyle(st, l)
 	case colNext:
 		s := nextText(t, now)
 		if s == "due" {
-			return s, st.warning
+			return s, st.Warning
 		}
-		return s, st.text
+		return s, st.Text
 	case colLast:
 		if t.Running || busy {
-			return lastText(t, busy, now), st.accent
+			return lastText(t, busy, now), st.Accent
 		}
 		if t.LastRun.IsZero() {
-			return lastText(t, busy, now), st.muted
+			return lastText(t, busy, now), st.Muted
 		}
 		return lastText(t, busy, now), outcomeStyle(st, t.LastOutcome)
 	case colSchedule:
-		return t.Describe(), st.muted
+		return t.Describe(), st.Muted
 	}
-	return safe.Text(format.OneLine(t.Prompt, 0)), st.text
+	return safe.Text(format.OneLine(t.Prompt, 0)), st.Text
 }
 
 // render draws the header and as many rows as fit in height, scrolled so
 // the cursor is on screen. Cells are cut as plain text and styled after,
 // so a cut never lands inside an escape sequence.
-func (tb *taskTable) render(st *styles, rows []scheduler.Task, busy map[string]bool, width, height int, now time.Time) []string {
+func (tb *taskTable) render(st Styles, rows []scheduler.Task, busy map[string]bool, width, height int, now time.Time) []string {
 	if height < 2 || len(rows) == 0 {
 		return nil
 	}
@@ -287,9 +299,9 @@ func (tb *taskTable) render(st *styles, rows []scheduler.Task, busy map[string]b
 	cols := layoutColumns(width, longest)
 	var head []string
 	for _, c := range cols {
-		head = append(head, padRight(colTitles[c.kind], c.width))
+		head = append(head, termtext.PadRight(colTitles[c.kind], c.width))
 	}
-	out := []string{st.muted.Render(ansi.Truncate(strings.Repeat(" ", markerWidth)+strings.Join(head, " "), width, ""))}
+	out := []string{st.Muted.Render(ansi.Truncate(strings.Repeat(" ", markerWidth)+strings.Join(head, " "), width, ""))}
 
 	room := height - 1
 	tb.offset = min(max(tb.offset, tb.cursor-room+1, 0), tb.cursor, max(len(rows)-room, 0))
@@ -299,18 +311,18 @@ func (tb *taskTable) render(st *styles, rows []scheduler.Task, busy map[string]b
 			var plain []string
 			for _, c := range cols {
 				text, _ := cell(st, c.kind, t, busy[t.ID], now)
-				plain = append(plain, padRight(text, c.width))
+				plain = append(plain, termtext.PadRight(text, c.width))
 			}
-			out = append(out, st.selection.Render(padRight("› "+strings.Join(plain, " "), width)))
+			out = append(out, st.Selection.Render(termtext.PadRight("› "+strings.Join(plain, " "), width)))
 			continue
 		}
 		var cells []string
 		for _, c := range cols {
 			text, style := cell(st, c.kind, t, busy[t.ID], now)
 			if finished(t) && c.kind != colStatus {
-				style = st.muted
+				style = st.Muted
 			}
-			cells = append(cells, style.Render(padRight(text, c.width)))
+			cells = append(cells, style.Render(termtext.PadRight(text, c.width)))
 		}
 		out = append(out, "  "+strings.Join(cells, " "))
 	}
@@ -323,41 +335,51 @@ const detailLabel = 9
 // details describes a task in full for the area under the table: the whole
 // prompt, how and where it runs, its next three runs and how the last one
 // ended. Lines are at most width cells.
-func taskDetails(st *styles, t scheduler.Task, busy bool, width int, now time.Time) []string {
+func taskDetails(st Styles, t scheduler.Task, busy bool, limit time.Duration, width int, now time.Time) []string {
 	valueW := max(width-detailLabel, 8)
 	var out []string
 	field := func(label, value string, style lipgloss.Style) {
-		for i, l := range wrapText(value, valueW) {
-			lead := padRight(label, detailLabel)
+		for i, l := range termtext.Wrap(value, valueW) {
+			lead := termtext.PadRight(label, detailLabel)
 			if i > 0 {
 				lead = strings.Repeat(" ", detailLabel)
 			}
-			out = append(out, st.muted.Render(lead)+style.Render(ansi.Truncate(l, valueW, "…")))
+			out = append(out, st.Muted.Render(lead)+style.Render(ansi.Truncate(l, valueW, "…")))
 		}
 	}
 	label := statusLabel(t, busy)
 	if len(t.ID)+1+len(label) <= valueW {
-		out = append(out, st.muted.Render(padRight("Task", detailLabel))+st.accent.Render(t.ID)+" "+statusStyle(st, label).Render(label))
+		out = append(out, st.Muted.Render(termtext.PadRight("Task", detailLabel))+st.Accent.Render(t.ID)+" "+statusStyle(st, label).Render(label))
 	} else {
-		field("Task", t.ID, st.accent)
+		field("Task", t.ID, st.Accent)
 		field("Status", label, statusStyle(st, label))
 	}
-	field("Prompt", strings.TrimSpace(t.Prompt), st.text)
-	field("Schedule", t.Describe(), st.text)
-	field("Zone", t.TimeZone, st.text)
+	field("Prompt", strings.TrimSpace(t.Prompt), st.Text)
+	field("Schedule", t.Describe(), st.Text)
+	field("Zone", t.TimeZone, st.Text)
 	agentLine := orNone(t.Agent) + " · tools: " + listOrNone(t.Tools)
 	if len(t.ApprovedTools) > 0 {
 		agentLine += " · approved: " + strings.Join(t.ApprovedTools, ", ")
 	}
-	field("Agent", agentLine, st.text)
+	field("Agent", agentLine, st.Text)
+	if t.Server.IsZero() {
+		field("Server", "any: made before tasks recorded their server, it runs on the server of the process that claims it", st.Muted)
+	} else {
+		field("Server", t.Server.String(), st.Text)
+	}
+	limitText := tasks.FormatDuration(limit)
+	if t.Timeout == 0 {
+		limitText += " (default)"
+	}
+	field("Limit", limitText, st.Text)
 
 	loc := zoneOf(t)
 	next := nextRuns(t, 3)
 	switch {
 	case len(next) == 0 && t.Status == tasks.Paused:
-		field("Next", "none while paused (r resumes)", st.muted)
+		field("Next", "none while paused (r resumes)", st.Muted)
 	case len(next) == 0:
-		field("Next", "none", st.muted)
+		field("Next", "none", st.Muted)
 	default:
 		for i, n := range next {
 			label := "Next"
@@ -368,27 +390,31 @@ func taskDetails(st *styles, t scheduler.Task, busy bool, width int, now time.Ti
 			if i == 0 {
 				text += " (" + nextText(t, now) + ")"
 			}
-			field(label, text, st.text)
+			field(label, text, st.Text)
 		}
 	}
 
 	switch {
 	case t.Running || busy:
-		field("Last", "running, started "+scheduler.Relative(t.LastRun, now), st.accent)
+		where := ""
+		if t.RunningIn != nil {
+			where = " in " + t.RunningIn.String()
+		}
+		field("Last", "running, started "+scheduler.Relative(t.LastRun, now)+where, st.Accent)
 	case t.LastRun.IsZero():
-		field("Last", "never ran", st.muted)
+		field("Last", "never ran", st.Muted)
 	default:
-		word := string(t.LastOutcome)
+		word := outcomeWord(t.LastOutcome)
 		if word == "" {
 			word = "ran"
 		}
 		field("Last", outcomeMark(t.LastOutcome)+" "+word+" "+scheduler.Relative(t.LastRun, now)+
 			" ("+runTime(t.LastRun.In(loc), now)+")", outcomeStyle(st, t.LastOutcome))
 		if t.LastError != "" {
-			field("Error", t.LastError, st.errorText)
+			field("Error", t.LastError, st.Error)
 		}
 		if t.LastResult != "" {
-			field("Result", t.LastResult, st.text)
+			field("Result", t.LastResult, st.Text)
 		}
 	}
 	return out

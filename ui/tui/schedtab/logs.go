@@ -1,4 +1,4 @@
-package tui
+package schedtab
 
 import (
 	"strconv"
@@ -10,9 +10,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
-	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
 
 // logRuns is how many of a task's last runs the log modal shows.
@@ -29,13 +29,9 @@ type runLog struct {
 	scroll int
 }
 
-// setRuns takes the runs as the scheduler returns them (oldest first).
+// setRuns takes the runs as the scheduler returns them (newest first).
 func (l *runLog) setRuns(t scheduler.Task, runs []scheduler.Run) {
-	l.task, l.loaded, l.err = t, true, ""
-	l.runs = make([]scheduler.Run, len(runs))
-	for i, r := range runs {
-		l.runs[len(runs)-1-i] = r
-	}
+	l.task, l.loaded, l.err, l.runs = t, true, "", runs
 }
 
 // key scrolls the log; it reports whether the key closes it.
@@ -62,30 +58,34 @@ func (l *runLog) key(k tea.KeyMsg) (closeIt bool) {
 // runLines describes one run: when and why it ran, how it ended and how
 // long it took, then the first line of its result or error and the tools
 // it was denied.
-func runLines(st *styles, r scheduler.Run, loc *time.Location, width int, now time.Time) []string {
+func runLines(st Styles, r scheduler.Run, loc *time.Location, width int, now time.Time) []string {
 	kind := "slot"
 	if r.Manual {
 		kind = "manual"
 	}
 	outcome, took := "running", "for "+strings.TrimSuffix(scheduler.Relative(r.StartedAt, now), " ago")
-	style := st.accent
+	style := st.Accent
 	if r.Finished() {
-		outcome = string(r.Outcome)
-		if outcome == "" {
-			outcome = "failed"
-			if r.Success {
-				outcome = "success"
-			}
-		}
+		o := r.OutcomeOrGuess()
 		took = format.Latency(r.FinishedAt.Sub(r.StartedAt).Seconds())
-		style = outcomeStyle(st, tasks.Outcome(outcome))
-		outcome = outcomeMark(tasks.Outcome(outcome)) + " " + outcome
+		style = outcomeStyle(st, o)
+		outcome = outcomeMark(o) + " " + outcomeWord(o)
 	}
-	head := st.text.Render(runTimeSeconds(r.StartedAt.In(loc), now)+"  ") + st.muted.Render(padRight(kind, 7)) +
-		style.Render(outcome) + st.muted.Render("  "+took)
+	head := st.Text.Render(runTimeSeconds(r.StartedAt.In(loc), now)+"  ") + st.Muted.Render(termtext.PadRight(kind, 7)) +
+		style.Render(outcome) + st.Muted.Render("  "+took)
 	out := []string{ansi.Truncate(head, width, "…")}
+	var where []string
+	if !r.Process.IsZero() {
+		where = append(where, "by "+r.Process.String())
+	}
+	if !r.Server.IsZero() {
+		where = append(where, "on "+r.Server.String())
+	}
+	if len(where) > 0 {
+		out = append(out, st.Muted.Render(ansi.Truncate("  "+strings.Join(where, " "), width, "…")))
+	}
 	if !r.Manual && !r.Slot.IsZero() && r.Slot.Sub(r.StartedAt).Abs() >= time.Minute {
-		out = append(out, st.muted.Render(ansi.Truncate("  for the slot of "+runTime(r.Slot.In(loc), now), width, "…")))
+		out = append(out, st.Muted.Render(ansi.Truncate("  for the slot of "+runTime(r.Slot.In(loc), now), width, "…")))
 	}
 	// A run's result is the model's text: stripped like a reply.
 	first := func(s string) string {
@@ -93,13 +93,13 @@ func runLines(st *styles, r scheduler.Run, loc *time.Location, width int, now ti
 		return format.OneLine(line, 0)
 	}
 	if e := first(r.Error); e != "" {
-		out = append(out, st.errorText.Render(ansi.Truncate("  error: "+e, width, "…")))
+		out = append(out, st.Error.Render(ansi.Truncate("  error: "+e, width, "…")))
 	}
 	if res := first(r.Result); res != "" {
-		out = append(out, st.text.Render(ansi.Truncate("  "+res, width, "…")))
+		out = append(out, st.Text.Render(ansi.Truncate("  "+res, width, "…")))
 	}
 	if len(r.DeniedTools) > 0 {
-		out = append(out, st.warning.Render(ansi.Truncate("  denied: "+strings.Join(r.DeniedTools, ", ")+
+		out = append(out, st.Warning.Render(ansi.Truncate("  denied: "+strings.Join(r.DeniedTools, ", ")+
 			" (need confirmation, not approved for this task)", width, "…")))
 	}
 	return out
@@ -115,7 +115,7 @@ func runTimeSeconds(t, now time.Time) string {
 }
 
 // view draws the modal, at most width wide and height tall.
-func (l *runLog) view(st *styles, width, height int, now time.Time) string {
+func (l *runLog) view(st Styles, width, height int, now time.Time) string {
 	boxW := min(width-4, 96)
 	inner := max(boxW-4, 20)
 	title := "Runs of task " + shortID(l.id)
@@ -123,23 +123,23 @@ func (l *runLog) view(st *styles, width, height int, now time.Time) string {
 		title += " · " + l.task.Describe()
 	}
 	head := []string{
-		st.dialogTitle.Render(ansi.Truncate(title, inner, "…")),
+		st.DialogTitle.Render(ansi.Truncate(title, inner, "…")),
 	}
 	if l.loaded {
-		head = append(head, st.muted.Render(ansi.Truncate(safe.Text(format.OneLine(l.task.Prompt, 0)), inner, "…")))
+		head = append(head, st.Muted.Render(ansi.Truncate(safe.Text(format.OneLine(l.task.Prompt, 0)), inner, "…")))
 	}
 	head = append(head, "")
 
 	var body []string
 	switch {
 	case l.err != "":
-		for _, s := range wrapText(l.err, inner) {
-			body = append(body, st.errorText.Render(s))
+		for _, s := range termtext.Wrap(l.err, inner) {
+			body = append(body, st.Error.Render(s))
 		}
 	case !l.loaded:
-		body = append(body, st.muted.Render("Loading…"))
+		body = append(body, st.Muted.Render("Loading…"))
 	case len(l.runs) == 0:
-		body = append(body, st.muted.Render("No runs yet. g (or enter) in the table runs the task now."))
+		body = append(body, st.Muted.Render("No runs yet. g (or enter) in the table runs the task now."))
 	default:
 		loc := zoneOf(l.task)
 		for i, r := range l.runs {
@@ -161,13 +161,13 @@ func (l *runLog) view(st *styles, width, height int, now time.Time) string {
 	if l.loaded && len(l.runs) > 0 {
 		foot = "last " + fmtCount(len(l.runs), "run") + ", newest first · " + foot
 	}
-	lines := append(append(head, shown...), "", st.muted.Render(ansi.Truncate(foot, inner, "…")))
+	lines := append(append(head, shown...), "", st.Muted.Render(ansi.Truncate(foot, inner, "…")))
 	return boxStyle(st, inner).Render(strings.Join(lines, "\n"))
 }
 
 // boxStyle frames the tab's modals: inner is the text width inside the
 // border and padding.
-func boxStyle(st *styles, inner int) lipgloss.Style {
-	return lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(st.dialogBorder).
+func boxStyle(st Styles, inner int) lipgloss.Style {
+	return lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(st.DialogBorder).
 		Padding(0, 1).Width(inner + 2)
 }

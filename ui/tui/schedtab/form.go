@@ -1,4 +1,4 @@
-package tui
+package schedtab
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
+	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
 
 // formField is one field of the create-task form, in tab order.
@@ -28,10 +29,11 @@ const (
 	fAgent
 	fTools
 	fApprove
+	fTimeout
 	fieldCount
 )
 
-var fieldLabels = [fieldCount]string{"Prompt", "Schedule", "Value", "Time zone", "Agent", "Tools", "Approve"}
+var fieldLabels = [fieldCount]string{"Prompt", "Schedule", "Value", "Time zone", "Agent", "Tools", "Approve", "Time limit"}
 
 // choice fields cycle through fixed options instead of taking text.
 func (f formField) choice() bool { return f == fType || f == fAgent }
@@ -62,9 +64,14 @@ type taskForm struct {
 	values [3]string
 	focus  formField
 
-	touched [fieldCount]bool
-	tried   bool // a submit was attempted: show every error
-	errs    [fieldCount]string
+	// agentSet is true once the person chose an agent; until then the
+	// agent follows the tools (simple without, orchestrator with).
+	agentSet bool
+	touched  [fieldCount]bool
+	tried    bool // a submit was attempted: show every error
+	errs     [fieldCount]string
+	// warns are shown under a field without blocking the submit.
+	warns   [fieldCount]string
 	words   string
 	preview []time.Time
 	valid   bool
@@ -74,11 +81,13 @@ type taskForm struct {
 
 	validate  func(agent string, tools []string) error
 	toolNames func() []string
-	fieldW    int
+	// limit is the time limit of a task that sets none.
+	limit  time.Duration
+	fieldW int
 }
 
-func newTaskForm(validate func(string, []string) error, toolNames func() []string, now time.Time) *taskForm {
-	f := &taskForm{validate: validate, toolNames: toolNames}
+func newTaskForm(validate func(string, []string) error, toolNames func() []string, limit time.Duration, now time.Time) *taskForm {
+	f := &taskForm{validate: validate, toolNames: toolNames, limit: limit}
 	for i := range f.inputs {
 		if formField(i).choice() {
 			continue
@@ -95,6 +104,7 @@ func newTaskForm(validate func(string, []string) error, toolNames func() []strin
 	f.inputs[fZone].SetValue(tasks.LocalZoneName())
 	f.inputs[fTools].Placeholder = "comma-separated, e.g. calculator, file_read"
 	f.inputs[fApprove].Placeholder = "tools allowed without confirmation"
+	f.inputs[fTimeout].Placeholder = "default: " + tasks.FormatDuration(limit)
 	f.typ = slices.Index(tasks.ScheduleTypes, tasks.Interval)
 	f.values[f.typ] = "1h"
 	f.inputs[fValue].SetValue("1h")
@@ -105,7 +115,28 @@ func newTaskForm(validate func(string, []string) error, toolNames func() []strin
 }
 
 func (f *taskForm) schedType() tasks.ScheduleType { return tasks.ScheduleTypes[f.typ] }
-func (f *taskForm) agentName() string             { return agent.Names[f.agent] }
+
+// agentName is the agent the task gets: the one chosen, else the default
+// for its tools.
+func (f *taskForm) agentName() string {
+	if f.agentSet {
+		return agent.Names[f.agent]
+	}
+	return tasks.AgentFor("", splitList(f.inputs[fTools].Value()))
+}
+
+// timeout reads the Time limit field; empty means the default (0).
+func (f *taskForm) timeout() (time.Duration, error) {
+	v := strings.TrimSpace(f.inputs[fTimeout].Value())
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration: write 5m, 1h or 90s, or leave it empty for the default", v)
+	}
+	return d, tasks.CheckTimeout(d)
+}
 
 // setPlaceholder shows an example value for the schedule type.
 func (f *taskForm) setPlaceholder(now time.Time) {
@@ -148,12 +179,14 @@ func splitList(s string) []string {
 
 // newTask is the task the form describes.
 func (f *taskForm) newTask() scheduler.NewTask {
+	timeout, _ := f.timeout()
 	return scheduler.NewTask{
 		Prompt:        strings.TrimSpace(f.inputs[fPrompt].Value()),
 		ScheduleType:  f.schedType(),
 		ScheduleValue: strings.TrimSpace(f.inputs[fValue].Value()),
 		TimeZone:      strings.TrimSpace(f.inputs[fZone].Value()),
 		Agent:         f.agentName(),
+		Timeout:       timeout,
 		Tools:         splitList(f.inputs[fTools].Value()),
 		ApprovedTools: splitList(f.inputs[fApprove].Value()),
 	}
@@ -162,7 +195,7 @@ func (f *taskForm) newTask() scheduler.NewTask {
 // check validates every field as creating the task would, field by field,
 // and computes the schedule preview.
 func (f *taskForm) check(now time.Time) {
-	f.errs = [fieldCount]string{}
+	f.errs, f.warns = [fieldCount]string{}, [fieldCount]string{}
 	f.words, f.preview = "", nil
 	nt := f.newTask()
 	if nt.Prompt == "" {
@@ -187,6 +220,12 @@ func (f *taskForm) check(now time.Time) {
 			f.errs[fApprove] = fmt.Sprintf("%q is not one of the task's tools: add it to Tools, or leave it out here", a)
 			break
 		}
+	}
+	if _, err := f.timeout(); err != nil {
+		f.errs[fTimeout] = err.Error()
+	}
+	if f.agentSet && nt.Agent == agent.Simple && len(nt.Tools) > 0 {
+		f.warns[fAgent] = "the simple agent never calls tools, so Tools will not be used: choose orchestrator or react"
 	}
 	f.valid = true
 	for _, e := range f.errs {
@@ -228,6 +267,10 @@ func (f *taskForm) cycle(delta int, now time.Time) {
 		f.touched[fValue] = f.values[f.typ] != ""
 		f.setPlaceholder(now)
 	case fAgent:
+		if !f.agentSet {
+			// Start from the agent shown, the default for the tools.
+			f.agent, f.agentSet = max(slices.Index(agent.Names, f.agentName()), 0), true
+		}
 		f.agent = (f.agent + delta + len(agent.Names)) % len(agent.Names)
 	}
 }
@@ -245,7 +288,7 @@ func (f *taskForm) pick(r string, now time.Time) {
 	}
 	cur := f.typ
 	if f.focus == fAgent {
-		cur = f.agent
+		cur = max(slices.Index(agent.Names, f.agentName()), 0)
 	}
 	for i := 1; i <= len(names); i++ {
 		j := (cur + i) % len(names)
@@ -344,11 +387,11 @@ func (f *taskForm) submit(now time.Time) formAction {
 }
 
 // Form layout: a marker and a label before each field.
-const formLabelW = 12
+const formLabelW = 13
 
 // view draws the form as a bordered box at most width wide and height
 // tall. When the screen is short, the preview gives up lines first.
-func (f *taskForm) view(st *styles, width, height int, now time.Time) string {
+func (f *taskForm) view(st Styles, width, height int, now time.Time) string {
 	boxW := min(width-4, 84)
 	inner := max(boxW-4, 20)
 	fieldW := max(inner-formLabelW, 8)
@@ -367,7 +410,7 @@ func (f *taskForm) view(st *styles, width, height int, now time.Time) string {
 	// under writes a hint or an error below a field, wrapped to the
 	// field's width and cut to maxLines.
 	under := func(text string, style lipgloss.Style, maxLines int) []string {
-		ls := wrapText(text, fieldW)
+		ls := termtext.Wrap(text, fieldW)
 		if len(ls) > maxLines {
 			ls = ls[:maxLines]
 			ls[maxLines-1] = ansi.Truncate(ls[maxLines-1], fieldW-1, "") + "…"
@@ -403,13 +446,13 @@ func (f *taskForm) view(st *styles, width, height int, now time.Time) string {
 			room--
 		}
 		if f.words != "" {
-			mid = append(mid, st.text.Render(ansi.Truncate("Runs "+f.words, inner, "…")))
+			mid = append(mid, st.Text.Render(ansi.Truncate("Runs "+f.words, inner, "…")))
 			room--
 			for _, r := range f.preview[:min(len(f.preview), room)] {
-				mid = append(mid, "  "+st.accent.Render(ansi.Truncate(runTime(r, now)+"  "+scheduler.Relative(r, now), inner-2, "…")))
+				mid = append(mid, "  "+st.Accent.Render(ansi.Truncate(runTime(r, now)+"  "+scheduler.Relative(r, now), inner-2, "…")))
 			}
 		} else {
-			mid = append(mid, st.muted.Render(ansi.Truncate("The next runs show here once the schedule is valid.", inner, "…")))
+			mid = append(mid, st.Muted.Render(ansi.Truncate("The next runs show here once the schedule is valid.", inner, "…")))
 		}
 	}
 	lines := append(append(append(top, mid...), ""), foot...)
@@ -422,23 +465,27 @@ func (f *taskForm) view(st *styles, width, height int, now time.Time) string {
 // fieldLines draws the title and the fields with their errors and hints;
 // level 2 shows everything, 1 shorter errors and only the value's hint, 0
 // one line per error and no hints.
-func (f *taskForm) fieldLines(st *styles, under func(string, lipgloss.Style, int) []string, fieldW, level int, now time.Time) []string {
-	top := []string{st.dialogTitle.Render("New scheduled task")}
+func (f *taskForm) fieldLines(st Styles, under func(string, lipgloss.Style, int) []string, fieldW, level int, now time.Time) []string {
+	top := []string{st.DialogTitle.Render("New scheduled task")}
 	if level == 2 {
 		top = append(top, "")
 	}
 	errLines, hintLines := []int{1, 2, 4}[level], []int{0, 1, 2}[level]
 	for i := range fieldCount {
 		field := formField(i)
-		label := "  " + padRight(fieldLabels[field], formLabelW-2)
+		label := "  " + termtext.PadRight(fieldLabels[field], formLabelW-2)
 		if field == f.focus {
-			label = st.accent.Render("› " + padRight(fieldLabels[field], formLabelW-2))
+			label = st.Accent.Render("› " + termtext.PadRight(fieldLabels[field], formLabelW-2))
 		} else {
-			label = st.muted.Render(label)
+			label = st.Muted.Render(label)
 		}
 		top = append(top, label+f.fieldView(st, field, fieldW))
 		if e := f.shownErr(field); e != "" {
-			top = append(top, under(e, st.errorText, errLines)...)
+			top = append(top, under(e, st.Error, errLines)...)
+			continue
+		}
+		if w := f.warns[field]; w != "" {
+			top = append(top, under(w, st.Warning, errLines)...)
 			continue
 		}
 		if hintLines == 0 {
@@ -446,29 +493,33 @@ func (f *taskForm) fieldLines(st *styles, under func(string, lipgloss.Style, int
 		}
 		switch {
 		case field == fValue:
-			top = append(top, under(valueHint(f.schedType(), now), st.muted, hintLines)...)
+			top = append(top, under(valueHint(f.schedType(), now), st.Muted, hintLines)...)
 		case level < 2:
 		case field == fTools && f.focus == fTools && f.toolNames != nil:
-			top = append(top, under("available: "+strings.Join(f.toolNames(), ", "), st.muted, hintLines)...)
+			top = append(top, under("available: "+strings.Join(f.toolNames(), ", "), st.Muted, hintLines)...)
 		case field == fApprove && f.focus == fApprove:
-			top = append(top, under("tools among Tools that may run without asking; in unattended runs every other tool that needs confirmation is denied", st.muted, hintLines)...)
+			top = append(top, under("tools among Tools that may run without asking; in unattended runs every other tool that needs confirmation is denied", st.Muted, hintLines)...)
+		case field == fAgent && f.focus == fAgent && !f.agentSet:
+			top = append(top, under("follows Tools until you choose: simple without tools, orchestrator with them", st.Muted, hintLines)...)
+		case field == fTimeout && f.focus == fTimeout:
+			top = append(top, under("a run still going after this long is stopped and logged as timed out; empty: the default, "+tasks.FormatDuration(f.limit), st.Muted, hintLines)...)
 		}
 	}
 	return top
 }
 
 // footLines says whether the task can be created and how.
-func (f *taskForm) footLines(st *styles, inner int) []string {
+func (f *taskForm) footLines(st Styles, inner int) []string {
 	var foot []string
 	switch {
 	case f.busy:
-		foot = append(foot, st.accent.Render("creating…"))
+		foot = append(foot, st.Accent.Render("creating…"))
 	case f.failure != "":
-		for _, l := range wrapText("Not created: "+f.failure, inner) {
-			foot = append(foot, st.errorText.Render(l))
+		for _, l := range termtext.Wrap("Not created: "+f.failure, inner) {
+			foot = append(foot, st.Error.Render(l))
 		}
 	}
-	keys := "ctrl+s create · tab/shift+tab move · ←/→ change choice · esc cancel"
+	keys := "ctrl+s create (or ⏎ on the last field) · tab/shift+tab move · ←/→ change choice · esc cancel"
 	if !f.valid {
 		keys = "fix the fields marked above to create · tab/shift+tab move · esc cancel"
 		if !f.tried && f.errs[fPrompt] != "" && f.nonPromptValid() {
@@ -477,9 +528,10 @@ func (f *taskForm) footLines(st *styles, inner int) []string {
 	}
 	if ansi.StringWidth(keys) > inner {
 		keys = strings.Replace(strings.Replace(keys, "tab/shift+tab move", "tab move", 1), " · ←/→ change choice", "", 1)
+		keys = strings.Replace(keys, " (or ⏎ on the last field)", "", 1)
 	}
-	for _, l := range wrapText(keys, inner) {
-		foot = append(foot, st.muted.Render(l))
+	for _, l := range termtext.Wrap(keys, inner) {
+		foot = append(foot, st.Muted.Render(l))
 	}
 	return foot
 }
@@ -497,7 +549,7 @@ func (f *taskForm) nonPromptValid() bool {
 
 // fieldView draws a field's value: the text input, or the options of a
 // choice field with the chosen one in brackets.
-func (f *taskForm) fieldView(st *styles, field formField, width int) string {
+func (f *taskForm) fieldView(st Styles, field formField, width int) string {
 	var opts []string
 	cur := 0
 	switch field {
@@ -507,23 +559,23 @@ func (f *taskForm) fieldView(st *styles, field formField, width int) string {
 		}
 		cur = f.typ
 	case fAgent:
-		opts, cur = agent.Names, f.agent
+		opts, cur = agent.Names, max(slices.Index(agent.Names, f.agentName()), 0)
 	default:
 		in := f.inputs[field]
-		in.TextStyle, in.PlaceholderStyle = st.text, st.muted
-		in.Cursor.Style = st.accent
-		in.Cursor.TextStyle = st.text
+		in.TextStyle, in.PlaceholderStyle = st.Text, st.Muted
+		in.Cursor.Style = st.Accent
+		in.Cursor.TextStyle = st.Text
 		return ansi.Truncate(in.View(), width, "")
 	}
 	var parts []string
 	for i, o := range opts {
 		switch {
 		case i == cur && field == f.focus:
-			parts = append(parts, st.selection.Render("["+o+"]"))
+			parts = append(parts, st.Selection.Render("["+o+"]"))
 		case i == cur:
-			parts = append(parts, st.text.Render("["+o+"]"))
+			parts = append(parts, st.Text.Render("["+o+"]"))
 		default:
-			parts = append(parts, st.muted.Render(" "+o+" "))
+			parts = append(parts, st.Muted.Render(" "+o+" "))
 		}
 	}
 	return ansi.Truncate(strings.Join(parts, " "), width, "")

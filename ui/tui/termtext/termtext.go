@@ -1,0 +1,82 @@
+// Package termtext fits text to a terminal width: wrapping, padding and
+// tab stops, shared by the TUI and its components (the Scheduler tab).
+//
+// A tab is measured as zero cells but drawn as up to eight, so a line
+// holding one runs past the width and corrupts the frame: tabs are
+// expanded just before a line is measured or wrapped, when the column is
+// known. Text from outside is stripped of escape sequences and control
+// characters by ui/safe (Wrap does it; WrapLine expects it done).
+package termtext
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jarvis-workbench/jarvis/ui/safe"
+)
+
+// TabWidth is the distance between tab stops; code from models is indented
+// with tabs (Go, Makefiles) and four columns keeps it readable in a panel.
+const TabWidth = 4
+
+// ExpandTabs replaces tabs with spaces up to the next stop, counting
+// columns in cells (wide characters count two; escape sequences of
+// already-styled text count none). Newlines restart the count.
+func ExpandTabs(s string) string {
+	if strings.IndexByte(s, '\t') < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		col := 0
+		for j, part := range strings.Split(line, "\t") {
+			if j > 0 {
+				n := TabWidth - col%TabWidth
+				b.WriteString(strings.Repeat(" ", n))
+				col += n
+			}
+			b.WriteString(part)
+			col += ansi.StringWidth(part)
+		}
+	}
+	return b.String()
+}
+
+// WrapLine wraps one source line (no newlines, controls stripped) to width
+// cells, breaking at spaces where possible and hard-breaking long words.
+// Tabs are expanded first: the whole line is here, so the stops are right.
+func WrapLine(line string, width int) []string {
+	line = ExpandTabs(line)
+	if line == "" {
+		return []string{""}
+	}
+	if ansi.StringWidth(line) <= width {
+		return []string{line}
+	}
+	return strings.Split(ansi.Wrap(line, width, " -"), "\n")
+}
+
+// Wrap wraps text (with newlines) to width. The text may come from
+// anywhere: escape sequences and control characters are stripped here.
+func Wrap(text string, width int) []string {
+	width = max(width, 1)
+	var out []string
+	for _, line := range strings.Split(safe.Text(text), "\n") {
+		out = append(out, WrapLine(line, width)...)
+	}
+	return out
+}
+
+// PadRight pads or cuts s to exactly w cells.
+func PadRight(s string, w int) string {
+	n := ansi.StringWidth(s)
+	if n > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s + strings.Repeat(" ", w-n)
+}
