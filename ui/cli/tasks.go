@@ -154,6 +154,7 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 		ag, err := agent.New(tasks.AgentFor(t.Agent, t.Tools), agent.Config{
 			Engine: eng, Model: model, Executor: exec, Bus: bus, System: env.cfg.System,
 			Options: opts, MaxTurns: env.cfg.MaxTurns, Price: price(env.cfg),
+			View: agent.NewModelView(eng, model, env.cfg.ViewOptions()),
 		})
 		if err != nil {
 			return "", err
