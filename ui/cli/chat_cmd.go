@@ -107,6 +107,12 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	}
 	db.SetPurpose("tui")
 	defer db.Close()
+	// Text on stderr would tear the screen: a wait for the file goes to
+	// the Events tab (writes waiting show as "saving…" in the status bar).
+	db.OnWait(func(pid int, what string) {
+		bus.Publish(events.Event{Type: events.Notice, Run: events.RunInfo{ID: "database"},
+			Text: fmt.Sprintf("waiting for the database, held by pid %d (%s)", pid, what)})
+	})
 	// Session writes go through the database's queue; starting it saves
 	// what an earlier jarvis left in its journal. Leaving waits briefly
 	// for what is still pending (the TUI already waited, showing the

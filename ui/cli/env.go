@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/asdine/storm/v3"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
@@ -20,6 +21,7 @@ import (
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // environment is what commands build on: the configuration, the engine,
@@ -204,8 +206,30 @@ func (a *app) database() (*store.DB, error) {
 		return nil, usageErr("%v", err)
 	}
 	a.db = db
+	// A command that waits for another process says so instead of
+	// seeming to hang (the TUI replaces this with a status line).
+	errw := a.io.Err
+	db.OnWait(func(pid int, what string) {
+		who := "another jarvis process"
+		if pid > 0 {
+			who = fmt.Sprintf("pid %d", pid)
+			if what != "" {
+				who += ", " + what
+			}
+		}
+		fmt.Fprintf(errw, "jarvis: waiting for the database (held by %s)…\n", safe.Text(who))
+	})
 	// Released when the command ends, not after the idle delay.
-	a.closers = append(a.closers, func() { db.Close() })
+	a.closers = append(a.closers, func() {
+		// Writes queued for a busy file (none unless this command used
+		// the queue) get a last moment, then stay in the journal.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := db.Flush(ctx); err != nil {
+			fmt.Fprintf(errw, "jarvis: %v\n", err)
+		}
+		db.Close()
+	})
 	return db, nil
 }
 
