@@ -231,19 +231,17 @@ func (s *Scheduler) callRunner(ctx context.Context, t Task, c tools.Confirmer) (
 // database, and publishes scheduler_task_end. A run whose end was already
 // recorded (given up at shutdown) publishes nothing more.
 func (s *Scheduler) record(c tasks.Claim, f tasks.Finish, run events.RunInfo) (Run, error) {
-	var (
-		row tasks.Run
-		err error
-	)
-	delay := 250 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		_, row, err = s.store.Finish(c, f)
-		var locked *store.LockedError
-		if err == nil || !errors.As(err, &locked) || attempt == 8 {
-			break
-		}
-		time.Sleep(delay)
-		delay = min(2*delay, 5*time.Second)
+	_, row, err := s.store.Finish(c, f)
+	var locked *store.LockedError
+	if errors.As(err, &locked) {
+		// Another process held the file for the whole wait: the end goes
+		// to the write queue, which lands it when the file is free (or
+		// keeps it for the next jarvis), and the run stays claimed until
+		// then.
+		err = s.store.FinishQueued(c, f)
+		row = tasks.Run{ID: c.RunID, TaskID: c.Task.ID, StartedAt: c.StartedAt, FinishedAt: f.At,
+			Success: f.Success, Result: f.Result, Error: f.Error, DeniedTools: f.DeniedTools,
+			Process: c.Process, Server: c.Server}
 	}
 	if errors.Is(err, tasks.ErrFinished) {
 		return Run{}, err
