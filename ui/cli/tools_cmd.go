@@ -94,18 +94,29 @@ func (a *app) toolsListCommand() *cobra.Command {
 }
 
 func (a *app) toolsDescribeCommand() *cobra.Command {
-	var withCost, noCategory bool
+	var withCost, noCategory, withTokens, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "describe [NAMES]",
 		Short: "Print exactly what a model is told about its tools",
 		Long: `Print the output of BuildToolDescriptions for the named tools (comma-separated
 or as separate arguments; all tools when none are named). This is the text a
 text-protocol agent puts in its system prompt.`,
-		Example: "  jarvis tools describe calculator,think\n  jarvis tools describe --cost",
+		Example: "  jarvis tools describe calculator,think\n  jarvis tools describe --cost\n  jarvis tools describe --tokens --model qwen3:8b",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			list, err := a.selectTools(cmd.Context(), args)
 			if err != nil {
 				return err
+			}
+			if withTokens {
+				costs, err := a.countToolTokens(cmd.Context(), list)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(a.io.Out, costs)
+				}
+				printToolCosts(a.io.Out, costs)
+				return nil
 			}
 			fmt.Fprintln(a.io.Out, tools.BuildToolDescriptions(list, !noCategory, withCost))
 			return nil
@@ -113,6 +124,8 @@ text-protocol agent puts in its system prompt.`,
 	}
 	cmd.Flags().BoolVar(&withCost, "cost", false, "include cost and latency estimate lines")
 	cmd.Flags().BoolVar(&noCategory, "no-category", false, "leave out the Category: lines")
+	cmd.Flags().BoolVar(&withTokens, "tokens", false, "print what each tool costs in the prompt of the model (--model), as a schema and as text")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "with --tokens: print the costs as JSON")
 	return cmd
 }
 
