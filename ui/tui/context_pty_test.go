@@ -1,0 +1,52 @@
+package tui_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+)
+
+// The Context tab in a real terminal: after a turn on a 2,048-token model,
+// F6 shows the window the server gave, the budget, and the prompt exactly
+// as the server renders it; /ctx changes the window and says the server
+// reloads the model.
+func TestContextTabInPseudoTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	srv := ot.New(t)
+	srv.AddModel(ot.ModelSpec{Name: "tinyt", Capabilities: []string{engine.CapCompletion, engine.CapTools},
+		ContextLength: 2048, Template: ot.TemplateNames})
+	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("15% of 340 is 51."))
+
+	term := startTerminal(t, 150, 48, "--host", srv.URL, "--model", "tinyt", "--tools", "calculator")
+	term.waitFor(10*time.Second, "tinyt", "Ask anything")
+	term.typeText("What is 15% of 340?\r")
+	term.waitFor(10*time.Second, "15% of 340 is 51.", "ready")
+	// The turn's footer and the header say how full the window was.
+	term.waitFor(5*time.Second, "of 2.0k tokens")
+
+	term.typeText("\x1b[17~") // F6: the side pane, on its Context tab
+	s := term.waitFor(10*time.Second, "Window 2,048 tokens", "the model's own maximum", "Next request:", "calibrated")
+	// The names template renders tools as "Tools: calculator": that is
+	// the server's rendering, not jarvis's own text.
+	s = term.waitFor(10*time.Second, "Tools: calculator", "user: What is 15% of 340?")
+	if strings.Contains(s, "cannot render") {
+		t.Fatalf("the server renders, but the tab says it cannot:\n%s", s)
+	}
+
+	term.typeText("/ctx 4096\r")
+	term.waitFor(5*time.Second, "The window is now 4,096 tokens", "reloads the model")
+	for _, r := range srv.Requests() {
+		if r.Chat != nil && !r.RenderOnly && r.NumCtx != 2048 {
+			t.Fatalf("request %d sent num_ctx %d before /ctx", r.Seq, r.NumCtx)
+		}
+		if r.SilentCut() {
+			t.Fatalf("request %d was cut by the server", r.Seq)
+		}
+	}
+}
