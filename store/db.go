@@ -343,9 +343,17 @@ func (d *DB) open(timeout time.Duration, onWait func(int, string)) (*storm.DB, e
 	told := false
 	for {
 		if t == nil || t.first() {
+			before, _ := os.Stat(d.path)
 			sdb, err := storm.Open(d.path, storm.BoltOptions(0o600, &bolt.Options{Timeout: time.Nanosecond}))
 			if err == nil {
-				return sdb, nil
+				// A compaction may have put a new file in place between
+				// the open and the lock: then what is locked is the old
+				// file, and the database is the new one.
+				if after, serr := os.Stat(d.path); before == nil || serr != nil || os.SameFile(before, after) {
+					return sdb, nil
+				}
+				sdb.Close()
+				continue
 			}
 			if !errors.Is(err, berrors.ErrTimeout) {
 				return nil, fmt.Errorf("cannot open database %s: %w (if the file is damaged, move it aside; jarvis creates a new one)", d.path, err)

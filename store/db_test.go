@@ -134,3 +134,46 @@ func TestHomeIsExpandedInPaths(t *testing.T) {
 		t.Fatalf("path = %s, want %s", db.Path(), want)
 	}
 }
+
+// Compact gives back the pages a large delete freed, keeps every record,
+// and another handle on the same file goes on with the new file.
+func TestCompactShrinksTheFileAndKeepsTheData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	db, err := Open(path, "memory compact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	big := strings.Repeat("x", 4096)
+	if err := db.Update(func(n storm.Node) error {
+		for i := range 2000 {
+			if err := n.Set("junk", i, big); err != nil {
+				return err
+			}
+		}
+		return n.Set("keep", "k", "kept")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(n storm.Node) error { return n.Drop("junk") }); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := New(path, "tui")
+	defer other.Close()
+	var v string
+	if err := other.View(func(n storm.Node) error { return n.Get("keep", "k", &v) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	res, err := db.Compact()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.After >= res.Before/2 {
+		t.Fatalf("compacted %d -> %d bytes", res.Before, res.After)
+	}
+	v = ""
+	if err := other.View(func(n storm.Node) error { return n.Get("keep", "k", &v) }); err != nil || v != "kept" {
+		t.Fatalf("after compaction: %q %v", v, err)
+	}
+}

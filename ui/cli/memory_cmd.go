@@ -36,7 +36,7 @@ Commands that take an ID accept any unique prefix of it.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(a.memIndexCommand(), a.memSearchCommand(), a.memListCommand(), a.memStatsCommand(), a.memForgetCommand())
+	cmd.AddCommand(a.memIndexCommand(), a.memSearchCommand(), a.memListCommand(), a.memStatsCommand(), a.memForgetCommand(), a.memCompactCommand())
 	return cmd
 }
 
@@ -317,6 +317,9 @@ its path; for a directory, every file indexed under it.`,
 					fmt.Fprintf(a.io.Out, "Forgot %s (%s) under %s.\n", format.Count(f.Documents, "document"), format.Count(len(f.Sources), "source"), f.Under)
 				default:
 					fmt.Fprintf(a.io.Out, "Forgot %s from %s.\n", format.Count(f.Documents, "document"), strings.Join(f.Sources, ", "))
+				}
+				if f.Documents >= 10 {
+					fmt.Fprintln(a.io.Out, "The database file keeps the space they took until 'jarvis memory compact' gives it back.")
 				}
 				return nil
 			}

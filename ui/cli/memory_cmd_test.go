@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -163,5 +164,29 @@ func TestMemoryIndexChunkFlagsAndJSON(t *testing.T) {
 	// 8 + 11 words at 4 per chunk, no overlap (an eighth of 4 is 0).
 	if rep.Chunks != 5 || len(rep.Indexed) != 2 || len(rep.Skipped) != 2 {
 		t.Errorf("report = %+v", rep)
+	}
+}
+
+func TestMemoryCompactGivesSpaceBack(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "jarvis.db")
+	notes := filepath.Join(dir, "notes")
+	os.MkdirAll(notes, 0o755)
+	for i := range 40 {
+		os.WriteFile(filepath.Join(notes, fmt.Sprintf("n%02d.txt", i)), []byte(strings.Repeat(fmt.Sprintf("note %d about gardens and cedar ", i), 400)), 0o644)
+	}
+	if _, errOut, code := runCLI(t, "", "memory", "index", notes, "--db", db); code != ExitOK {
+		t.Fatalf("index: %s", errOut)
+	}
+	if _, errOut, code := runCLI(t, "", "memory", "forget", "--source", notes, "--db", db); code != ExitOK {
+		t.Fatalf("forget: %s", errOut)
+	}
+	out, errOut, code := runCLI(t, "", "memory", "compact", "--db", db)
+	if code != ExitOK || !strings.Contains(out, "Compacted ") || !strings.Contains(out, "given back") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	info, err := os.Stat(db)
+	if err != nil || info.Size() > 512<<10 {
+		t.Fatalf("the file is still %d bytes after compaction", info.Size())
 	}
 }
