@@ -269,3 +269,39 @@ func TestWindowComesFromTheLoadedModelThenTheModelsMaximum(t *testing.T) {
 		t.Fatalf("window %+v", w)
 	}
 }
+
+// Compaction never separates a tool call from its result: after every
+// run, the conversation starts with the summary and then a user's turn,
+// and every assistant message that asked for tools is followed by one
+// result per call.
+func TestCompactionKeepsToolPairsWhole(t *testing.T) {
+	srv, eng := smallWindow(t)
+	srv.On(ot.UserSays("compute")).Reply(ot.ToolCall("calculator", `{"expression":"6*7"}`))
+	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("The result is 42. " + words(60, "explain")))
+	view := agent.NewModelView(eng, "tiny", agent.ViewOptions{})
+	a, _ := agent.New(agent.Orchestrator, agent.Config{Engine: eng, Model: "tiny", Executor: calcExecutor(t, nil, nil), View: view})
+	conv := &agent.Conversation{}
+	compacted := false
+	for i := range 14 {
+		res, err := a.Run(context.Background(), conv, fmt.Sprintf("Please compute six times seven, case %d. %s", i, words(70, "context")))
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		compacted = compacted || res.Context.Compacted
+		msgs := conv.Messages
+		if strings.HasPrefix(msgs[0].Content, agent.SummaryPrefix) && (msgs[1].Role != engine.RoleUser || strings.HasPrefix(msgs[1].Content, "Observation")) {
+			t.Fatalf("run %d: the summary is followed by %s %q", i, msgs[1].Role, msgs[1].Content)
+		}
+		for j, m := range msgs {
+			for k := range m.ToolCalls {
+				if j+1+k >= len(msgs) || msgs[j+1+k].Role != engine.RoleTool || msgs[j+1+k].ToolCallID != m.ToolCalls[k].ID {
+					t.Fatalf("run %d: call %s at %d has no result after it", i, m.ToolCalls[k].ID, j)
+				}
+			}
+		}
+	}
+	if !compacted {
+		t.Fatal("no compaction happened")
+	}
+	checkEveryChat(t, srv, 2048)
+}

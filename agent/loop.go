@@ -153,8 +153,11 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 // lengthNotice says why a reply stopped before its end: the window was
 // full, or it reached num_predict.
 func lengthNotice(b Budget, u events.Usage, numPredict int) string {
-	if numPredict > 0 && u.OutputTokens >= numPredict {
+	switch {
+	case numPredict > 0 && u.OutputTokens >= numPredict:
 		return fmt.Sprintf("The reply stopped at its length limit (num_predict = %s tokens); raise num_predict to let it finish.", groupDigits(numPredict))
+	case u.PromptTokens+u.OutputTokens < b.Window.Tokens*9/10:
+		return fmt.Sprintf("The reply stopped at the server's length limit after %s tokens, with room left in the window; the server or the model caps replies (num_predict in its settings).", groupDigits(u.OutputTokens))
 	}
 	return fmt.Sprintf("The reply stopped: the %s-token window is full (the prompt took %s tokens and the reply %s). Raise the window (/ctx N, --num-ctx or num_ctx), or /compact the conversation.",
 		groupDigits(b.Window.Tokens), groupDigits(u.PromptTokens), groupDigits(u.OutputTokens))
@@ -170,6 +173,7 @@ func (r *run) prepare(system string, toolDefs []engine.ToolDef) (engine.ChatRequ
 		return req, b, err
 	}
 	r.useWindow(b.Window.Tokens)
+	r.result.Context.Window = b.Window.Tokens
 	if b.Used() > r.view.Options().CompactAt {
 		c, msgs, err := r.view.Compact(r.ctx, in, false)
 		switch {
