@@ -10,13 +10,15 @@
 // jarvis processes can use the same memory.
 //
 // Ranking is Okapi BM25 (k1 = 1.2, b = 0.75) over an inverted index of
-// analysed terms (see analyzer: case-insensitive, Unicode-aware, English
-// stop words dropped, Snowball-stemmed). Query terms are OR-ed. Scores are
-// shown on a 0..1 scale: a chunk's BM25 score divided by the highest score
-// any chunk could reach for the same query terms (each term's idf times
-// k1+1), so 1 would be a perfect match and a typical single mention of each
-// term scores about 0.45. When an embedding model is configured, the scale
-// is blended with cosine similarity (see Options.SemanticWeight).
+// analysed terms (see analyzer: case-insensitive, accent-insensitive for
+// Latin letters, Unicode-aware, Snowball-stemmed, identifiers indexed whole
+// and in parts). Query terms are OR-ed, stop words dropped when the query
+// has other words; a query of stop words alone requires all of them.
+// Scores are shown on a 0..1 scale (see scoreScale): a single mention of
+// each term at average chunk length scores about 0.45, and terms found in
+// most chunks score less, so scores of different queries compare. When an
+// embedding model is configured, the scale is blended with cosine
+// similarity (see Options.SemanticWeight).
 //
 // Searches keep a process-local copy of the chunk lengths, invalidated by a
 // generation counter stored in the database that every write increments:

@@ -35,8 +35,7 @@ type Hit struct {
 	// Score (0..1) ranks the hits: Lexical alone, or blended with Semantic
 	// when embeddings took part.
 	Score float64 `json:"score"`
-	// Lexical is the BM25 score over the highest score the query's terms
-	// could reach (0..1).
+	// Lexical is the BM25 score on the 0..1 scale of scoreScale.
 	Lexical float64 `json:"bm25"`
 	// Semantic is the cosine similarity of the query's and the chunk's
 	// embeddings, when both exist.
@@ -62,8 +61,11 @@ type normCache struct {
 }
 
 // accumulator is a search's per-chunk score table, reused across searches.
+// count is how many of the query's terms each chunk holds, kept only when
+// all of them are required.
 type accumulator struct {
 	score   []float32
+	count   []uint16
 	touched []uint32
 }
 
@@ -76,8 +78,11 @@ type cand struct {
 const MaxResults = 1000
 
 // Search returns the k chunks that best match query (k <= 0 means 5, at
-// most MaxResults). A query without index terms (empty, or only stop words
-// and punctuation) finds nothing.
+// most MaxResults). A chunk matches when it holds any of the query's words;
+// stop words are left out when the query has other words. A query made
+// only of stop words ("the who", "to be or not to be") finds the chunks
+// that hold every one of them. A query without index terms (empty, or only
+// punctuation) finds nothing.
 func (s *Store) Search(ctx context.Context, query string, k int) (Results, error) {
 	if err := s.ensure(); err != nil {
 		return Results{}, err
@@ -90,7 +95,7 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 	if strings.TrimSpace(query) == "" {
 		return res, nil
 	}
-	terms := s.an.terms(query)
+	q := s.an.query(query)
 	var qvec []float32
 	if s.Semantic() {
 		v, err := s.opts.Embedder.Embed(ctx, s.opts.EmbedModel, []string{query})
@@ -103,7 +108,7 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 			qvec = v[0]
 		}
 	}
-	if len(terms) == 0 && qvec == nil {
+	if len(q.terms) == 0 && qvec == nil {
 		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -123,7 +128,7 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 		if qvec != nil {
 			limit = max(semanticPool, 10*k)
 		}
-		cands, maxScore, err := s.bm25(kvs, st, nc, terms, limit)
+		cands, maxScore, err := s.bm25(kvs, st, nc, q, limit)
 		if err != nil {
 			return err
 		}
@@ -186,9 +191,27 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 	return res, err
 }
 
-// bm25 scores every chunk holding a query term and returns the best limit,
-// best first, with the highest score the terms could reach.
-func (s *Store) bm25(k kv, st statsRecord, nc *normCache, terms []string, limit int) ([]cand, float64, error) {
+// scoreScale is what a search's BM25 scores are divided by to put them on
+// the 0..1 scale: the score a chunk would reach by matching every query
+// term as strongly as a term can be matched (each term's idf × (k1+1),
+// times its weight). A term's idf counts here as at least ln 2, the idf of
+// a term in half the chunks, and a stop word's as at least the idf of a
+// term in one chunk. So a term that says little about a chunk (it is in
+// most of them) cannot reach a high score on its own: scores of different
+// queries stay comparable, and a query of common words never outscores a
+// rare word's match.
+func scoreScale(idf, weight, chunks float64, stop bool) float64 {
+	floor := math.Ln2
+	if stop {
+		floor = max(floor, math.Log(1+(chunks-0.5)/1.5))
+	}
+	return weight * max(idf, floor) * (bm25K1 + 1)
+}
+
+// bm25 scores every chunk holding a query term (every term, for a query
+// of stop words alone) and returns the best limit, best first, with the
+// query's scoreScale.
+func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([]cand, float64, error) {
 	acc, _ := s.accs.Get().(*accumulator)
 	if acc == nil {
 		acc = &accumulator{}
@@ -197,21 +220,37 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, terms []string, limit 
 	if len(acc.score) < len(nc.norm) {
 		acc.score = make([]float32, len(nc.norm)+len(nc.norm)/4)
 	}
-	score, touched := acc.score, acc.touched[:0]
+	required := 0
+	if q.stopOnly && len(q.terms) > 1 {
+		required = len(q.terms)
+		if len(acc.count) < len(nc.norm) {
+			acc.count = make([]uint16, len(acc.score))
+		}
+	}
+	score, count, touched := acc.score, acc.count, acc.touched[:0]
 	defer func() {
 		for _, c := range touched {
 			score[c] = 0
 		}
+		if required > 0 {
+			for _, c := range touched {
+				count[c] = 0
+			}
+		}
 		acc.touched = touched[:0]
 	}()
 	n := float64(st.Chunks)
-	maxScore := 0.0
-	for _, t := range terms {
+	scale := 0.0
+	for _, qt := range q.terms {
+		t := qt.text
 		raw, err := k.get(bucketTerms, []byte(t))
 		if err != nil {
 			return nil, 0, err
 		}
 		if raw == nil {
+			if required > 0 {
+				return nil, 0, nil // no chunk holds them all
+			}
 			continue
 		}
 		h, err := decodeHead(raw)
@@ -220,8 +259,8 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, terms []string, limit 
 		}
 		df := float64(h.df)
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		maxScore += idf * (bm25K1 + 1)
-		w := float32(idf * (bm25K1 + 1))
+		scale += scoreScale(idf, qt.weight, n, qt.stop)
+		w := float32(qt.weight * idf * (bm25K1 + 1))
 		for i := 0; i <= len(h.segs); i++ {
 			b, prev := h.tail, uint32(0)
 			if i < len(h.segs) {
@@ -255,10 +294,22 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, terms []string, limit 
 					f := float32(tf)
 					score[c] += w * f / (f + nc.norm[c])
 				}
+				if required > 0 {
+					count[c]++
+				}
 			}
 		}
 	}
-	return topK(score, touched, limit), maxScore, nil
+	matching := touched
+	if required > 0 {
+		matching = make([]uint32, 0, len(touched))
+		for _, c := range touched {
+			if int(count[c]) == required {
+				matching = append(matching, c)
+			}
+		}
+	}
+	return topK(score, matching, limit), scale, nil
 }
 
 // topK selects the limit best of the touched chunks with a min-heap, ties
