@@ -178,53 +178,68 @@ func (s *Store) ensure() error {
 // init checks the memory's records, reading only, and writes only when
 // they are missing or must be rebuilt: a search must not write to the file
 // (it would fail on a read-only database and wake every other process
-// watching it).
+// watching it). A memory indexed under other analysis rules, or whose
+// re-indexing was interrupted, is re-indexed before anything else.
 func (s *Store) init() error {
 	db := s.db
-	current := false
+	create, start, finish := false, false, false
 	err := db.View(func(n storm.Node) error {
-		raw, err := kv{n.From(rootBucket)}.get(bucketMeta, statsKey)
-		if err != nil || raw == nil {
-			return err
-		}
-		st, err := decodeStats(raw)
-		if err != nil {
-			return err
-		}
-		current = st.Format == formatVersion && st.Analyzer == analyzerVersion
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("opening memory: %w", err)
-	}
-	if current {
-		return nil
-	}
-	err = db.Update(func(n storm.Node) error {
 		k := kv{n.From(rootBucket)}
 		raw, err := k.get(bucketMeta, statsKey)
-		if err != nil {
+		if err != nil || raw == nil {
+			create = raw == nil
 			return err
-		}
-		if raw == nil {
-			return k.put(bucketMeta, statsKey, statsRecord{Format: formatVersion, Analyzer: analyzerVersion}.encode())
 		}
 		st, err := decodeStats(raw)
 		if err != nil {
 			return err
 		}
 		if st.Format != formatVersion {
-			return fmt.Errorf("the memory in %s has index format %d; this jarvis reads format %d. Use the jarvis version that wrote it, or another database (--db)", db.Path(), st.Format, formatVersion)
+			return formatError(db, st)
 		}
-		if st.Analyzer != analyzerVersion {
-			return s.rebuild(k, &st)
-		}
-		return nil
+		start = st.Analyzer != analyzerVersion
+		_, finish, err = k.rebuildState()
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("opening memory: %w", err)
 	}
+	if create || start {
+		err = db.Update(func(n storm.Node) error {
+			k := kv{n.From(rootBucket)}
+			raw, err := k.get(bucketMeta, statsKey)
+			if err != nil {
+				return err
+			}
+			if raw == nil {
+				return k.put(bucketMeta, statsKey, statsRecord{Format: formatVersion, Analyzer: analyzerVersion}.encode())
+			}
+			st, err := decodeStats(raw)
+			if err != nil {
+				return err
+			}
+			if st.Format != formatVersion {
+				return formatError(db, st)
+			}
+			if st.Analyzer != analyzerVersion {
+				finish = true
+				return startRebuild(k, st)
+			}
+			_, finish, err = k.rebuildState() // another process started it
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("opening memory: %w", err)
+		}
+	}
+	if finish {
+		return s.finishRebuild()
+	}
 	return nil
+}
+
+func formatError(db *store.DB, st statsRecord) error {
+	return fmt.Errorf("the memory in %s has index format %d; this jarvis reads format %d. Use the jarvis version that wrote it, or another database (--db)", db.Path(), st.Format, formatVersion)
 }
 
 // Semantic reports whether searches blend in embedding similarity.
