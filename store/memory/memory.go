@@ -372,44 +372,6 @@ func (s *Store) Sources(ctx context.Context, prefix string) ([]string, error) {
 	return out, err
 }
 
-// Stats are the memory's figures.
-type Stats struct {
-	Documents int `json:"documents"`
-	Chunks    int `json:"chunks"`
-	Terms     int `json:"terms"`
-	// Tokens is the number of indexed terms over all chunks (stop words
-	// excluded, overlaps counted in each chunk).
-	Tokens         int     `json:"tokens"`
-	AvgChunkTokens float64 `json:"avg_chunk_tokens"`
-	Vectors        int     `json:"vectors"`
-	EmbedModel     string  `json:"embed_model,omitempty"`
-	ChunkSize      int     `json:"chunk_size"`
-	ChunkOverlap   int     `json:"chunk_overlap"`
-	Database       string  `json:"database"`
-}
-
-// Stats returns the memory's figures.
-func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	if err := s.ensure(); err != nil {
-		return Stats{}, err
-	}
-	var st statsRecord
-	err := s.db.View(func(n storm.Node) error {
-		var err error
-		st, err = kv{n.From(rootBucket)}.stats()
-		return err
-	})
-	out := Stats{Documents: int(st.Docs), Chunks: int(st.Chunks), Terms: int(st.Terms), Tokens: int(st.Tokens),
-		Vectors: int(st.Vectors), ChunkSize: s.opts.ChunkSize, ChunkOverlap: s.opts.ChunkOverlap, Database: s.db.Path()}
-	if st.Chunks > 0 {
-		out.AvgChunkTokens = float64(st.Tokens) / float64(st.Chunks)
-	}
-	if s.Semantic() {
-		out.EmbedModel = s.opts.EmbedModel
-	}
-	return out, err
-}
-
 // kv is raw key/value access to the memory's buckets through storm.
 type kv struct{ n storm.Node }
 
