@@ -326,11 +326,16 @@ func (t *tokenizer) join() {
 	}
 	t.wholeLen += copy(t.whole[t.wholeLen:], w)
 	t.wholeLatin = t.wholeLatin && t.wordLatin
+	if len(w) == 1 && hasLetter(w) {
+		// A one-letter run is mostly a receiver or loop variable (r.URL,
+		// t.Fatal, s.an.terms): its whole would only bloat the index.
+		t.wholeOK = false
+	}
 }
 
 // endCompound ends the compound after its last run and emits its whole
 // when it has several runs (a single run's whole was emitted with its
-// parts) and is not a number ("3.14").
+// parts), none of one letter, and is not a number ("3.14").
 func (t *tokenizer) endCompound() {
 	if t.runs > 1 {
 		t.join()

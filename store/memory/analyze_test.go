@@ -136,6 +136,11 @@ func TestIdentifiersIndexedWholeAndInParts(t *testing.T) {
 		{"foo - bar", "foo bar", nil},
 		{"--verbose", "verbose", nil},
 		{"3.14", "3 14", nil}, // a number
+		// A one-letter run: a receiver or variable, no whole.
+		{"r.URL.Path", "r url path", nil},
+		{"t.Fatal", "t fatal", nil},
+		{"x_axis", "x axis", nil},
+		{"s.parseDuration", "s parse duration", []string{"parseduration"}},
 	}
 	a := newAnalyzer()
 	for _, c := range cases {

@@ -64,9 +64,10 @@ type normCache struct {
 // count is how many of the query's terms each chunk holds, kept only when
 // all of them are required.
 type accumulator struct {
-	score   []float32
-	count   []uint16
-	touched []uint32
+	score    []float32
+	count    []uint16
+	touched  []uint32
+	matching []uint32 // the touched chunks holding every required term
 }
 
 type cand struct {
@@ -212,43 +213,21 @@ func scoreScale(idf, weight, chunks float64, stop bool) float64 {
 // of stop words alone) and returns the best limit, best first, with the
 // query's scoreScale.
 func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([]cand, float64, error) {
-	acc, _ := s.accs.Get().(*accumulator)
-	if acc == nil {
-		acc = &accumulator{}
+	type termPostings struct {
+		text   string
+		head   termHead
+		weight float32
 	}
-	defer s.accs.Put(acc)
-	if len(acc.score) < len(nc.norm) {
-		acc.score = make([]float32, len(nc.norm)+len(nc.norm)/4)
-	}
-	required := 0
-	if q.stopOnly && len(q.terms) > 1 {
-		required = len(q.terms)
-		if len(acc.count) < len(nc.norm) {
-			acc.count = make([]uint16, len(acc.score))
-		}
-	}
-	score, count, touched := acc.score, acc.count, acc.touched[:0]
-	defer func() {
-		for _, c := range touched {
-			score[c] = 0
-		}
-		if required > 0 {
-			for _, c := range touched {
-				count[c] = 0
-			}
-		}
-		acc.touched = touched[:0]
-	}()
 	n := float64(st.Chunks)
 	scale := 0.0
+	terms := make([]termPostings, 0, len(q.terms))
 	for _, qt := range q.terms {
-		t := qt.text
-		raw, err := k.get(bucketTerms, []byte(t))
+		raw, err := k.get(bucketTerms, []byte(qt.text))
 		if err != nil {
 			return nil, 0, err
 		}
 		if raw == nil {
-			if required > 0 {
+			if q.stopOnly {
 				return nil, 0, nil // no chunk holds them all
 			}
 			continue
@@ -260,10 +239,45 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([
 		df := float64(h.df)
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		scale += scoreScale(idf, qt.weight, n, qt.stop)
-		w := float32(qt.weight * idf * (bm25K1 + 1))
+		terms = append(terms, termPostings{text: qt.text, head: h, weight: float32(qt.weight * idf * (bm25K1 + 1))})
+	}
+
+	acc, _ := s.accs.Get().(*accumulator)
+	if acc == nil {
+		acc = &accumulator{}
+	}
+	defer s.accs.Put(acc)
+	if len(acc.score) < len(nc.norm) {
+		acc.score = make([]float32, len(nc.norm)+len(nc.norm)/4)
+	}
+	// A query of stop words requires them all: the rarest one picks the
+	// candidates, and each further term scores only the chunks that hold
+	// every term before it, so the commonest words cost little.
+	all := q.stopOnly && len(terms) > 1
+	if all {
+		if len(acc.count) < len(nc.norm) {
+			acc.count = make([]uint16, len(acc.score))
+		}
+		slices.SortFunc(terms, func(a, b termPostings) int { return a.head.df - b.head.df })
+	}
+	score, count, touched := acc.score, acc.count, acc.touched[:0]
+	defer func() {
+		for _, c := range touched {
+			score[c] = 0
+		}
+		if all {
+			for _, c := range touched {
+				count[c] = 0
+			}
+		}
+		acc.touched = touched[:0]
+	}()
+	for ti, tp := range terms {
+		t, h, w := tp.text, tp.head, tp.weight
 		for i := 0; i <= len(h.segs); i++ {
 			b, prev := h.tail, uint32(0)
 			if i < len(h.segs) {
+				var err error
 				if b, err = k.get(bucketPost, segKey(t, h.segs[i].id)); err != nil {
 					return nil, 0, err
 				}
@@ -285,6 +299,12 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([
 				if int(c) >= len(nc.norm) {
 					return nil, 0, fmt.Errorf("%w: posting of %q for chunk %d past the end", errCorrupt, t, c)
 				}
+				if all {
+					if int(count[c]) != ti {
+						continue // lacks an earlier term
+					}
+					count[c]++
+				}
 				if score[c] == 0 {
 					touched = append(touched, c)
 				}
@@ -294,20 +314,18 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([
 					f := float32(tf)
 					score[c] += w * f / (f + nc.norm[c])
 				}
-				if required > 0 {
-					count[c]++
-				}
 			}
 		}
 	}
 	matching := touched
-	if required > 0 {
-		matching = make([]uint32, 0, len(touched))
+	if all {
+		matching = acc.matching[:0]
 		for _, c := range touched {
-			if int(count[c]) == required {
+			if int(count[c]) == len(terms) {
 				matching = append(matching, c)
 			}
 		}
+		acc.matching = matching[:0]
 	}
 	return topK(score, matching, limit), scale, nil
 }

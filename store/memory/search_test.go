@@ -32,6 +32,15 @@ func TestStopWordOnlyQuery(t *testing.T) {
 	if ids := searchIDs(t, s, "to be or not to be", 10); !slices.Equal(ids, []string{hamlet}) {
 		t.Errorf(`"to be or not to be" found %v, want only Hamlet`, ids)
 	}
+	// Among the texts holding them all, BM25 ranks: more occurrences, in a
+	// shorter text, first.
+	whoAgain := mustAdd(t, s, Input{Content: "Who, who, who are the Who?", Source: "who again"}).ID
+	if ids := searchIDs(t, s, "the who", 10); !slices.Equal(ids, []string{whoAgain, who}) {
+		t.Errorf(`"the who" ranked %v, want %s then %s`, ids, whoAgain, who)
+	}
+	if err := s.Delete(ctx, whoAgain); err != nil {
+		t.Fatal(err)
+	}
 	// A stop word no text holds: nothing, although the others are everywhere.
 	if ids := searchIDs(t, s, "the yourselves", 10); len(ids) != 0 {
 		t.Errorf(`"the yourselves" found %v, want nothing`, ids)
