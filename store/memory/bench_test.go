@@ -196,7 +196,7 @@ func benchQueries(b *testing.B, s *Store, c *corpus) {
 		for j := range q {
 			q[j] = c.word()
 		}
-		if len(s.an.terms(strings.Join(q, " "))) > 0 { // not only stop words
+		if len(s.an.query(strings.Join(q, " ")).terms) > 0 { // not only stop words
 			queries = append(queries, strings.Join(q, " "))
 		}
 	}

@@ -10,13 +10,15 @@
 // jarvis processes can use the same memory.
 //
 // Ranking is Okapi BM25 (k1 = 1.2, b = 0.75) over an inverted index of
-// analysed terms (see analyzer: case-insensitive, Unicode-aware, English
-// stop words dropped, Snowball-stemmed). Query terms are OR-ed. Scores are
-// shown on a 0..1 scale: a chunk's BM25 score divided by the highest score
-// any chunk could reach for the same query terms (each term's idf times
-// k1+1), so 1 would be a perfect match and a typical single mention of each
-// term scores about 0.45. When an embedding model is configured, the scale
-// is blended with cosine similarity (see Options.SemanticWeight).
+// analysed terms (see analyzer: case-insensitive, accent-insensitive for
+// Latin letters, Unicode-aware, Snowball-stemmed, identifiers indexed whole
+// and in parts). Query terms are OR-ed, stop words dropped when the query
+// has other words; a query of stop words alone requires all of them.
+// Scores are shown on a 0..1 scale (see scoreScale): a single mention of
+// each term at average chunk length scores about 0.45, and terms found in
+// most chunks score less, so scores of different queries compare. When an
+// embedding model is configured, the scale is blended with cosine
+// similarity (see Options.SemanticWeight).
 //
 // Searches keep a process-local copy of the chunk lengths, invalidated by a
 // generation counter stored in the database that every write increments:
@@ -176,53 +178,68 @@ func (s *Store) ensure() error {
 // init checks the memory's records, reading only, and writes only when
 // they are missing or must be rebuilt: a search must not write to the file
 // (it would fail on a read-only database and wake every other process
-// watching it).
+// watching it). A memory indexed under other analysis rules, or whose
+// re-indexing was interrupted, is re-indexed before anything else.
 func (s *Store) init() error {
 	db := s.db
-	current := false
+	create, start, finish := false, false, false
 	err := db.View(func(n storm.Node) error {
-		raw, err := kv{n.From(rootBucket)}.get(bucketMeta, statsKey)
-		if err != nil || raw == nil {
-			return err
-		}
-		st, err := decodeStats(raw)
-		if err != nil {
-			return err
-		}
-		current = st.Format == formatVersion && st.Analyzer == analyzerVersion
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("opening memory: %w", err)
-	}
-	if current {
-		return nil
-	}
-	err = db.Update(func(n storm.Node) error {
 		k := kv{n.From(rootBucket)}
 		raw, err := k.get(bucketMeta, statsKey)
-		if err != nil {
+		if err != nil || raw == nil {
+			create = raw == nil
 			return err
-		}
-		if raw == nil {
-			return k.put(bucketMeta, statsKey, statsRecord{Format: formatVersion, Analyzer: analyzerVersion}.encode())
 		}
 		st, err := decodeStats(raw)
 		if err != nil {
 			return err
 		}
 		if st.Format != formatVersion {
-			return fmt.Errorf("the memory in %s has index format %d; this jarvis reads format %d. Use the jarvis version that wrote it, or another database (--db)", db.Path(), st.Format, formatVersion)
+			return formatError(db, st)
 		}
-		if st.Analyzer != analyzerVersion {
-			return s.rebuild(k, &st)
-		}
-		return nil
+		start = st.Analyzer != analyzerVersion
+		_, finish, err = k.rebuildState()
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("opening memory: %w", err)
 	}
+	if create || start {
+		err = db.Update(func(n storm.Node) error {
+			k := kv{n.From(rootBucket)}
+			raw, err := k.get(bucketMeta, statsKey)
+			if err != nil {
+				return err
+			}
+			if raw == nil {
+				return k.put(bucketMeta, statsKey, statsRecord{Format: formatVersion, Analyzer: analyzerVersion}.encode())
+			}
+			st, err := decodeStats(raw)
+			if err != nil {
+				return err
+			}
+			if st.Format != formatVersion {
+				return formatError(db, st)
+			}
+			if st.Analyzer != analyzerVersion {
+				finish = true
+				return startRebuild(k, st)
+			}
+			_, finish, err = k.rebuildState() // another process started it
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("opening memory: %w", err)
+		}
+	}
+	if finish {
+		return s.finishRebuild()
+	}
 	return nil
+}
+
+func formatError(db *store.DB, st statsRecord) error {
+	return fmt.Errorf("the memory in %s has index format %d; this jarvis reads format %d. Use the jarvis version that wrote it, or another database (--db)", db.Path(), st.Format, formatVersion)
 }
 
 // Semantic reports whether searches blend in embedding similarity.
@@ -352,44 +369,6 @@ func (s *Store) Sources(ctx context.Context, prefix string) ([]string, error) {
 			return nil
 		})
 	})
-	return out, err
-}
-
-// Stats are the memory's figures.
-type Stats struct {
-	Documents int `json:"documents"`
-	Chunks    int `json:"chunks"`
-	Terms     int `json:"terms"`
-	// Tokens is the number of indexed terms over all chunks (stop words
-	// excluded, overlaps counted in each chunk).
-	Tokens         int     `json:"tokens"`
-	AvgChunkTokens float64 `json:"avg_chunk_tokens"`
-	Vectors        int     `json:"vectors"`
-	EmbedModel     string  `json:"embed_model,omitempty"`
-	ChunkSize      int     `json:"chunk_size"`
-	ChunkOverlap   int     `json:"chunk_overlap"`
-	Database       string  `json:"database"`
-}
-
-// Stats returns the memory's figures.
-func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	if err := s.ensure(); err != nil {
-		return Stats{}, err
-	}
-	var st statsRecord
-	err := s.db.View(func(n storm.Node) error {
-		var err error
-		st, err = kv{n.From(rootBucket)}.stats()
-		return err
-	})
-	out := Stats{Documents: int(st.Docs), Chunks: int(st.Chunks), Terms: int(st.Terms), Tokens: int(st.Tokens),
-		Vectors: int(st.Vectors), ChunkSize: s.opts.ChunkSize, ChunkOverlap: s.opts.ChunkOverlap, Database: s.db.Path()}
-	if st.Chunks > 0 {
-		out.AvgChunkTokens = float64(st.Tokens) / float64(st.Chunks)
-	}
-	if s.Semantic() {
-		out.EmbedModel = s.opts.EmbedModel
-	}
 	return out, err
 }
 

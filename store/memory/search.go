@@ -35,8 +35,7 @@ type Hit struct {
 	// Score (0..1) ranks the hits: Lexical alone, or blended with Semantic
 	// when embeddings took part.
 	Score float64 `json:"score"`
-	// Lexical is the BM25 score over the highest score the query's terms
-	// could reach (0..1).
+	// Lexical is the BM25 score on the 0..1 scale of scoreScale.
 	Lexical float64 `json:"bm25"`
 	// Semantic is the cosine similarity of the query's and the chunk's
 	// embeddings, when both exist.
@@ -62,9 +61,13 @@ type normCache struct {
 }
 
 // accumulator is a search's per-chunk score table, reused across searches.
+// count is how many of the query's terms each chunk holds, kept only when
+// all of them are required.
 type accumulator struct {
-	score   []float32
-	touched []uint32
+	score    []float32
+	count    []uint16
+	touched  []uint32
+	matching []uint32 // the touched chunks holding every required term
 }
 
 type cand struct {
@@ -76,8 +79,11 @@ type cand struct {
 const MaxResults = 1000
 
 // Search returns the k chunks that best match query (k <= 0 means 5, at
-// most MaxResults). A query without index terms (empty, or only stop words
-// and punctuation) finds nothing.
+// most MaxResults). A chunk matches when it holds any of the query's words;
+// stop words are left out when the query has other words. A query made
+// only of stop words ("the who", "to be or not to be") finds the chunks
+// that hold every one of them. A query without index terms (empty, or only
+// punctuation) finds nothing.
 func (s *Store) Search(ctx context.Context, query string, k int) (Results, error) {
 	if err := s.ensure(); err != nil {
 		return Results{}, err
@@ -90,7 +96,7 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 	if strings.TrimSpace(query) == "" {
 		return res, nil
 	}
-	terms := s.an.terms(query)
+	q := s.an.query(query)
 	var qvec []float32
 	if s.Semantic() {
 		v, err := s.opts.Embedder.Embed(ctx, s.opts.EmbedModel, []string{query})
@@ -103,7 +109,7 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 			qvec = v[0]
 		}
 	}
-	if len(terms) == 0 && qvec == nil {
+	if len(q.terms) == 0 && qvec == nil {
 		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -123,7 +129,7 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 		if qvec != nil {
 			limit = max(semanticPool, 10*k)
 		}
-		cands, maxScore, err := s.bm25(kvs, st, nc, terms, limit)
+		cands, maxScore, err := s.bm25(kvs, st, nc, q, limit)
 		if err != nil {
 			return err
 		}
@@ -186,32 +192,44 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 	return res, err
 }
 
-// bm25 scores every chunk holding a query term and returns the best limit,
-// best first, with the highest score the terms could reach.
-func (s *Store) bm25(k kv, st statsRecord, nc *normCache, terms []string, limit int) ([]cand, float64, error) {
-	acc, _ := s.accs.Get().(*accumulator)
-	if acc == nil {
-		acc = &accumulator{}
+// scoreScale is what a search's BM25 scores are divided by to put them on
+// the 0..1 scale: the score a chunk would reach by matching every query
+// term as strongly as a term can be matched (each term's idf × (k1+1),
+// times its weight). A term's idf counts here as at least ln 2, the idf of
+// a term in half the chunks, and a stop word's as at least the idf of a
+// term in one chunk. So a term that says little about a chunk (it is in
+// most of them) cannot reach a high score on its own: scores of different
+// queries stay comparable, and a query of common words never outscores a
+// rare word's match.
+func scoreScale(idf, weight, chunks float64, stop bool) float64 {
+	floor := math.Ln2
+	if stop {
+		floor = max(floor, math.Log(1+(chunks-0.5)/1.5))
 	}
-	defer s.accs.Put(acc)
-	if len(acc.score) < len(nc.norm) {
-		acc.score = make([]float32, len(nc.norm)+len(nc.norm)/4)
+	return weight * max(idf, floor) * (bm25K1 + 1)
+}
+
+// bm25 scores every chunk holding a query term (every term, for a query
+// of stop words alone) and returns the best limit, best first, with the
+// query's scoreScale.
+func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([]cand, float64, error) {
+	type termPostings struct {
+		text   string
+		head   termHead
+		weight float32
 	}
-	score, touched := acc.score, acc.touched[:0]
-	defer func() {
-		for _, c := range touched {
-			score[c] = 0
-		}
-		acc.touched = touched[:0]
-	}()
 	n := float64(st.Chunks)
-	maxScore := 0.0
-	for _, t := range terms {
-		raw, err := k.get(bucketTerms, []byte(t))
+	scale := 0.0
+	terms := make([]termPostings, 0, len(q.terms))
+	for _, qt := range q.terms {
+		raw, err := k.get(bucketTerms, []byte(qt.text))
 		if err != nil {
 			return nil, 0, err
 		}
 		if raw == nil {
+			if q.stopOnly {
+				return nil, 0, nil // no chunk holds them all
+			}
 			continue
 		}
 		h, err := decodeHead(raw)
@@ -220,11 +238,46 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, terms []string, limit 
 		}
 		df := float64(h.df)
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		maxScore += idf * (bm25K1 + 1)
-		w := float32(idf * (bm25K1 + 1))
+		scale += scoreScale(idf, qt.weight, n, qt.stop)
+		terms = append(terms, termPostings{text: qt.text, head: h, weight: float32(qt.weight * idf * (bm25K1 + 1))})
+	}
+
+	acc, _ := s.accs.Get().(*accumulator)
+	if acc == nil {
+		acc = &accumulator{}
+	}
+	defer s.accs.Put(acc)
+	if len(acc.score) < len(nc.norm) {
+		acc.score = make([]float32, len(nc.norm)+len(nc.norm)/4)
+	}
+	// A query of stop words requires them all: the rarest one picks the
+	// candidates, and each further term scores only the chunks that hold
+	// every term before it, so the commonest words cost little.
+	all := q.stopOnly && len(terms) > 1
+	if all {
+		if len(acc.count) < len(nc.norm) {
+			acc.count = make([]uint16, len(acc.score))
+		}
+		slices.SortFunc(terms, func(a, b termPostings) int { return a.head.df - b.head.df })
+	}
+	score, count, touched := acc.score, acc.count, acc.touched[:0]
+	defer func() {
+		for _, c := range touched {
+			score[c] = 0
+		}
+		if all {
+			for _, c := range touched {
+				count[c] = 0
+			}
+		}
+		acc.touched = touched[:0]
+	}()
+	for ti, tp := range terms {
+		t, h, w := tp.text, tp.head, tp.weight
 		for i := 0; i <= len(h.segs); i++ {
 			b, prev := h.tail, uint32(0)
 			if i < len(h.segs) {
+				var err error
 				if b, err = k.get(bucketPost, segKey(t, h.segs[i].id)); err != nil {
 					return nil, 0, err
 				}
@@ -246,6 +299,12 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, terms []string, limit 
 				if int(c) >= len(nc.norm) {
 					return nil, 0, fmt.Errorf("%w: posting of %q for chunk %d past the end", errCorrupt, t, c)
 				}
+				if all {
+					if int(count[c]) != ti {
+						continue // lacks an earlier term
+					}
+					count[c]++
+				}
 				if score[c] == 0 {
 					touched = append(touched, c)
 				}
@@ -258,7 +317,17 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, terms []string, limit 
 			}
 		}
 	}
-	return topK(score, touched, limit), maxScore, nil
+	matching := touched
+	if all {
+		matching = acc.matching[:0]
+		for _, c := range touched {
+			if int(count[c]) == len(terms) {
+				matching = append(matching, c)
+			}
+		}
+		acc.matching = matching[:0]
+	}
+	return topK(score, matching, limit), scale, nil
 }
 
 // topK selects the limit best of the touched chunks with a min-heap, ties

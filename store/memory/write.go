@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/asdine/storm/v3"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Input is a text to store.
@@ -580,41 +579,6 @@ func (w *writer) finish() error {
 	}
 	w.st.Gen++
 	return w.k.put(bucketMeta, statsKey, w.st.encode())
-}
-
-// rebuild re-creates the postings and lengths from the stored chunks, for a
-// memory indexed under other analysis rules.
-func (s *Store) rebuild(k kv, st *statsRecord) error {
-	for _, b := range []string{bucketTerms, bucketPost, bucketLens} {
-		if err := k.n.Drop(b); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
-			return fmt.Errorf("re-indexing memory: %w", err)
-		}
-	}
-	st.Analyzer, st.Terms, st.Tokens = analyzerVersion, 0, 0
-	w := &writer{s: s, k: k, st: *st, deltas: map[string]*termDelta{}, lens: map[uint32][]byte{}, dirty: map[uint32]bool{}, memo: stemMemo{}}
-	for num := uint32(0); num < st.NextChunk; num++ {
-		raw, err := k.get(bucketChunks, u32key(num))
-		if err != nil {
-			return err
-		}
-		if raw == nil {
-			continue
-		}
-		c, err := decodeChunk(raw)
-		if err != nil {
-			return err
-		}
-		tf, dl := s.an.frequencies(c.Text, w.memo)
-		for term, n := range tf {
-			d := w.delta(term)
-			d.add = append(d.add, posting{chunk: num, tf: n})
-		}
-		if err := w.setLen(num, dl); err != nil {
-			return err
-		}
-		w.st.Tokens += uint64(dl)
-	}
-	return w.finish()
 }
 
 // newID returns 16 random hex digits.

@@ -272,7 +272,19 @@ func (a *app) memStatsCommand() *cobra.Command {
 			fmt.Fprintf(w, "Documents:\t%d\n", st.Documents)
 			fmt.Fprintf(w, "Chunks:\t%d (%.0f indexed terms each on average)\n", st.Chunks, st.AvgChunkTokens)
 			fmt.Fprintf(w, "Distinct terms:\t%d\n", st.Terms)
-			fmt.Fprintf(w, "Chunking:\t%d words, %d shared between neighbours\n", st.ChunkSize, st.ChunkOverlap)
+			if len(st.Chunking) == 0 {
+				fmt.Fprintf(w, "Chunking:\tno documents yet\n")
+			}
+			for i, c := range st.Chunking {
+				label := ""
+				if i == 0 {
+					label = "Chunking:"
+				}
+				fmt.Fprintf(w, "%s\t%d words, %d shared between neighbours: %s, %s\n", label, c.Size, c.Overlap, format.Count(c.Documents, "document"), format.Count(c.Chunks, "chunk"))
+			}
+			if len(st.Chunking) != 1 || st.Chunking[0].Size != st.DefaultChunkSize || st.Chunking[0].Overlap != st.DefaultChunkOverlap {
+				fmt.Fprintf(w, "New texts:\t%d words, %d shared\n", st.DefaultChunkSize, st.DefaultChunkOverlap)
+			}
 			if st.EmbedModel != "" {
 				fmt.Fprintf(w, "Semantic ranking:\ton, with %s (%s embedded)\n", st.EmbedModel, format.Count(st.Vectors, "chunk"))
 			} else {
