@@ -73,6 +73,9 @@ type prepared struct {
 	lens          []int
 	vecs          [][]float32
 	embedErr      string
+	// id is the document's id when it was chosen before the write (a
+	// queued write); empty means a new one.
+	id string
 }
 
 // AddBatch stores several texts in one transaction: all of them or, on
@@ -394,9 +397,12 @@ func (w *writer) store(p *prepared, now time.Time) (Added, error) {
 	if uint64(w.st.NextChunk)+uint64(len(p.spans)) > 1<<32-1 {
 		return added, errors.New("the memory is full (4 billion chunks); start another database with --db")
 	}
-	id, err := newID()
-	if err != nil {
-		return added, err
+	id := p.id
+	if id == "" {
+		var err error
+		if id, err = newID(); err != nil {
+			return added, err
+		}
 	}
 	rec := docRecord{ID: id, Source: p.in.Source, Metadata: p.in.Metadata, Created: now, Hash: p.hash,
 		Bytes: len(p.in.Content), FirstChunk: w.st.NextChunk, Chunks: len(p.spans), ChunkSize: p.size, ChunkOverlap: p.overlap}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/jarvis-workbench/jarvis/store"
 	memstore "github.com/jarvis-workbench/jarvis/store/memory"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/files"
@@ -237,11 +238,24 @@ func (t *StoreTool) Execute(ctx context.Context, args tools.Args) tools.Result {
 	default:
 		return tools.Fail("Invalid arguments: parameter 'metadata' must be an object.")
 	}
-	added, err := t.s.Add(ctx, memstore.Input{Content: content, Source: strings.TrimSpace(args.String("source")), Metadata: meta})
+	in := memstore.Input{Content: content, Source: strings.TrimSpace(args.String("source")), Metadata: meta}
+	added, err := t.s.Add(ctx, in)
+	var locked *store.LockedError
+	queued := false
+	if errors.As(err, &locked) {
+		// Another process held the database for the whole wait: the text
+		// is written when the file is free (or by the next jarvis), never
+		// dropped.
+		added, err = t.s.AddQueued(ctx, in)
+		queued = err == nil
+	}
 	if err != nil {
 		return tools.Fail("Could not store the content: %v.", err)
 	}
 	r := tools.OK("Stored as "+added.ID).WithMeta("id", added.ID).WithMeta("chunks", added.Chunks)
+	if queued {
+		r = r.WithMeta("saving", "the database is busy; the text is written as soon as it is free")
+	}
 	if added.EmbedError != "" {
 		r = r.WithMeta("warning", added.EmbedError)
 	}
