@@ -63,10 +63,10 @@ type entry struct {
 type ExecutorOptions struct {
 	// Bus receives the tool events; nil discards them.
 	Bus events.Publisher
-	// Policy decides confirmations. When nil, a policy that asks
-	// Confirmer (nil: nobody, so every call that needs confirmation
-	// fails, never runs silently) with the session approvals in
-	// Approvals is used.
+	// Policy decides confirmations. When nil, Confirmer is used if it is
+	// a *Policy; otherwise a policy that asks Confirmer (nil: nobody, so
+	// every call that needs confirmation fails, never runs silently)
+	// with the session approvals in Approvals.
 	Policy    *Policy
 	Confirmer Confirmer
 	Approvals *Approvals
@@ -85,6 +85,9 @@ func NewExecutor(list []Tool, opts ExecutorOptions) (*Executor, error) {
 	}
 	if e.bus == nil {
 		e.bus = events.Discard
+	}
+	if p, ok := opts.Confirmer.(*Policy); ok && e.policy == nil {
+		e.policy = p
 	}
 	if e.policy == nil {
 		e.policy = NewPolicy(PolicyOptions{Asker: opts.Confirmer, Approvals: opts.Approvals})

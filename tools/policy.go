@@ -135,6 +135,9 @@ type PolicyOptions struct {
 	// Bus receives a confirmation_answer event for each decision, so a
 	// UI can show them as they happen. The executor's bus when nil.
 	Bus events.Publisher
+	// OnDecision, when set, is told every decision after it is recorded
+	// (a scheduled run notes the tools it was denied).
+	OnDecision func(AuditEntry)
 }
 
 // Policy decides confirmations for every executor of one place (a
@@ -175,6 +178,17 @@ func ConfigOverrides(settings map[string]Settings) map[string]bool {
 		}
 	}
 	return out
+}
+
+// Confirm lets a Policy stand where a Confirmer is expected: an executor
+// given a Policy as its Confirmer uses it as its policy (with its audit
+// log and every layer). Called directly, it runs the layers and answers
+// the decision, recording nothing.
+func (p *Policy) Confirm(ctx context.Context, req ConfirmRequest) (Decision, error) {
+	if v := p.decide(ctx, req, events.Discard); v.allow {
+		return AllowOnce, nil
+	}
+	return Deny, nil
 }
 
 // SetAsker replaces who is asked (the workbench installs its dialog once
@@ -346,6 +360,9 @@ func (p *Policy) record(e AuditEntry, run events.RunInfo, bus events.Publisher) 
 	e.AskedArgs = RedactArgs(e.AskedArgs)
 	if o.Audit != nil {
 		o.Audit.Record(e)
+	}
+	if o.OnDecision != nil {
+		o.OnDecision(e)
 	}
 	text := string(e.Decision) + " by " + e.By
 	if e.Reason != "" {
