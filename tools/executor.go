@@ -386,7 +386,7 @@ func (e *Executor) confirm(ctx context.Context, en *entry, call Call, args Args,
 	p := e.policy
 	target := e.targetOf(en, call, args)
 	if target != call.Name && p.turnedOff(target) {
-		return nil, nil, ctx, e.refuseOff(en, call, args, target, run), false
+		return nil, nil, ctx, e.refuseOff(ctx, en, call, args, target, run), false
 	}
 	needed, reason := en.spec.RequiresConfirmation, ""
 	if en.rule != nil {
@@ -397,14 +397,15 @@ func (e *Executor) confirm(ctx context.Context, en *entry, call Call, args Args,
 	if !needed {
 		if en.waived {
 			p.record(AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, Decision: Allowed, By: ByConfig,
-				Reason: "[tool." + en.spec.Name + "] confirm = false", CallID: call.ID}, run, e.bus)
+				Reason: "[tool." + en.spec.Name + "] confirm = false", CallID: call.ID, Session: sessionFrom(ctx)}, run, e.bus)
 		}
 		return args, nil, ctx, Result{}, true
 	}
 	req := ConfirmRequest{Call: call, Spec: en.spec, Arguments: args, Run: run, Reason: reason, Target: target,
 		Validate: func(a Args) error { return en.validator.validate(a) }}
 	v := p.decide(ctx, req, e.bus)
-	entry := AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, By: v.by, Reason: v.reason, CallID: call.ID}
+	entry := AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, By: v.by, Reason: v.reason, CallID: call.ID,
+		Session: sessionFrom(ctx)}
 	if !v.allow {
 		entry.Decision = Denied
 		p.record(entry, run, e.bus)
@@ -426,7 +427,7 @@ func (e *Executor) confirm(ctx context.Context, en *entry, call Call, args Args,
 			if t != call.Name && p.turnedOff(t) {
 				entry.Decision, entry.Reason = Denied, "the edit reaches "+t+", which is turned off"
 				p.record(entry, run, e.bus)
-				return nil, nil, ctx, e.refuseOff(en, call, args, t, run), false
+				return nil, nil, ctx, e.refuseOff(ctx, en, call, args, t, run), false
 			}
 		}
 	}
@@ -456,9 +457,9 @@ func via(called, target string) string {
 
 // refuseOff ends a call the adapter would make to a tool the person
 // turned off.
-func (e *Executor) refuseOff(en *entry, call Call, args Args, target string, run events.RunInfo) Result {
+func (e *Executor) refuseOff(ctx context.Context, en *entry, call Call, args Args, target string, run events.RunInfo) Result {
 	e.policy.record(AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, Decision: Denied, By: ByToolsTab,
-		Reason: "the tool is turned off", CallID: call.ID}, run, e.bus)
+		Reason: "the tool is turned off", CallID: call.ID, Session: sessionFrom(ctx)}, run, e.bus)
 	return e.deny(call, args, fmt.Sprintf("Tool '%s' is turned off, so %s may not call it. Ask the user to turn it on in the Tools tab.", target, en.spec.Name), StatusDenied, run)
 }
 

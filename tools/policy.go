@@ -168,6 +168,22 @@ func EvalPolicy(approved []string, yes bool, overrides map[string]bool, audit Au
 		Task: &TaskApproval{Approved: slices.Clone(approved)}, Nobody: ByNobody})
 }
 
+type sessionKey struct{}
+
+// WithSession tells the policy, through a run's context, which session
+// its calls belong to; id is read when a decision is recorded (a session
+// may be created while its first run goes on).
+func WithSession(ctx context.Context, id func() string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, id)
+}
+
+func sessionFrom(ctx context.Context) string {
+	if f, ok := ctx.Value(sessionKey{}).(func() string); ok && f != nil {
+		return f()
+	}
+	return ""
+}
+
 // ConfigOverrides extracts the config's confirm settings from per-tool
 // settings.
 func ConfigOverrides(settings map[string]Settings) map[string]bool {

@@ -107,6 +107,16 @@ func (s *Store) Revoke(name string) error {
 	return err
 }
 
+// Names returns the always-allowed tools' names, sorted.
+func (s *Store) Names() ([]string, error) {
+	list, err := s.List()
+	names := make([]string, len(list))
+	for i, a := range list {
+		names[i] = a.Name
+	}
+	return names, err
+}
+
 // List returns the approvals sorted by name.
 func (s *Store) List() ([]Approval, error) {
 	var all []Approval
