@@ -5,7 +5,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-
 )
 
 // quitWindow is how long the first ctrl+c on an idle prompt waits for the
