@@ -80,10 +80,13 @@ type Answerer interface {
 // Name is the name approvals of this call are kept under (Target, or the
 // tool's own name).
 func (r ConfirmRequest) Name() string {
-	if r.Target != "" {
+	switch {
+	case r.Target != "":
 		return r.Target
+	case r.Call.Name != "":
+		return r.Call.Name
 	}
-	return r.Call.Name
+	return r.Spec.Name
 }
 
 // Because returns ": it REASON" when the tool gave a reason, "" otherwise,

@@ -449,7 +449,7 @@ func (e *Executor) targetOf(en *entry, call Call, args Args) string {
 }
 
 func via(called, target string) string {
-	if called == target {
+	if called == target || called == "" {
 		return ""
 	}
 	return called

@@ -198,10 +198,17 @@ func ConfigOverrides(settings map[string]Settings) map[string]bool {
 
 // Confirm lets a Policy stand where a Confirmer is expected: an executor
 // given a Policy as its Confirmer uses it as its policy (with its audit
-// log and every layer). Called directly, it runs the layers and answers
-// the decision, recording nothing.
+// log and every layer). Called directly, it runs the layers, records the
+// decision and answers it (edits and reasons are left out).
 func (p *Policy) Confirm(ctx context.Context, req ConfirmRequest) (Decision, error) {
-	if v := p.decide(ctx, req, events.Discard); v.allow {
+	v := p.decide(ctx, req, events.Discard)
+	e := AuditEntry{Tool: req.Name(), Via: via(req.Call.Name, req.Name()), Args: req.Arguments, By: v.by,
+		Reason: v.reason, CallID: req.Call.ID, Session: sessionFrom(ctx), Decision: Denied}
+	if v.allow {
+		e.Decision = Allowed
+	}
+	p.record(e, req.Run, events.Discard)
+	if v.allow {
 		return AllowOnce, nil
 	}
 	return Deny, nil
