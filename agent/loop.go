@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -272,35 +274,69 @@ func (r *run) keepPartial(resp engine.ChatResponse) {
 	r.result.Content = resp.Message.Content
 }
 
-// runTools executes calls through the executor and appends one tool message
-// per call, in the calls' order (as "Observation: ..." user messages for the
-// text protocol). Cancellation still yields a result per call (the executor
-// reports them cancelled), so the conversation stays valid.
+// runCalls runs the tool calls of an assistant reply, then appends the
+// reply and one tool message per call, in the calls' order. The reply is
+// appended after its calls ran so that a call whose arguments a person
+// edited before approving carries the arguments that ran: the model, the
+// session and the transcript then all see what really happened.
+// Cancellation still yields a result per call (the executor reports them
+// cancelled), so the conversation stays valid.
+func (r *run) runCalls(reply engine.Message, usage *events.Usage) []tools.Result {
+	results := r.execute(reply.ToolCalls)
+	reply.ToolCalls = slices.Clone(reply.ToolCalls)
+	for i, res := range results {
+		if args, ok := res.EditedArguments(); ok {
+			if b, err := json.Marshal(args); err == nil {
+				reply.ToolCalls[i].Arguments = string(b)
+			}
+		}
+	}
+	r.append(reply, usage, nil)
+	r.appendResults(reply.ToolCalls, results, false)
+	return results
+}
+
+// runTools executes calls written in the text protocol and appends their
+// results as "Observation: ..." user messages. The model's text cannot be
+// changed, so an edit is said in the observation.
 func (r *run) runTools(calls []engine.ToolCall, asObservation bool) []tools.Result {
+	results := r.execute(calls)
+	r.appendResults(calls, results, asObservation)
+	return results
+}
+
+func (r *run) execute(calls []engine.ToolCall) []tools.Result {
 	tcalls := make([]tools.Call, len(calls))
 	for i, c := range calls {
 		tcalls[i] = tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 	}
-	var results []tools.Result
 	if r.cfg.Executor != nil {
-		results = r.cfg.Executor.ExecuteAll(r.ctx, tcalls)
-	} else {
-		results = make([]tools.Result, len(calls))
-		for i, c := range calls {
-			results[i] = tools.Fail("Unknown tool: %s (available: none)", c.Name)
-			results[i].ToolName = c.Name
-		}
+		return r.cfg.Executor.ExecuteAll(r.ctx, tcalls)
 	}
+	results := make([]tools.Result, len(calls))
+	for i, c := range calls {
+		results[i] = tools.Fail("Unknown tool: %s (available: none)", c.Name)
+		results[i].ToolName = c.Name
+	}
+	return results
+}
+
+func (r *run) appendResults(calls []engine.ToolCall, results []tools.Result, asObservation bool) {
 	for i, res := range results {
 		m := engine.Message{Role: engine.RoleTool, Content: res.Content, ToolName: calls[i].Name, ToolCallID: calls[i].ID}
 		if asObservation {
-			m = engine.Message{Role: engine.RoleUser, Content: "Observation: " + res.Content}
+			content := res.Content
+			if args, ok := res.EditedArguments(); ok {
+				if b, err := json.Marshal(args); err == nil {
+					content = "(the user edited the arguments before approving; it ran with " + string(b) + ")\n" + content
+				}
+			}
+			m = engine.Message{Role: engine.RoleUser, Content: "Observation: " + content}
 		}
 		r.append(m, nil, &results[i])
 		r.result.ToolResults = append(r.result.ToolResults, res)
 		r.result.Usage.ToolCostUSD += res.CostUSD
 	}
-	return results
 }
 
 // cancelled reports whether the run's context ended, as an error to return.

@@ -49,22 +49,24 @@ func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input s
 				r.notice(fmt.Sprintf("The model wrote %d tool call(s) as text instead of calling natively; jarvis ran them.", len(calls)))
 			}
 		}
-		r.append(engine.Message{Role: engine.RoleAssistant, Content: msg.Content, Thinking: msg.Thinking, ToolCalls: msg.ToolCalls}, &resp.Usage, nil)
+		reply := engine.Message{Role: engine.RoleAssistant, Content: msg.Content, Thinking: msg.Thinking, ToolCalls: msg.ToolCalls}
 		r.result.Content = msg.Content
 		if len(msg.ToolCalls) == 0 {
+			r.append(reply, &resp.Usage, nil)
 			if msg.Content == "" {
 				r.notice("The model returned an empty reply.")
 			}
 			return r.finish(nil)
 		}
 		if call, looping := guard.repeated(msg.ToolCalls); looping {
+			r.append(reply, &resp.Usage, nil)
 			a.refuseCalls(r, msg.ToolCalls, call)
 			r.result.Stopped = "loop_guard"
 			r.result.Content = fmt.Sprintf("Stopped: the model called %s with the same arguments %d times without reaching an answer.", call.Name, LoopGuardLimit)
 			r.notice(r.result.Content)
 			return r.finish(nil)
 		}
-		r.runTools(msg.ToolCalls, false)
+		r.runCalls(reply, &resp.Usage)
 		if err := r.cancelled(); err != nil {
 			return r.finish(err)
 		}

@@ -18,6 +18,9 @@ const (
 	Deny Decision = iota
 	AllowOnce
 	AllowSession
+	// AllowAlways allows the tool from now on, in every session, until
+	// the approval is revoked (`jarvis approvals revoke`).
+	AllowAlways
 )
 
 func (d Decision) String() string {
@@ -26,6 +29,8 @@ func (d Decision) String() string {
 		return "allow once"
 	case AllowSession:
 		return "allow for session"
+	case AllowAlways:
+		return "always allow"
 	}
 	return "deny"
 }
@@ -42,6 +47,46 @@ type ConfirmRequest struct {
 	// when the spec requires confirmation for every call. It is plain text,
 	// without control characters.
 	Reason string
+	// Target is the tool the call reaches and the name its approvals are
+	// kept under: the tool itself, or for the MCP adapter the server's
+	// tool it is about to call (SERVER__TOOL).
+	Target string
+	// Validate checks edited arguments against the tool's schema; nil
+	// when the arguments cannot be edited.
+	Validate func(Args) error
+	// CanAlways says approvals can be remembered across sessions, so
+	// "always allow" may be offered.
+	CanAlways bool
+}
+
+// Answer is a confirmer's full answer: the decision, and what the person
+// added to it.
+type Answer struct {
+	Decision Decision
+	// Arguments, when not nil, are the arguments the person edited and
+	// approved: they run instead of the model's.
+	Arguments Args
+	// Reason is why the person denied the call; the model reads it.
+	Reason string
+}
+
+// Answerer is a Confirmer that can answer more than a decision (edited
+// arguments, a reason for a denial). The policy asks through Answer when a
+// confirmer has it.
+type Answerer interface {
+	Answer(ctx context.Context, req ConfirmRequest) (Answer, error)
+}
+
+// Name is the name approvals of this call are kept under (Target, or the
+// tool's own name).
+func (r ConfirmRequest) Name() string {
+	switch {
+	case r.Target != "":
+		return r.Target
+	case r.Call.Name != "":
+		return r.Call.Name
+	}
+	return r.Spec.Name
 }
 
 // Because returns ": it REASON" when the tool gave a reason, "" otherwise,
@@ -139,19 +184,50 @@ var DenyAll Confirmer = ConfirmFunc(func(context.Context, ConfirmRequest) (Decis
 	return Deny, nil
 })
 
-// AllowOnly approves the named tools and denies the rest: a scheduled task's
-// tools approved when the task was created.
+// AllowOnly approves the named tools and denies the rest. For a call the
+// MCP adapter makes, the name is the server's tool (SERVER__TOOL).
 func AllowOnly(names ...string) Confirmer {
 	allowed := make(map[string]bool, len(names))
 	for _, n := range names {
 		allowed[n] = true
 	}
 	return ConfirmFunc(func(_ context.Context, req ConfirmRequest) (Decision, error) {
-		if allowed[req.Spec.Name] {
+		if allowed[req.Name()] {
 			return AllowOnce, nil
 		}
 		return Deny, nil
 	})
+}
+
+// Targeter is implemented by tools that call other tools (the MCP
+// adapter): Target names the tool a call with these arguments reaches, so
+// that it is that tool which is approved, audited and checked against the
+// tools a person turned off. "" means the call reaches no other tool
+// (listing a server's tools).
+type Targeter interface {
+	Target(args Args) string
+}
+
+// targeterOf returns t's Targeter, looking under settings wrappers.
+func targeterOf(t Tool) Targeter {
+	if tg, ok := unwrap(t).(Targeter); ok {
+		return tg
+	}
+	if tg, ok := t.(Targeter); ok {
+		return tg
+	}
+	return nil
+}
+
+// targetOf runs a Targeter; one that panics targets nothing it can name,
+// and the call is approved under the tool's own name.
+func targetOf(tg Targeter, args Args) (name string) {
+	defer func() {
+		if recover() != nil {
+			name = ""
+		}
+	}()
+	return tg.Target(args)
 }
 
 // Approvals remembers the tools a person allowed for the rest of a session.

@@ -22,9 +22,12 @@ import (
 //  1. look the tool up (unknown -> "Unknown tool: NAME", then the tools
 //     that exist);
 //  2. parse the arguments and check them against the tool's schema;
-//  3. ask for confirmation when the spec requires it or the tool's
-//     ConfirmationRule does for these arguments (no Confirmer means the
-//     call fails; a denial publishes tool_call_denied);
+//  3. ask the Policy when the spec requires confirmation or the tool's
+//     ConfirmationRule does for these arguments (see policy.go; nobody to
+//     ask means the call fails; a denial publishes tool_call_denied). A
+//     person may edit the arguments: the edit is checked against the
+//     schema again and runs instead (the Result says so, see
+//     EditedArguments);
 //  4. publish tool_call_start;
 //  5. run the tool with its timeout, recovering panics;
 //  6. measure the latency;
@@ -39,14 +42,9 @@ type Executor struct {
 	tools map[string]*entry
 	order []string
 
-	bus       events.Publisher
-	confirmer Confirmer
-	approvals *Approvals
-	log       *slog.Logger
-	// asking serialises confirmation requests: parallel calls to one tool
-	// ask one at a time, so "allow for the session" given to the first
-	// answers the others.
-	asking sync.Mutex
+	bus    events.Publisher
+	policy *Policy
+	log    *slog.Logger
 }
 
 type entry struct {
@@ -56,16 +54,21 @@ type entry struct {
 	timeout   time.Duration
 	inline    bool             // the tool is NonBlocking
 	rule      ConfirmationRule // nil: the spec alone decides
+	targeter  Targeter         // nil: calls reach the tool itself
+	// waived: the tool asks by default and the config turned that off.
+	waived bool
 }
 
 // ExecutorOptions configure NewExecutor. Every field is optional.
 type ExecutorOptions struct {
 	// Bus receives the tool events; nil discards them.
 	Bus events.Publisher
-	// Confirmer answers confirmation requests; nil makes every call that
-	// needs confirmation fail (never run silently).
+	// Policy decides confirmations. When nil, Confirmer is used if it is
+	// a *Policy; otherwise a policy that asks Confirmer (nil: nobody, so
+	// every call that needs confirmation fails, never runs silently)
+	// with the session approvals in Approvals.
+	Policy    *Policy
 	Confirmer Confirmer
-	// Approvals holds session approvals; nil starts an empty set.
 	Approvals *Approvals
 	// Logger records recovered panics with their stack; nil discards.
 	Logger *slog.Logger
@@ -75,17 +78,19 @@ type ExecutorOptions struct {
 // schema that cannot be compiled, are errors.
 func NewExecutor(list []Tool, opts ExecutorOptions) (*Executor, error) {
 	e := &Executor{
-		tools:     make(map[string]*entry, len(list)),
-		bus:       opts.Bus,
-		confirmer: opts.Confirmer,
-		approvals: opts.Approvals,
-		log:       opts.Logger,
+		tools:  make(map[string]*entry, len(list)),
+		bus:    opts.Bus,
+		policy: opts.Policy,
+		log:    opts.Logger,
 	}
 	if e.bus == nil {
 		e.bus = events.Discard
 	}
-	if e.approvals == nil {
-		e.approvals = NewApprovals()
+	if p, ok := opts.Confirmer.(*Policy); ok && e.policy == nil {
+		e.policy = p
+	}
+	if e.policy == nil {
+		e.policy = NewPolicy(PolicyOptions{Asker: opts.Confirmer, Approvals: opts.Approvals})
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -115,7 +120,10 @@ func (e *Executor) Add(t Tool) error {
 		return fmt.Errorf("tool %s is listed twice", spec.Name)
 	}
 	_, inline := unwrap(t).(NonBlocking)
-	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: timeoutOf(spec), inline: inline, rule: ruleOf(t)}
+	_, wrapped := t.(interface{ Unwrap() Tool })
+	waived := !spec.RequiresConfirmation && wrapped && unwrap(t).Spec().RequiresConfirmation
+	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: timeoutOf(spec), inline: inline,
+		rule: ruleOf(t), targeter: targeterOf(t), waived: waived}
 	e.order = append(e.order, spec.Name)
 	return nil
 }
@@ -139,16 +147,15 @@ func (e *Executor) Remove(name string) {
 	e.order = slices.DeleteFunc(e.order, func(n string) bool { return n == name })
 }
 
-// SetConfirmer replaces the confirmer (the TUI installs its dialog once the
-// program runs).
-func (e *Executor) SetConfirmer(c Confirmer) {
-	e.mu.Lock()
-	e.confirmer = c
-	e.mu.Unlock()
-}
+// SetConfirmer replaces who the policy asks (the TUI installs its dialog
+// once the program runs).
+func (e *Executor) SetConfirmer(c Confirmer) { e.policy.SetAsker(c) }
 
 // Approvals returns the session approvals this executor consults.
-func (e *Executor) Approvals() *Approvals { return e.approvals }
+func (e *Executor) Approvals() *Approvals { return e.policy.Approvals() }
+
+// Policy returns the policy that decides this executor's confirmations.
+func (e *Executor) Policy() *Policy { return e.policy }
 
 // Tools returns the tools in the order they were added.
 func (e *Executor) Tools() []Tool {
@@ -221,7 +228,6 @@ func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result 
 
 	e.mu.RLock()
 	en, ok := e.tools[call.Name]
-	confirmer := e.confirmer
 	e.mu.RUnlock()
 	if !ok {
 		return e.reject(run, call, nil, fmt.Sprintf("Unknown tool: %s (available: %s)", call.Name, e.availableNames()))
@@ -232,22 +238,12 @@ func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result 
 		return e.reject(run, call, nil, msg)
 	}
 	if err := en.validator.validate(args); err != nil {
-		return e.reject(run, call, args, "Invalid arguments: "+strings.TrimSuffix(err.Error(), ".")+".")
+		return e.reject(run, call, args, invalidArgs(err))
 	}
-
-	needed, reason := en.spec.RequiresConfirmation, ""
-	if en.rule != nil {
-		if ruled, why := confirmationFor(en.rule, args); ruled {
-			needed, reason = true, why
-		}
-	}
-	if needed {
-		if !e.approvals.Allowed(call.Name) {
-			if r, allowed := e.confirmOne(ctx, confirmer, en, call, args, reason, run); !allowed {
-				return r
-			}
-		}
-		ctx = context.WithValue(ctx, confirmedKey{}, true)
+	// asked: the model's arguments, when the person edited them.
+	args, asked, ctx, denied, allowed := e.confirm(ctx, en, call, args, run)
+	if !allowed {
+		return denied
 	}
 
 	e.bus.Publish(events.Event{Type: events.ToolCallStart, Run: run, Tool: &events.ToolPayload{
@@ -265,6 +261,9 @@ func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result 
 		}
 	}
 	r = r.WithMeta("arguments", map[string]any(args))
+	if asked != nil {
+		r = r.WithMeta(metaAskedArguments, map[string]any(asked))
+	}
 
 	if r.Status == StatusTimeout {
 		e.bus.Publish(events.Event{Type: events.ToolTimeout, Run: run, Tool: &events.ToolPayload{
@@ -355,54 +354,125 @@ func cancelled(name string) Result {
 	return r
 }
 
-// confirmOne asks for one call, after any request already being asked has
-// been answered (which may have allowed this tool for the session).
-func (e *Executor) confirmOne(ctx context.Context, c Confirmer, en *entry, call Call, args Args, reason string, run events.RunInfo) (Result, bool) {
-	e.asking.Lock()
-	defer e.asking.Unlock()
-	if e.approvals.Allowed(call.Name) {
-		return Result{}, true
+// metaAskedArguments holds, in a Result, the arguments the model asked for
+// when the person edited them; "arguments" holds those that ran.
+const metaAskedArguments = "asked_arguments"
+
+// EditedArguments returns the arguments that ran when the person edited
+// them before approving (ok false otherwise). The agent puts them in the
+// model's tool call, so the conversation says what really ran.
+func (r Result) EditedArguments() (Args, bool) {
+	if _, edited := r.Metadata[metaAskedArguments]; !edited {
+		return nil, false
 	}
-	return e.confirm(ctx, c, en, call, args, reason, run)
+	switch a := r.Metadata["arguments"].(type) {
+	case map[string]any:
+		return Args(a), true
+	case Args:
+		return a, true
+	}
+	return nil, false
 }
 
-// confirm runs step 3. It returns allowed=false with the failed result when
+func invalidArgs(err error) string {
+	return "Invalid arguments: " + strings.TrimSuffix(err.Error(), ".") + "."
+}
+
+// confirm runs step 3. It returns the arguments to run (the person's
+// edit, with asked set to the model's), the context marked Confirmed when
+// the call passed confirmation, and ok=false with the failed result when
 // the call must not run.
-func (e *Executor) confirm(ctx context.Context, c Confirmer, en *entry, call Call, args Args, reason string, run events.RunInfo) (Result, bool) {
-	deny := func(msg string, status Status) (Result, bool) {
-		r := Fail("%s", msg)
-		r.Status = status
-		r.ToolName = call.Name
-		r = r.WithMeta("arguments", map[string]any(args))
-		e.bus.Publish(events.Event{Type: events.ToolCallDenied, Run: run, Tool: &events.ToolPayload{
-			Tool: call.Name, CallID: call.ID, Arguments: args, Status: string(status), Result: msg,
-		}})
-		return r, false
+func (e *Executor) confirm(ctx context.Context, en *entry, call Call, args Args, run events.RunInfo) (_, asked Args, _ context.Context, _ Result, ok bool) {
+	p := e.policy
+	target := e.targetOf(en, call, args)
+	if target != call.Name && p.turnedOff(target) {
+		return nil, nil, ctx, e.refuseOff(ctx, en, call, args, target, run), false
 	}
-	if c == nil {
-		why := ""
-		if reason != "" {
-			why = " (it " + reason + ")"
+	needed, reason := en.spec.RequiresConfirmation, ""
+	if en.rule != nil {
+		if ruled, why := confirmationFor(en.rule, args); ruled {
+			needed, reason = true, why
 		}
-		return deny(fmt.Sprintf("Tool '%s' requires confirmation%s but no confirmation callback is available.", call.Name, why), StatusDenied)
 	}
-	if ctx.Err() != nil {
-		return deny(fmt.Sprintf("Tool '%s' was not run: the confirmation was cancelled.", call.Name), StatusCancelled)
+	if !needed {
+		if en.waived {
+			p.record(AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, Decision: Allowed, By: ByConfig,
+				Reason: "[tool." + en.spec.Name + "] confirm = false", CallID: call.ID, Session: sessionFrom(ctx)}, run, e.bus)
+		}
+		return args, nil, ctx, Result{}, true
 	}
-	e.bus.Publish(events.Event{Type: events.ConfirmAsk, Run: run, Tool: &events.ToolPayload{Tool: call.Name, CallID: call.ID, Arguments: args}})
-	d, err := c.Confirm(ctx, ConfirmRequest{Call: call, Spec: en.spec, Arguments: args, Run: run, Reason: reason})
-	if err != nil || ctx.Err() != nil {
-		return deny(fmt.Sprintf("Tool '%s' was not run: the confirmation was cancelled.", call.Name), StatusCancelled)
+	req := ConfirmRequest{Call: call, Spec: en.spec, Arguments: args, Run: run, Reason: reason, Target: target,
+		Validate: func(a Args) error { return en.validator.validate(a) }}
+	v := p.decide(ctx, req, e.bus)
+	entry := AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, By: v.by, Reason: v.reason, CallID: call.ID,
+		Session: sessionFrom(ctx)}
+	if !v.allow {
+		entry.Decision = Denied
+		p.record(entry, run, e.bus)
+		return nil, nil, ctx, e.deny(call, args, v.msg, v.status, run), false
 	}
-	e.bus.Publish(events.Event{Type: events.ConfirmAnswer, Run: run, Text: d.String(), Tool: &events.ToolPayload{Tool: call.Name, CallID: call.ID}})
-	switch d {
-	case AllowSession:
-		e.approvals.Allow(call.Name)
-		return Result{}, true
-	case AllowOnce:
-		return Result{}, true
+	entry.Decision = Allowed
+	if v.args != nil {
+		// The dialog checked the edit; it is checked again here, where
+		// it counts, and the call is aimed anew.
+		if err := en.validator.validate(v.args); err != nil {
+			entry.Decision, entry.Reason = Denied, "the edited arguments are invalid: "+err.Error()
+			p.record(entry, run, e.bus)
+			return nil, nil, ctx, e.deny(call, args, invalidArgs(err), StatusError, run), false
+		}
+		asked, args = args, v.args
+		entry.Args, entry.AskedArgs, entry.Decision = args, asked, Edited
+		if t := e.targetOf(en, call, args); t != target {
+			target, entry.Tool, entry.Via = t, t, via(call.Name, t)
+			if t != call.Name && p.turnedOff(t) {
+				entry.Decision, entry.Reason = Denied, "the edit reaches "+t+", which is turned off"
+				p.record(entry, run, e.bus)
+				return nil, nil, ctx, e.refuseOff(ctx, en, call, args, t, run), false
+			}
+		}
 	}
-	return deny(fmt.Sprintf("Tool '%s' execution denied by user.", call.Name), StatusDenied)
+	if v.always {
+		entry.Reason = p.remember(target, run, e.bus)
+	}
+	p.record(entry, run, e.bus)
+	return args, asked, context.WithValue(ctx, confirmedKey{}, true), Result{}, true
+}
+
+// targetOf names the tool a call reaches (see Targeter).
+func (e *Executor) targetOf(en *entry, call Call, args Args) string {
+	if en.targeter != nil {
+		if t := targetOf(en.targeter, args); t != "" {
+			return t
+		}
+	}
+	return call.Name
+}
+
+func via(called, target string) string {
+	if called == target || called == "" {
+		return ""
+	}
+	return called
+}
+
+// refuseOff ends a call the adapter would make to a tool the person
+// turned off.
+func (e *Executor) refuseOff(ctx context.Context, en *entry, call Call, args Args, target string, run events.RunInfo) Result {
+	e.policy.record(AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, Decision: Denied, By: ByToolsTab,
+		Reason: "the tool is turned off", CallID: call.ID, Session: sessionFrom(ctx)}, run, e.bus)
+	return e.deny(call, args, fmt.Sprintf("Tool '%s' is turned off, so %s may not call it. Ask the user to turn it on in the Tools tab.", target, en.spec.Name), StatusDenied, run)
+}
+
+// deny ends a call that must not run, publishing tool_call_denied.
+func (e *Executor) deny(call Call, args Args, msg string, status Status, run events.RunInfo) Result {
+	r := Fail("%s", msg)
+	r.Status = status
+	r.ToolName = call.Name
+	r = r.WithMeta("arguments", map[string]any(args))
+	e.bus.Publish(events.Event{Type: events.ToolCallDenied, Run: run, Tool: &events.ToolPayload{
+		Tool: call.Name, CallID: call.ID, Arguments: args, Status: string(status), Result: msg,
+	}})
+	return r
 }
 
 // reject ends a call that could not start (unknown tool, bad arguments). It

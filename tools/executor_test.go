@@ -163,8 +163,12 @@ func TestConfirmationGate(t *testing.T) {
 		if r.Success || r.Content != want || r.Status != tools.StatusDenied || ran.Load() != 0 {
 			t.Fatalf("got %+v ran=%d", r, ran.Load())
 		}
-		if types := rec.Types(); len(types) != 1 || types[0] != events.ToolCallDenied {
-			t.Fatalf("events = %v, want only tool_call_denied", types)
+		// The policy's decision, then the denial: nothing ran.
+		if types := rec.Types(); len(types) != 2 || types[0] != events.ConfirmAnswer || types[1] != events.ToolCallDenied {
+			t.Fatalf("events = %v, want confirmation_answer then tool_call_denied", types)
+		}
+		if text := rec.Events()[0].Text; text != "denied by nobody to ask: nobody could be asked" {
+			t.Errorf("decision event says %q", text)
 		}
 	})
 	t.Run("deny", func(t *testing.T) {

@@ -153,7 +153,8 @@ func (s *Scheduler) execute(parent context.Context, c tasks.Claim) (Run, error) 
 	s.opts.Events.Publish(events.Event{Type: events.SchedulerTaskStart, Run: run,
 		Task: &events.TaskPayload{TaskID: c.Task.ID, Prompt: c.Task.Prompt}})
 
-	confirmer := &denialRecorder{inner: tools.AllowOnly(c.Task.ApprovedTools...)}
+	denials := &denialRecorder{}
+	confirmer := s.policy(c.Task, denials)
 	task := c.Task
 	task.Server = c.Server
 	note := &runNote{}
@@ -181,7 +182,7 @@ func (s *Scheduler) execute(parent context.Context, c tasks.Claim) (Run, error) 
 	}
 
 	f := tasks.Finish{At: s.now(), Success: end.err == nil && !abandoned, Result: end.result,
-		DeniedTools: confirmer.Denied(), Model: note.reported()}
+		DeniedTools: denials.Denied(), Model: note.reported()}
 	if !f.Success {
 		why := ar.stopReason()
 		switch {
@@ -264,26 +265,35 @@ func (s *Scheduler) record(c tasks.Claim, f tasks.Finish, run events.RunInfo) (R
 	return row, err
 }
 
-// denialRecorder asks the task's policy and remembers which tools it
-// denied, so the run log can say what the task could not do.
-type denialRecorder struct {
-	inner tools.Confirmer
+// policy is the confirmation policy of one run of t: nobody can be
+// asked, so a call that needs confirmation runs only when the config, an
+// always-approval or the task's approve list allows it. Every decision
+// goes to the audit log, and the denied tools to denials, so the run log
+// can say what the task could not do.
+func (s *Scheduler) policy(t Task, denials *denialRecorder) *tools.Policy {
+	o := s.opts.Policy
+	o.Source = tools.SourceScheduler
+	o.Task = &tools.TaskApproval{ID: t.ID, Approved: slices.Clone(t.ApprovedTools)}
+	o.Asker, o.Yes, o.Approvals, o.Session = nil, false, nil, nil
+	o.OnDecision = denials.note
+	return tools.NewPolicy(o)
+}
 
+// denialRecorder remembers which tools a run's policy denied.
+type denialRecorder struct {
 	mu     sync.Mutex
 	denied []string
 }
 
-// Confirm answers from the policy and records a denial.
-func (d *denialRecorder) Confirm(ctx context.Context, req tools.ConfirmRequest) (tools.Decision, error) {
-	dec, err := d.inner.Confirm(ctx, req)
-	if err != nil || dec == tools.Deny {
-		d.mu.Lock()
-		if !slices.Contains(d.denied, req.Spec.Name) {
-			d.denied = append(d.denied, req.Spec.Name)
-		}
-		d.mu.Unlock()
+func (d *denialRecorder) note(e tools.AuditEntry) {
+	if e.Decision != tools.Denied {
+		return
 	}
-	return dec, err
+	d.mu.Lock()
+	if !slices.Contains(d.denied, e.Tool) {
+		d.denied = append(d.denied, e.Tool)
+	}
+	d.mu.Unlock()
 }
 
 // Denied returns the denied tool names in the order first denied.

@@ -117,6 +117,10 @@ type Options struct {
 	// Events receives scheduler_task_start / scheduler_task_end and loop
 	// errors; nil discards them.
 	Events events.Publisher
+	// Policy holds what every run's confirmation policy shares: the audit
+	// log, the always-approvals and the config's confirm settings. The
+	// rest (the task's approve list, nobody to ask) is set per run.
+	Policy tools.PolicyOptions
 	// Validate checks a new task's agent and tool names against what
 	// exists; nil accepts any names.
 	Validate func(agent string, tools []string) error

@@ -18,7 +18,7 @@ var specTools = []string{
 
 // mustConfirm are the tools that run code, send data out or act later.
 var mustConfirm = []string{
-	"channel_send", "code_interpreter", "code_interpreter_docker", "http_request",
+	"cancel_scheduled_task", "channel_send", "code_interpreter", "code_interpreter_docker", "http_request",
 	"mcp_adapter", "repl", "schedule_task", "web_search",
 }
 

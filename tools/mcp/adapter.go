@@ -69,6 +69,27 @@ func (a *Adapter) get() *Manager {
 	return a.manager()
 }
 
+// Target names the server tool a call reaches, as jarvis names it
+// (SERVER__TOOL): approvals, the audit log and the tools a person turned
+// off are about that tool, never about the adapter. A listing (no tool)
+// targets nothing. A tool the server does not offer (yet) gets the name
+// the call spells, which matches no approval.
+func (a *Adapter) Target(args tools.Args) string {
+	server := strings.TrimSpace(args.String("server"))
+	tool := strings.TrimSpace(args.String("tool"))
+	if tool == "" {
+		return ""
+	}
+	if m := a.get(); m != nil {
+		if srv, ok := m.Server(server); ok {
+			if t, ok := lookupTool(m, srv, tool); ok {
+				return t.Spec().Name
+			}
+		}
+	}
+	return server + Separator + tool
+}
+
 // Execute lists a server's tools or calls one of them.
 func (a *Adapter) Execute(ctx context.Context, args tools.Args) tools.Result {
 	m := a.get()

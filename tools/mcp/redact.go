@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // A server's configuration often carries credentials: a token in the URL's
@@ -17,62 +19,16 @@ import (
 // server's scrubber, so none of them ends up on screen, in a transcript or
 // in the model's context.
 
-// maxShownSegment is the longest URL path segment shown whole; longer ones
-// are usually tokens or ids.
+// maxShownSegment is the longest URL path segment shown whole (the same
+// rule as tools.RedactURL); longer ones are usually tokens or ids.
 const maxShownSegment = 16
 
 // redactedMark replaces a secret found in free text.
-const redactedMark = "<redacted>"
+const redactedMark = tools.RedactedMark
 
-// RedactURL returns raw in a form fit to show: without user info, query or
-// fragment (a dropped query is marked "?…") and with every path segment
-// longer than 16 characters cut to its first four and "…". A value that
-// does not parse as a URL is cut the same way by its punctuation, erring on
-// the side of showing less.
-func RedactURL(raw string) string {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return ""
-	}
-	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
-		out := u.Scheme + "://" + u.Host + shortenPath(u.EscapedPath())
-		if u.RawQuery != "" || u.ForceQuery {
-			out += "?…"
-		}
-		return out
-	}
-	s, query := raw, ""
-	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		if s[i] == '?' {
-			query = "?…"
-		}
-		s = s[:i]
-	}
-	prefix := ""
-	if i := strings.Index(s, "://"); i >= 0 {
-		prefix, s = s[:i+3], s[i+3:]
-	}
-	// Without a parse to say where the user info ends, drop everything up
-	// to the last '@': at worst part of the path goes unseen.
-	if i := strings.LastIndexByte(s, '@'); i >= 0 {
-		s = s[i+1:]
-	}
-	host, path := s, ""
-	if i := strings.IndexByte(s, '/'); i >= 0 {
-		host, path = s[:i], s[i:]
-	}
-	return prefix + host + shortenPath(path) + query
-}
-
-func shortenPath(p string) string {
-	segs := strings.Split(p, "/")
-	for i, seg := range segs {
-		if utf8.RuneCountInString(seg) > maxShownSegment {
-			segs[i] = string([]rune(seg)[:4]) + "…"
-		}
-	}
-	return strings.Join(segs, "/")
-}
+// RedactURL returns raw in a form fit to show (see tools.RedactURL, which
+// the audit log shares so that arguments are redacted the same way).
+func RedactURL(raw string) string { return tools.RedactURL(raw) }
 
 // scrubber replaces a server's secrets in free text: error messages of the
 // HTTP client and the SDK (which may quote the whole endpoint), the last

@@ -64,7 +64,7 @@ func All(svc Service) []tools.Tool {
 		listTasks{svc},
 		changeTask{svc, "pause_scheduled_task", "Pause a scheduled task: it stops running until resumed. A run of it in progress is stopped, in whichever jarvis process runs it.", "paused", Service.Pause},
 		changeTask{svc, "resume_scheduled_task", "Resume a paused scheduled task. Its next run is computed from now; runs missed while paused are not made up.", "resumed", Service.Resume},
-		changeTask{svc, "cancel_scheduled_task", "Cancel a scheduled task for good: it never runs again. A run of it in progress is stopped, in whichever jarvis process runs it.", "cancelled", Service.Cancel},
+		cancelTask{changeTask{svc, "cancel_scheduled_task", "Cancel a scheduled task for good: it never runs again. A run of it in progress is stopped, in whichever jarvis process runs it. Give the task's full id (list_scheduled_tasks shows it).", "cancelled", Service.Cancel}},
 	}
 }
 
@@ -207,6 +207,73 @@ func (t changeTask) Execute(ctx context.Context, args tools.Args) tools.Result {
 		return tools.Fail("%s", capitalize(err.Error())+".")
 	}
 	return tools.OK(fmt.Sprintf("Task %s %s.", task.ID, t.done)).WithMeta("task_id", task.ID)
+}
+
+// MinCancelPrefix is the shortest id prefix cancel_scheduled_task accepts:
+// cancelling cannot be undone, and a short prefix can name another task
+// than the one the model looked at (ids are 16 characters).
+const MinCancelPrefix = 8
+
+// cancelTask is cancel_scheduled_task: it destroys what a person made, so
+// it asks first, shows the task's prompt in the question, and takes only
+// the full id or an unambiguous prefix of at least MinCancelPrefix
+// characters.
+type cancelTask struct{ changeTask }
+
+func (t cancelTask) Spec() tools.Spec {
+	spec := t.changeTask.Spec()
+	spec.Parameters = tools.Params(tools.StringParam("task_id",
+		fmt.Sprintf("The task's full id (at least its first %d characters)", MinCancelPrefix), true))
+	spec.RequiresConfirmation = true
+	return spec
+}
+
+// ConfirmationFor says which task the call would cancel, with its prompt,
+// so the person approves a task rather than an id.
+func (t cancelTask) ConfirmationFor(args tools.Args) (bool, string) {
+	id := strings.ToLower(strings.TrimSpace(args.String("task_id")))
+	if t.svc == nil || len(id) < MinCancelPrefix {
+		return true, ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list, err := t.svc.List(ctx, "")
+	if err != nil {
+		return true, "cancels task " + id + " for good (its prompt could not be read: " + err.Error() + ")"
+	}
+	var found []tasks.Task
+	for _, task := range list {
+		if strings.HasPrefix(task.ID, id) {
+			found = append(found, task)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return true, "names no task (" + id + "); nothing would be cancelled"
+	case 1:
+		return true, fmt.Sprintf("cancels task %s for good, which runs %s: %s", found[0].ID, found[0].Describe(), quote(oneLine(found[0].Prompt, 200)))
+	}
+	return true, fmt.Sprintf("names %d tasks (%s); it will be refused as ambiguous", len(found), id)
+}
+
+func (t cancelTask) Execute(ctx context.Context, args tools.Args) tools.Result {
+	if t.svc == nil {
+		return tools.Fail(msgUnavailable)
+	}
+	id := strings.TrimSpace(args.String("task_id"))
+	if id != "" && len(id) < MinCancelPrefix {
+		return tools.Fail("task_id %q is too short: give the task's full id (or at least its first %d characters), as list_scheduled_tasks shows it. A short prefix could cancel another task.", id, MinCancelPrefix)
+	}
+	return t.changeTask.Execute(ctx, args)
+}
+
+// oneLine flattens s and cuts it to n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // stringOrNumber reads a value a model may send as "3600" or 3600.

@@ -134,8 +134,8 @@ type askOptions struct {
 
 func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 	printer := &askPrinter{out: a.io.Out, stream: opts.stream, tools: newEventPrinter(a.io.Err, isTerminal(a.io.Err)), ttyErr: isTerminal(a.io.Err)}
-	confirmer := a.terminalConfirmer(opts.yes)
-	res, err := a.runAsk(ctx, query, printer, confirmer)
+	policy, canAsk := a.commandPolicy(tools.SourceAsk, opts.yes)
+	res, err := a.runAsk(ctx, query, printer, policy)
 	printer.end()
 	var ee *exitError
 	if errors.As(err, &ee) && ee.code == ExitUsage {
@@ -148,7 +148,7 @@ func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 	} else if res.Content != "" && !printer.streamed(res.Content) {
 		fmt.Fprintln(a.io.Out, res.Content)
 	}
-	if confirmer == nil && deniedForNoTerminal(res) {
+	if !canAsk && !opts.yes && deniedForNoTerminal(res) {
 		printer.note("a tool needed approval but stdin is not a terminal, so jarvis could not ask; rerun with --yes to approve")
 	}
 	if !opts.json && res.Turns > 0 && isTerminal(a.io.Err) {
@@ -160,7 +160,7 @@ func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 // runAsk runs the question. It always returns a result: on failure, what
 // arrived before it (the partial answer, the tool results, the usage), or
 // only the model and agent when the run could not start.
-func (a *app) runAsk(ctx context.Context, query string, printer *askPrinter, confirmer tools.Confirmer) (*agent.Result, error) {
+func (a *app) runAsk(ctx context.Context, query string, printer *askPrinter, policy *tools.Policy) (*agent.Result, error) {
 	res := &agent.Result{}
 	env, err := a.environment()
 	if err != nil {
@@ -190,7 +190,7 @@ func (a *app) runAsk(ctx context.Context, query string, printer *askPrinter, con
 	if note != "" {
 		printer.note(note)
 	}
-	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Confirmer: confirmer})
+	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Policy: policy})
 	if err != nil {
 		return res, failErr("%v", err)
 	}

@@ -13,8 +13,11 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/store/approvals"
+	"github.com/jarvis-workbench/jarvis/store/audit"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/themes"
+	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/tui"
 )
 
@@ -126,6 +129,11 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 		}
 	}()
 	opts.Sessions, opts.Saves = tui.NewSessionStore(sessions.New(db)), saves
+	// The dialog's "always allow", the Tools tab's approvals and the audit
+	// log of every decision.
+	always := approvals.New(db)
+	always.Source = tools.SourceTUI
+	opts.Always, opts.Audit = always, auditLog{audit.New(db)}
 	// The TUI runs the scheduler while it is open, so tasks run and the
 	// Scheduler tab is live; it leaves scheduled runs to a live `jarvis
 	// scheduler start`. Its problems go to the Events tab.

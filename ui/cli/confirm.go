@@ -11,24 +11,54 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/jarvis-workbench/jarvis/store/approvals"
+	"github.com/jarvis-workbench/jarvis/store/audit"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-// terminalConfirmer returns how a headless command answers confirmation
-// requests: --yes approves; a terminal on stdin is asked; otherwise nobody
-// can answer, so no confirmer is installed and the executor refuses the call
-// (never a silent run).
-func (a *app) terminalConfirmer(yes bool) tools.Confirmer {
-	if yes {
-		return tools.AllowAll
+// commandPolicy is the confirmation policy of a headless command (source:
+// tools.SourceAsk, tools.SourceToolsRun): the config's confirm settings,
+// the always-approvals, --yes, then the person at the terminal on stdin.
+// canAsk is false when stdin is not a terminal: nobody can answer, so a
+// call that needs confirmation is denied (never a silent run). Every
+// decision goes to the audit log. The database is touched only when a
+// call needs confirmation.
+func (a *app) commandPolicy(source string, yes bool) (pol *tools.Policy, canAsk bool) {
+	o := a.sharedPolicy()
+	o.Source, o.Yes, o.Nobody = source, yes, tools.ByNoTerminal
+	if f, ok := a.io.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		o.Asker, canAsk = newPromptConfirmer(a.io.In, a.io.Err), true
 	}
-	f, ok := a.io.In.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
+	return tools.NewPolicy(o), canAsk
+}
+
+// sharedPolicy is what every policy of this process shares: the config's
+// confirm settings, the always-approvals and the audit log in the
+// database. Without a database (a broken path) there are neither, and
+// confirmation still works.
+func (a *app) sharedPolicy() tools.PolicyOptions {
+	var o tools.PolicyOptions
+	if env, err := a.environment(); err == nil {
+		o.Overrides = tools.ConfigOverrides(env.deps.Settings)
 	}
-	return newPromptConfirmer(a.io.In, a.io.Err)
+	if db, err := a.database(); err == nil {
+		o.Always = approvals.New(db)
+		o.Audit = auditLog{audit.New(db)}
+	}
+	return o
+}
+
+// auditLog writes the policy's entries to the database's audit log.
+type auditLog struct{ log *audit.Log }
+
+func (l auditLog) Record(e tools.AuditEntry) {
+	l.log.Record(audit.Entry{
+		Time: e.Time, Tool: e.Tool, Via: e.Via, Args: e.Args, AskedArgs: e.AskedArgs,
+		Decision: string(e.Decision), By: e.By, Source: e.Source, Session: e.Session, Task: e.Task,
+		Reason: e.Reason, CallID: e.CallID,
+	})
 }
 
 // promptConfirmer asks on the terminal, one question at a time even when a
@@ -70,7 +100,11 @@ func (p *promptConfirmer) Confirm(ctx context.Context, req tools.ConfirmRequest)
 	fmt.Fprintf(p.out, "\nTool '%s' needs your approval%s.\n  %s\n  arguments:\n%s\n",
 		safe.Text(req.Spec.Name), safe.Text(req.Because()), format.OneLine(safe.Text(req.Spec.Description), 100),
 		indent(safe.Text(format.PrettyArgs(req.Arguments)), "    "))
-	fmt.Fprint(p.out, "Allow this call? [y/N] (a: allow this tool for the rest of the session) ")
+	always := ""
+	if req.CanAlways {
+		always = ", always: in every session until revoked"
+	}
+	fmt.Fprintf(p.out, "Allow this call? [y/N] (a: allow %s for the rest of the session%s) ", safe.Text(req.Name()), always)
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(p.out)
@@ -83,7 +117,12 @@ func (p *promptConfirmer) Confirm(ctx context.Context, req tools.ConfirmRequest)
 		switch s {
 		case "y", "yes":
 			return tools.AllowOnce, nil
-		case "a", "always":
+		case "a":
+			return tools.AllowSession, nil
+		case "always":
+			if req.CanAlways {
+				return tools.AllowAlways, nil
+			}
 			return tools.AllowSession, nil
 		}
 		return tools.Deny, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
@@ -75,6 +76,22 @@ func (a *app) taskValidator() (func(agentName string, names []string) error, err
 		}
 		return nil
 	}, nil
+}
+
+// registerMCPFor starts the configured MCP servers when names include an
+// MCP tool (SERVER__TOOL) of one of them, so that the tool names can be
+// checked against what the servers offer.
+func (a *app) registerMCPFor(ctx context.Context, names []string) error {
+	env, err := a.environment()
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, mcp.Separator) && !env.registry.Has(n) }) ||
+		!needsMCP(env.cfg.MCP, names) {
+		return nil
+	}
+	_, err = a.startMCP(ctx, env, true, a.io.Err)
+	return err
 }
 
 // needsApproval returns the task's tools that need confirmation but were
@@ -149,6 +166,11 @@ with the orchestrator agent: the simple agent never calls tools.`,
 			if _, _, err := tasks.Validate(nt, time.Now()); err != nil {
 				return usageErr("%v", err)
 			}
+			// MCP tools are named SERVER__TOOL, as the workbench's form
+			// takes them; they are known once their servers list them.
+			if err := a.registerMCPFor(cmd.Context(), append(slices.Clone(nt.Tools), nt.ApprovedTools...)); err != nil {
+				return err
+			}
 			if err := opts.Validate(tasks.AgentFor(nt.Agent, nt.Tools), nt.Tools); err != nil {
 				return usageErr("%v", err)
 			}
@@ -170,6 +192,9 @@ with the orchestrator agent: the simple agent never calls tools.`,
 			if strings.TrimSpace(agentName) == agent.Simple && len(task.Tools) > 0 {
 				fmt.Fprintf(a.io.Err, "Note: the simple agent never calls tools, so %s will not be used. Use --agent orchestrator (or react), or leave --agent out.\n",
 					strings.Join(task.Tools, ", "))
+			}
+			if slices.Contains(task.ApprovedTools, mcp.AdapterName) {
+				fmt.Fprintf(a.io.Err, "Note: approving %s lets it list a server's tools; its calls to a server's tool are approved by that tool's name (--tools SERVER__TOOL --approve SERVER__TOOL).\n", mcp.AdapterName)
 			}
 			if denied := a.needsApproval(task.Tools, task.ApprovedTools); len(denied) > 0 {
 				verb := "needs confirmation and was"

@@ -93,6 +93,9 @@ func (a *app) schedOptions(command string, bus events.Publisher) (scheduler.Opti
 	return scheduler.Options{
 		Command: command, Server: env.server(), Reach: engines.reach, Timeout: env.cfg.TaskTimeout(),
 		Runner: newTaskRunner(env, bus, engines), Validate: validate,
+		// Runs decide confirmations through the shared policy (their
+		// approve list is added per run).
+		Policy: a.sharedPolicy(),
 	}, nil
 }
 

@@ -207,11 +207,11 @@ when stdin is not a terminal, unless --yes is given.`,
 					closeIfCloser(t)
 				}
 			}()
-			confirmer := a.terminalConfirmer(yes)
+			policy, canAsk := a.commandPolicy(tools.SourceToolsRun, yes)
 			printer := newEventPrinter(a.io.Err, isTerminal(a.io.Err))
 			// The failure is printed once, whole, below.
 			printer.quietFailures = true
-			exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Confirmer: confirmer})
+			exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Policy: policy})
 			if err != nil {
 				return failErr("%v", err)
 			}
@@ -227,7 +227,7 @@ when stdin is not a terminal, unless --yes is given.`,
 			if !r.Success {
 				printer.println(printer.failure(r))
 			}
-			if r.Status == tools.StatusDenied && confirmer == nil {
+			if r.Status == tools.StatusDenied && !canAsk && strings.Contains(r.Content, "no confirmation callback") {
 				fmt.Fprintln(a.io.Err, "hint: this tool needs approval but stdin is not a terminal, so jarvis could not ask; rerun with --yes to approve it")
 			}
 			if !r.Success {

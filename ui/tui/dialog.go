@@ -23,12 +23,24 @@ const DialogGrace = 400 * time.Millisecond
 type confirmRequestMsg struct {
 	req   tools.ConfirmRequest
 	reply chan tools.Decision
-	once  *sync.Once
+	// full, when set, receives the whole answer (edited arguments, a
+	// reason) instead of reply.
+	full chan tools.Answer
+	once *sync.Once
 }
 
 // answer sends the decision once; the first answer wins.
-func (m confirmRequestMsg) answer(d tools.Decision) {
-	m.once.Do(func() { m.reply <- d })
+func (m confirmRequestMsg) answer(d tools.Decision) { m.answerFull(tools.Answer{Decision: d}) }
+
+// answerFull sends the whole answer once; the first answer wins.
+func (m confirmRequestMsg) answerFull(a tools.Answer) {
+	m.once.Do(func() {
+		if m.full != nil {
+			m.full <- a
+			return
+		}
+		m.reply <- a.Decision
+	})
 }
 
 // confirmGoneMsg says a request was withdrawn (its run was cancelled).
@@ -42,14 +54,21 @@ type dialogConfirmer struct {
 }
 
 func (c *dialogConfirmer) Confirm(ctx context.Context, req tools.ConfirmRequest) (tools.Decision, error) {
-	reply := make(chan tools.Decision, 1)
-	c.send(confirmRequestMsg{req: req, reply: reply, once: &sync.Once{}})
+	a, err := c.Answer(ctx, req)
+	return a.Decision, err
+}
+
+// Answer asks and returns the person's whole answer: the decision, the
+// arguments they edited, the reason they gave for a denial.
+func (c *dialogConfirmer) Answer(ctx context.Context, req tools.ConfirmRequest) (tools.Answer, error) {
+	full := make(chan tools.Answer, 1)
+	c.send(confirmRequestMsg{req: req, full: full, once: &sync.Once{}})
 	select {
-	case d := <-reply:
-		return d, nil
+	case a := <-full:
+		return a, nil
 	case <-ctx.Done():
 		go c.send(confirmGoneMsg{callID: req.Call.ID})
-		return tools.Deny, ctx.Err()
+		return tools.Answer{}, ctx.Err()
 	}
 }
 
@@ -58,6 +77,10 @@ type dialog struct {
 	queue  []confirmRequestMsg
 	opened time.Time
 	scroll int
+	// ed is what the person is doing with the front request beyond
+	// answering it: typing a reason, editing the arguments, reviewing an
+	// edit (see dialog_edit.go).
+	ed dialogEdit
 }
 
 func (d *dialog) open() bool { return len(d.queue) > 0 }
@@ -65,7 +88,7 @@ func (d *dialog) open() bool { return len(d.queue) > 0 }
 func (d *dialog) push(m confirmRequestMsg, now time.Time) {
 	d.queue = append(d.queue, m)
 	if len(d.queue) == 1 {
-		d.opened, d.scroll = now, 0
+		d.opened, d.scroll, d.ed = now, 0, dialogEdit{}
 	}
 }
 
@@ -74,7 +97,7 @@ func (d *dialog) remove(callID string, now time.Time) {
 		if q.req.Call.ID == callID {
 			d.queue = append(d.queue[:i], d.queue[i+1:]...)
 			if i == 0 {
-				d.opened, d.scroll = now, 0
+				d.opened, d.scroll, d.ed = now, 0, dialogEdit{}
 			}
 			return
 		}
@@ -84,10 +107,15 @@ func (d *dialog) remove(callID string, now time.Time) {
 // answer answers the front request and shows the next, returning the
 // request that was answered.
 func (d *dialog) answer(dec tools.Decision, now time.Time) confirmRequestMsg {
+	return d.answerFull(tools.Answer{Decision: dec}, now)
+}
+
+// answerFull answers the front request with a whole answer.
+func (d *dialog) answerFull(a tools.Answer, now time.Time) confirmRequestMsg {
 	front := d.queue[0]
-	front.answer(dec)
+	front.answerFull(a)
 	d.queue = d.queue[1:]
-	d.opened, d.scroll = now, 0
+	d.opened, d.scroll, d.ed = now, 0, dialogEdit{}
 	return front
 }
 
@@ -113,6 +141,9 @@ type dialogLayout struct {
 	title      string   // styled
 	desc       []string // the description lines shown
 	args       []string // every argument line
+	argsLabel  string   // "Arguments:", or what the lines are in a mode
+	rawArgs    bool     // the lines are styled already (the inline editor)
+	errLines   int      // the first hint lines say what was wrong
 	room       int      // argument lines shown at a time
 	hint       []string
 	blanks     int // empty separator lines kept (0–3)
@@ -128,18 +159,28 @@ func (d *dialog) layout(st *styles, width, height int) dialogLayout {
 	req := d.queue[0].req
 	w := min(max(width-8, 40), 100, width-2)
 	inner := max(w-4, 10)
-	name := safe.Text(req.Spec.Name)
-	title := st.dialogTitle.Render("Allow " + name + "?")
+	name := safe.Text(req.Name())
+	called := name
+	if req.Target != "" && req.Target != req.Call.Name {
+		called += " (via " + safe.Text(req.Call.Name) + ")"
+	}
+	title := st.dialogTitle.Render(d.ed.title(called))
 	if n := len(d.queue); n > 1 {
 		title += st.muted.Render("  (" + strconv.Itoa(n-1) + " more waiting)")
 	}
-	l := dialogLayout{width: w, title: ansi.Truncate(title, inner, "…")}
+	l := dialogLayout{width: w, title: ansi.Truncate(title, inner, "…"), argsLabel: "Arguments:"}
 	l.desc = wrapText(strings.TrimSpace(req.Reason+"\n"+req.Spec.Description), inner) // why this call asks, first
 	if len(l.desc) == 1 && l.desc[0] == "" {
 		l.desc = nil
 	}
 	l.args = argLines(req.Arguments, inner)
-	l.hint = wrapText("[a] allow once   [s] allow "+name+" for this session   [d/esc] deny", inner)
+	var errs []string
+	if d.ed.err != "" {
+		errs = wrapText(d.ed.err, inner)
+	}
+	l.hint = append(errs, wrapText(d.ed.hint(req, name), inner)...)
+	l.errLines = len(errs)
+	d.ed.shape(&l, inner)
 
 	avail := height - 2                                              // the border
 	fixed := func() int { return 1 + len(l.desc) + 1 + len(l.hint) } // title, "Arguments:"
@@ -173,6 +214,7 @@ func (d *dialog) clampScroll(st *styles, width, height int) {
 	if !d.open() {
 		return
 	}
+	d.ed.fit(width, height)
 	d.scroll = min(max(d.scroll, 0), d.layout(st, width, height).maxScroll())
 }
 
@@ -194,9 +236,13 @@ func (d *dialog) view(st *styles, width, height int) string {
 		lines = append(lines, st.muted.Render(s))
 	}
 	lines = append(lines, blank(3)...)
-	lines = append(lines, st.text.Render("Arguments:"))
+	lines = append(lines, st.text.Render(l.argsLabel))
 	shown := l.args[scroll:min(scroll+l.room, len(l.args))]
 	for _, s := range shown {
+		if l.rawArgs {
+			lines = append(lines, s)
+			continue
+		}
 		lines = append(lines, st.accent.Render(s))
 	}
 	if l.scrollable {
@@ -204,8 +250,12 @@ func (d *dialog) view(st *styles, width, height int) string {
 			strconv.Itoa(scroll+len(shown))+" of "+strconv.Itoa(len(l.args)), l.width-4, "…")))
 	}
 	lines = append(lines, blank(1)...)
-	for _, s := range l.hint {
-		lines = append(lines, st.text.Render(s))
+	for i, s := range l.hint {
+		style := st.text
+		if i < l.errLines {
+			style = st.errorText
+		}
+		lines = append(lines, style.Render(s))
 	}
 	box := lipgloss.NewStyle().Border(lipgloss.DoubleBorder()).BorderForeground(st.dialogBorder).Padding(0, 1).Width(l.width)
 	return box.Render(strings.Join(lines, "\n"))

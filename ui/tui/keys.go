@@ -40,8 +40,9 @@ var keyHelp = [][2]string{
 	{"ctrl+t", "show / hide the side pane"},
 	{"F3 F4 F5", "side pane: Tools, Events, Scheduler"},
 	{"?", "this help (prompt empty)"},
-	{"dialog: a / s / d", "allow once / allow for session / deny (esc denies)"},
-	{"pane: space, c, $", "toggle tool, category lines, cost lines"},
+	{"dialog: a / s / A", "allow once / for the session / always (until revoked)"},
+	{"dialog: e / r / d", "edit the arguments / deny with a reason / deny (esc denies)"},
+	{"pane: space, A, c, $", "toggle tool, always allow it, category lines, cost lines"},
 	{"scheduler: n p r x", "new task, pause, resume, cancel"},
 	{"scheduler: g l f", "run now, run logs, show finished tasks"},
 }

@@ -65,6 +65,7 @@ type model struct {
 	lastEstimated          bool
 	compacting             bool
 	approvals              *tools.Approvals
+	appr                   approvalState
 	specs                  map[string]tools.Spec
 
 	// The conversation is owned by the running agent between startRun and
@@ -189,9 +190,10 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 		}
 		list, built = append(list, t), append(built, t)
 	}
-	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{
-		Bus: m.opts.Bus, Confirmer: &dialogConfirmer{send: func(msg any) { m.send(msg) }}, Approvals: m.approvals,
-	})
+	if m.appr.policy == nil || m.appr.policy.Approvals() != m.approvals {
+		m.appr.policy = m.newPolicy() // a new session starts with no approvals of its own
+	}
+	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: m.opts.Bus, Policy: m.appr.policy})
 	if err != nil {
 		return fail(err)
 	}
@@ -214,6 +216,7 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 		}
 	}
 	m.executor, m.enabled = exec, names
+	m.noteEnabled(names)
 	m.specs = map[string]tools.Spec{}
 	for _, s := range exec.AvailableTools() {
 		m.specs[s.Name] = s
@@ -303,7 +306,7 @@ func (m *model) shutdown() {
 }
 
 func (m *model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.checkServer(0)}
+	cmds := []tea.Cmd{m.checkServer(0), m.loadAlways()}
 	if m.opts.Continue && m.opts.Sessions != nil {
 		cmds = append(cmds, m.loadLastSession())
 	}
@@ -342,6 +345,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case confirmGoneMsg:
 		m.dialog.remove(msg.callID, m.now())
 		return m, nil
+	case editorDoneMsg:
+		return m, m.editorDone(msg)
+	case alwaysMsg:
+		m.applyAlways(msg)
+		return m, nil
+	case alwaysDoneMsg:
+		return m, m.alwaysDone(msg)
 	case runDoneMsg:
 		return m, m.finishRun(msg)
 	case tickMsg:

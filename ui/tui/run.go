@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -51,6 +53,11 @@ func (m *model) startRun(text string) tea.Cmd {
 	store, sessionID, runID, send := m.opts.Sessions, m.sessionID, m.runID, m.send
 	meta := SessionMeta{Title: text, Model: m.modelName, Agent: m.agentName, Tools: m.enabled}
 	var saveOnce sync.Once
+	// The audit log records the session, which the first message may
+	// create while the run goes on.
+	var auditSession atomic.Value
+	auditSession.Store(sessionID)
+	ctx = tools.WithSession(ctx, func() string { id, _ := auditSession.Load().(string); return id })
 	onMessage := func(a agent.Appended) {
 		if store == nil {
 			return
@@ -62,6 +69,7 @@ func (m *model) startRun(text string) tea.Cmd {
 				return
 			}
 			sessionID = id
+			auditSession.Store(id)
 			send(sessionCreatedMsg{runID: runID, id: id})
 		}
 		if err := store.Append(sessionID, a); err != nil {
@@ -144,6 +152,7 @@ func (m *model) applyRunEvent(e events.Event) {
 	case events.ToolCallStart:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state, p.started = panelRunning, e.Time
+		p.args = e.Tool.Arguments // what runs: the person may have edited them
 		p.version++
 	case events.ToolCallEnd:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)

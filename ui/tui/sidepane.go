@@ -132,6 +132,8 @@ type toolRow struct {
 	header, ok bool
 	// tokens is what the tool's definition costs in the prompt.
 	tokens int
+	// always: the tool is always allowed (it runs without asking).
+	always bool
 }
 
 // view draws the pane.
@@ -210,6 +212,9 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 		if r.confirm {
 			line += " ⚠"
 		}
+		if r.always {
+			line += " always"
+		}
 		if r.tokens > 0 {
 			line += " " + st.muted.Render(format.Tokens(r.tokens)+" tok")
 		}
@@ -225,7 +230,7 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 		}
 		out = append(out, line)
 	}
-	hint := "tab: focus · space: on/off · c: category · $: cost"
+	hint := "tab: focus · space: on/off · A: always · c: category · $: cost"
 	out = append(out, st.muted.Render(ansi.Truncate(hint, width, "…")))
 	out = append(out, st.muted.Render(strings.Repeat("─", width)))
 	desc := wrapDescription(described, width)

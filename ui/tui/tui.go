@@ -52,6 +52,10 @@ type Options struct {
 	MCP *mcp.Manager
 	// Bus carries every event; the TUI subscribes to it. Nil makes one.
 	Bus *events.Bus
+	// Always keeps the always-allowed tools; nil offers no "always allow".
+	// Audit receives every confirmation decision; nil records none.
+	Always AlwaysStore
+	Audit  tools.AuditLog
 
 	// In and Out default to the terminal; tests and the benchmark set them.
 	In  io.Reader

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // quitWindow is how long the first ctrl+c on an idle prompt waits for the
@@ -179,46 +177,6 @@ func (m *model) submit() tea.Cmd {
 	return m.startRun(text)
 }
 
-func (m *model) dialogKey(k tea.KeyMsg) tea.Cmd {
-	now := m.now()
-	scroll := func(delta int) tea.Cmd {
-		m.dialog.scroll += delta
-		m.dialog.clampScroll(m.st, m.width, m.transcript.height)
-		return nil
-	}
-	switch k.String() {
-	case "up":
-		return scroll(-1)
-	case "down":
-		return scroll(1)
-	case "pgup":
-		return scroll(-10)
-	case "pgdown":
-		return scroll(10)
-	case "ctrl+c":
-		m.cancelRun()
-		return nil
-	}
-	if !m.dialog.accepting(now) {
-		return nil
-	}
-	var d tools.Decision
-	switch k.String() {
-	case "a":
-		d = tools.AllowOnce
-	case "s":
-		d = tools.AllowSession
-	case "d", "esc":
-		d = tools.Deny
-	default:
-		// enter and space deliberately do nothing: a stray key must
-		// never approve a call.
-		return nil
-	}
-	m.dialog.answer(d, now)
-	return m.ensureTick()
-}
-
 func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 	if m.pane.tab == tabScheduler && m.sched != nil {
 		switch k.String() {
@@ -252,6 +210,10 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		m.pane.showCategory = !m.pane.showCategory
 	case "$":
 		m.pane.showCost = !m.pane.showCost
+	case "A":
+		if m.pane.tab == tabTools {
+			return m.toggleAlways()
+		}
 	case " ", "enter":
 		if m.pane.tab == tabTools {
 			return m.toggleTool()

@@ -131,8 +131,11 @@ func (m *model) toolRows() []toolRow {
 	for _, n := range m.enabled {
 		on[n] = true
 	}
-	rows := rowsFor(m.opts.Registry, on, m.specs, m.toolTokens, m.isMCPTool)
-	return append(rows, m.mcpRows(on)...)
+	rows := append(rowsFor(m.opts.Registry, on, m.specs, m.toolTokens, m.isMCPTool), m.mcpRows(on)...)
+	for i := range rows {
+		rows[i].always = !rows[i].header && m.appr.always[rows[i].name]
+	}
+	return rows
 }
 
 // isMCPTool reports whether name belongs to a configured MCP server.

@@ -1,0 +1,154 @@
+package tui
+
+import (
+	"strings"
+	"sync/atomic"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/mcp"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
+)
+
+// AlwaysStore keeps the always-allowed tools (store/approvals): the
+// dialog's A adds one, the Tools tab's A adds or revokes one and shows
+// which are.
+type AlwaysStore interface {
+	tools.AlwaysApprovals
+	Names() ([]string, error)
+	Revoke(name string) error
+}
+
+// approvalState is the workbench's side of the confirmation policy.
+type approvalState struct {
+	policy *tools.Policy
+	// always is what the Tools tab shows (the store's names, as last read
+	// and as changed here since).
+	always map[string]bool
+	// enabled is the tools the person turned on, read by the policy from
+	// the tools' goroutines: an MCP tool that is off cannot be reached
+	// through mcp_adapter.
+	enabled atomic.Pointer[map[string]bool]
+}
+
+// newPolicy builds the workbench's policy: the config's confirm settings,
+// the always-approvals, the session's approvals, then the dialog, and the
+// audit log for every decision.
+func (m *model) newPolicy() *tools.Policy {
+	o := tools.PolicyOptions{
+		Source: tools.SourceTUI, Overrides: tools.ConfigOverrides(m.opts.ToolDeps.Settings),
+		Audit: m.opts.Audit, Approvals: m.approvals,
+		Asker: &dialogConfirmer{send: func(msg any) { m.send(msg) }},
+		TurnedOff: func(name string) bool {
+			on := m.appr.enabled.Load()
+			return strings.Contains(name, mcp.Separator) && (on == nil || !(*on)[name])
+		},
+	}
+	if m.opts.Always != nil {
+		o.Always = m.opts.Always
+	}
+	return tools.NewPolicy(o)
+}
+
+// noteEnabled publishes the enabled tools to the policy.
+func (m *model) noteEnabled(names []string) {
+	on := make(map[string]bool, len(names))
+	for _, n := range names {
+		on[n] = true
+	}
+	m.appr.enabled.Store(&on)
+}
+
+// alwaysMsg carries the always-allowed tools as read from the store.
+type alwaysMsg struct {
+	names []string
+	err   error
+}
+
+// loadAlways reads the always-allowed tools off the UI goroutine.
+func (m *model) loadAlways() tea.Cmd {
+	s := m.opts.Always
+	if s == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		names, err := s.Names()
+		return alwaysMsg{names: names, err: err}
+	}
+}
+
+func (m *model) applyAlways(msg alwaysMsg) {
+	if msg.err != nil {
+		m.addNote("The always-allowed tools could not be read: "+msg.err.Error(), true)
+		return
+	}
+	m.appr.always = map[string]bool{}
+	for _, n := range msg.names {
+		m.appr.always[n] = true
+	}
+}
+
+// markAlways changes what the Tools tab shows at once; the store is the
+// policy's to write (dialog) or toggleAlways's.
+func (m *model) markAlways(name string, on bool) {
+	if m.appr.always == nil {
+		m.appr.always = map[string]bool{}
+	}
+	if on {
+		m.appr.always[name] = true
+	} else {
+		delete(m.appr.always, name)
+	}
+}
+
+// alwaysDoneMsg reports a change made from the Tools tab.
+type alwaysDoneMsg struct {
+	name string
+	on   bool
+	err  error
+}
+
+// toggleAlways always-allows the Tools tab's selected tool, or revokes
+// its approval.
+func (m *model) toggleAlways() tea.Cmd {
+	s := m.opts.Always
+	if s == nil {
+		return m.setStatus("always-approvals need the database, which this workbench runs without")
+	}
+	rows := m.toolRows()
+	if len(rows) == 0 {
+		return nil
+	}
+	row := rows[min(max(m.pane.toolCursor, 0), len(rows)-1)]
+	if row.header {
+		return nil
+	}
+	name, on := row.name, !m.appr.always[row.name]
+	m.markAlways(name, on)
+	return func() tea.Msg {
+		var err error
+		if on {
+			err = s.AllowAlways(name)
+		} else {
+			err = s.Revoke(name)
+		}
+		return alwaysDoneMsg{name: name, on: on, err: err}
+	}
+}
+
+func (m *model) alwaysDone(msg alwaysDoneMsg) tea.Cmd {
+	if msg.err != nil {
+		m.markAlways(msg.name, !msg.on)
+		m.addNote("The approval of "+safe.Text(msg.name)+" could not be changed: "+msg.err.Error(), true)
+		return nil
+	}
+	text := safe.Text(msg.name) + " asks for confirmation again"
+	if msg.on {
+		text = safe.Text(msg.name) + " is always allowed (A again revokes it)"
+		if forced, set := tools.ConfigOverrides(m.opts.ToolDeps.Settings)[msg.name]; set && forced {
+			text += "; the config's confirm = true still makes it ask"
+		}
+	}
+	return m.setStatus(text)
+}

@@ -1,0 +1,301 @@
+package tui_test
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/vt"
+	"github.com/creack/pty"
+	"github.com/ollama/ollama/api"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+)
+
+// approvalHome is a home for the approval tests: the config makes the
+// calculator ask (so a harmless tool shows the dialog) and the database
+// lives at a known path, kept across restarts.
+type approvalHome struct {
+	dir, config, db string
+}
+
+func newApprovalHome(t *testing.T) approvalHome {
+	t.Helper()
+	dir := t.TempDir()
+	h := approvalHome{dir: dir, config: filepath.Join(dir, "config.toml"), db: filepath.Join(dir, "jarvis.db")}
+	if err := os.WriteFile(h.config, []byte("[tool.calculator]\nconfirm = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// start runs jarvis in a pseudo-terminal in home h, with extra
+// environment variables (EDITOR).
+func (h approvalHome) start(t *testing.T, srv *ot.Server, env ...string) *terminal {
+	t.Helper()
+	return h.startWith(t, srv, "calculator", env...)
+}
+
+// startWith is start with the given tools enabled.
+func (h approvalHome) startWith(t *testing.T, srv *ot.Server, toolList string, env ...string) *terminal {
+	t.Helper()
+	bin := buildJarvis(t)
+	cmd := exec.Command(bin, "--host", srv.URL, "--model", "qwen3:8b", "--tools", toolList,
+		"--config", h.config, "--db", h.db)
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + h.dir, "TERM=xterm-256color", "LANG=C.UTF-8",
+		"XDG_CONFIG_HOME=" + filepath.Join(h.dir, "config"), "XDG_DATA_HOME=" + filepath.Join(h.dir, "data"),
+		"JARVIS_THEME=dark",
+	}, env...)
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 120, Rows: 40})
+	if err != nil {
+		t.Skipf("no pseudo-terminal available: %v", err)
+	}
+	term := &terminal{t: t, ptmx: ptmx, cmd: cmd, emu: vt.NewEmulator(120, 40), done: make(chan struct{})}
+	go func() {
+		defer close(term.done)
+		buf := make([]byte, 64*1024)
+		for {
+			n, err := ptmx.Read(buf)
+			if n > 0 {
+				term.mu.Lock()
+				term.emu.Write(buf[:n])
+				term.bytes += n
+				term.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go io.Copy(ptmx, term.emu)
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		ptmx.Close()
+	})
+	term.waitFor(10*time.Second, "qwen3:8b", "Ask anything")
+	return term
+}
+
+// quit leaves with ctrl+c twice and waits for the process to end.
+func (term *terminal) quit() {
+	term.t.Helper()
+	term.typeText("\x03")
+	term.waitFor(5*time.Second, "press ctrl+c again to quit")
+	term.typeText("\x03")
+	select {
+	case <-term.done:
+	case <-time.After(10 * time.Second):
+		term.t.Fatal("jarvis did not quit after ctrl+c twice")
+	}
+	term.cmd.Wait()
+}
+
+// pastGrace waits out the dialog's grace period, in which keys are ignored.
+func pastGrace() { time.Sleep(600 * time.Millisecond) }
+
+// calcServer scripts a model that calls the calculator with 1+1 and then
+// says what the tool answered.
+func calcServer(t *testing.T) *ot.Server {
+	srv := ot.New(t)
+	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
+	srv.On(ot.UserSays("add")).Reply(ot.ToolCall("calculator", `{"expression":"1+1"}`))
+	srv.On(ot.ToolResultContains("calculator", "Denied by the user")).Reply(ot.Text("Understood, I will not."))
+	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("The tool has answered."))
+	return srv
+}
+
+// lastToolExchange returns, from the last chat request, the assistant's
+// calculator call and the tool message after it.
+func lastToolExchange(t *testing.T, srv *ot.Server) (call api.ToolCall, result api.Message) {
+	t.Helper()
+	chats := srv.Chats()
+	msgs := chats[len(chats)-1].Messages
+	for i, m := range msgs {
+		if m.Role == "assistant" && len(m.ToolCalls) == 1 && i+1 < len(msgs) {
+			call, result = m.ToolCalls[0], msgs[i+1]
+		}
+	}
+	if call.Function.Name != "calculator" || result.Role != "tool" {
+		t.Fatalf("the model was not sent the call and its result: %+v", msgs)
+	}
+	return call, result
+}
+
+func argsOf(t *testing.T, c api.ToolCall) string {
+	t.Helper()
+	b, err := json.Marshal(c.Function.Arguments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestApprovalDialogEditsInTheExternalEditor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	h := newApprovalHome(t)
+	editor := filepath.Join(h.dir, "edit.sh")
+	// The editor rewrites the JSON it is given, as a person would.
+	// It checks it was given the arguments in a private file.
+	script := "#!/bin/sh\ngrep -q '\"1+1\"' \"$1\" || exit 3\n[ \"$(stat -c %a \"$1\")\" = 600 ] || exit 4\n" +
+		"printf '{\"expression\": \"6*7\"}\\n' > \"$1\"\n"
+	if err := os.WriteFile(editor, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	srv := calcServer(t)
+	tmp := t.TempDir()
+	term := h.start(t, srv, "EDITOR="+editor, "TMPDIR="+tmp)
+	term.typeText("please add\r")
+	term.waitFor(10*time.Second, "Allow calculator?", "[e] edit", "[A] always allow calculator")
+	pastGrace()
+	term.typeText("e")
+	term.waitFor(10*time.Second, "Run calculator with your edit?", "6*7")
+	pastGrace()
+	term.typeText("a")
+	s := term.waitFor(10*time.Second, "The tool has answered.")
+	call, result := lastToolExchange(t, srv)
+	if got := argsOf(t, call); got != `{"expression":"6*7"}` {
+		t.Errorf("the model's call carries %s, want the edit", got)
+	}
+	if !strings.Contains(result.Content, "42") {
+		t.Errorf("the edit did not run: %q", result.Content)
+	}
+	if !strings.Contains(s, "6*7") {
+		t.Errorf("the transcript does not show the arguments that ran:\n%s", s)
+	}
+	// The temporary file is gone.
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+		t.Errorf("the edit's temporary file was left behind: %v", left)
+	}
+	term.quit()
+	out, err := exec.Command(buildJarvis(t), "audit", "--json", "--db", h.db, "--config", h.config).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []map[string]any
+	if err := json.Unmarshal(out, &entries); err != nil || len(entries) != 1 {
+		t.Fatalf("audit: %v\n%s", err, out)
+	}
+	e := entries[0]
+	if e["decision"] != "edited" || e["by"] != "person" || e["source"] != "tui" || e["session"] == nil {
+		t.Errorf("audited %v", e)
+	}
+}
+
+func TestApprovalDialogInlineEditAndInvalidEdit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	h := newApprovalHome(t)
+	srv := calcServer(t)
+	term := h.start(t, srv) // no $VISUAL or $EDITOR: the dialog's own editor
+	term.typeText("please add\r")
+	term.waitFor(10*time.Second, "Allow calculator?")
+	pastGrace()
+	term.typeText("e")
+	term.waitFor(10*time.Second, "Arguments as JSON:", "[ctrl+s] check the edit")
+	clear := strings.Repeat("\x7f", 40)
+	// A number where the schema wants a string.
+	term.typeText(clear + `{"expression": 5}`)
+	term.typeText("\x13") // ctrl+s
+	s := term.waitFor(10*time.Second, "Invalid edit", "[a] allow once")
+	if !strings.Contains(s, "expression") {
+		t.Errorf("the error does not name the parameter:\n%s", s)
+	}
+	// The edit is kept: e opens it again.
+	pastGrace()
+	term.typeText("e")
+	term.waitFor(10*time.Second, "Arguments as JSON:", `{"expression": 5}`)
+	term.typeText(clear + `{"expression": "2*21"}`)
+	term.typeText("\x13")
+	term.waitFor(10*time.Second, "Run calculator with your edit?", "2*21")
+	// Enter and space never approve, not even here.
+	term.typeText("\r ")
+	time.Sleep(200 * time.Millisecond)
+	term.waitFor(2*time.Second, "Run calculator with your edit?")
+	pastGrace()
+	term.typeText("a")
+	term.waitFor(10*time.Second, "The tool has answered.")
+	call, result := lastToolExchange(t, srv)
+	if got := argsOf(t, call); got != `{"expression":"2*21"}` || !strings.Contains(result.Content, "42") {
+		t.Errorf("call %s result %q", got, result.Content)
+	}
+}
+
+func TestApprovalDialogDeniesWithAReason(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	h := newApprovalHome(t)
+	srv := calcServer(t)
+	term := h.start(t, srv)
+	term.typeText("please add\r")
+	term.waitFor(10*time.Second, "Allow calculator?", "[r] deny with a reason")
+	pastGrace()
+	term.typeText("r")
+	term.waitFor(10*time.Second, "Reason:", "[enter] deny with this reason")
+	term.typeText("use the staging numbers\r")
+	term.waitFor(10*time.Second, "Understood, I will not.")
+	_, result := lastToolExchange(t, srv)
+	if result.Content != "Denied by the user: use the staging numbers" {
+		t.Errorf("the model read %q", result.Content)
+	}
+}
+
+// "Always allow" holds after a restart, shows in the Tools tab, and
+// `jarvis approvals revoke` makes the tool ask again.
+func TestApprovalAlwaysAllowSurvivesARestartUntilRevoked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	h := approvalHome{dir: dir, config: filepath.Join(dir, "config.toml"), db: filepath.Join(dir, "jarvis.db")}
+	// Without the config's confirm = true, which would make it ask anyway.
+	if err := os.WriteFile(h.config, []byte("[tool.calculator]\ntimeout = 30\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := ot.New(t)
+	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
+	srv.On(ot.UserSays("add")).Reply(ot.ToolCall("code_interpreter", `{"code":"print(1)"}`))
+	srv.On(ot.ToolResult("code_interpreter")).Reply(ot.Text("The tool has answered."))
+	run := func() *terminal {
+		term := h.startWith(t, srv, "code_interpreter")
+		term.typeText("please add\r")
+		return term
+	}
+	term := run()
+	term.waitFor(10*time.Second, "Allow code_interpreter?", "[A] always allow code_interpreter")
+	pastGrace()
+	term.typeText("A")
+	term.waitFor(20*time.Second, "The tool has answered.")
+	term.quit()
+
+	term = run()
+	s := term.waitFor(20*time.Second, "The tool has answered.")
+	if strings.Contains(s, "Allow code_interpreter?") {
+		t.Fatal("an always-allowed tool asked after a restart")
+	}
+	term.typeText("\x1bOR") // F3: the Tools tab says which tools are always allowed
+	term.waitFor(10*time.Second, "code_interpreter ⚠ always")
+	term.quit()
+
+	out, err := exec.Command(buildJarvis(t), "approvals", "revoke", "code_interpreter", "--db", h.db, "--config", h.config).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "asks for confirmation again") {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	term = run()
+	term.waitFor(10*time.Second, "Allow code_interpreter?")
+	pastGrace()
+	term.typeText("d")
+	term.waitFor(10*time.Second, "The tool has answered.")
+	term.quit()
+}
