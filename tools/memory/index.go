@@ -34,13 +34,13 @@ func CheckMaxFileBytes(n int64) error {
 // at most the batch in flight. Larger batches index faster; smaller ones
 // hold the database for less time, and another jarvis process waiting for
 // the file (a chat saving a message) gets it between two batches. So the
-// size adapts to take about batchTarget on this machine, between
+// size adapts to take about batchTarget on this machine (starting small, before the first batch has measured it), between
 // minBatchBytes and maxBatchBytes.
 const (
-	batchTarget   = 150 * time.Millisecond
+	batchTarget   = 100 * time.Millisecond
 	minBatchBytes = 16 << 10
 	maxBatchBytes = 1 << 20
-	firstBatch    = 256 << 10
+	firstBatch    = 64 << 10
 )
 
 // nextBatchBytes scales the last batch's size to the target duration.
