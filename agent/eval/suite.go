@@ -123,8 +123,9 @@ func jsonErrorAt(data []byte, err error) string {
 	default:
 		return err.Error()
 	}
+	// Offset counts the bytes read, the offending one among them.
 	line, col := 1, 1
-	for _, c := range data[:min(int(off), len(data))] {
+	for _, c := range data[:max(min(int(off)-1, len(data)), 0)] {
 		if c == '\n' {
 			line, col = line+1, 1
 		} else {
