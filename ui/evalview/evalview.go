@@ -224,6 +224,33 @@ func History(runs []evals.Run, width int) []string {
 	return columns(rows, width)
 }
 
+// Show writes one saved run: its totals and every case with its outcome,
+// the calls made and, for a failure, why.
+func Show(r evals.Run, width int) []string {
+	out := []string{
+		fmt.Sprintf("Run %s · %s · suite %s (%s)", r.ID, r.Started.Local().Format("2006-01-02 15:04:05"), safe.Text(r.Suite), safe.Text(r.Source)),
+		fmt.Sprintf("%s · %s · %s %s", safe.Text(r.Model), r.Agent, orDash(r.Engine), safe.Text(r.Host)),
+		fmt.Sprintf("passed %d/%d (%s) · median %s · %s · %s tokens · %s", r.Passed, r.Total, Percent(r.Rate()),
+			format.Latency(r.MedianSeconds), format.Rate(r.TokensPerSec), format.Tokens(r.PromptTokens+r.OutputTokens), format.Cost(r.CostUSD, false)),
+	}
+	if len(r.Reworded) > 0 {
+		out = append(out, "Reworded tools: "+safe.Text(strings.Join(r.Reworded, ", ")))
+	}
+	if r.Error != "" {
+		out = append(out, markFail+" "+safe.Text(r.Error))
+	}
+	rows := [][]string{{"CASE", "CATEGORY", "OUTCOME", "SECONDS", "CALLS / WHY"}}
+	for _, c := range r.Cases {
+		detail := c.Calls
+		if !c.Passed() {
+			detail = c.Reason
+		}
+		rows = append(rows, []string{safe.Text(c.ID), safe.Text(c.Category), outcome(&c), format.Latency(c.Seconds), safe.Text(orDash(detail))})
+	}
+	out = append(out, "")
+	return append(out, columns(rows, width)...)
+}
+
 // Compare writes, per case, how it fared in run a and in run b, the cases
 // that flipped first, then a summary line.
 func Compare(a, b evals.Run, width int) []string {
