@@ -126,6 +126,7 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 		}
 	}()
 	opts.Sessions, opts.Saves = tui.NewSessionStore(sessions.New(db)), saves
+	opts.Eval = a.evalSetup(cfg, db)
 	// The TUI runs the scheduler while it is open, so tasks run and the
 	// Scheduler tab is live; it leaves scheduled runs to a live `jarvis
 	// scheduler start`. Its problems go to the Events tab.

@@ -29,6 +29,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/evalview"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui"
 )
 
 type evalFlags struct {
@@ -174,6 +175,19 @@ func evalTools(cfg *config.Config, dbPath string) eval.ToolSource {
 	}
 	files.ProtectJarvisFiles(cfg.Path(), dbPath)
 	return eval.BuiltinTools(bd)
+}
+
+// evalSetup is what the workbench's /eval needs: the evaluation's tools
+// and the database its results are saved in (through the write queue:
+// saving never waits for the file).
+func (a *app) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
+	return &tui.EvalSetup{
+		Tools: evalTools(cfg, db.Path()), EngineName: "ollama",
+		Save: func(rep *eval.Report) error {
+			rep.AssignIDs()
+			return evals.New(db).SaveQueued(rep.Records()...)
+		},
+	}
 }
 
 // readSuite reads --suite, or the built-in suite.
