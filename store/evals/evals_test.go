@@ -129,7 +129,8 @@ func TestNewIDSortsByTime(t *testing.T) {
 	if !(a < b) || !strings.HasPrefix(a, "20260301-120000-") || len(a) != len("20260301-120000-")+4 {
 		t.Fatalf("ids %q %q", a, b)
 	}
-	if NewID(t0) == NewID(t0) {
+	first, second := NewID(t0), NewID(t0)
+	if first == second {
 		t.Error("two ids of one second collide")
 	}
 }
