@@ -117,8 +117,18 @@ func Table(r eval.Result, repeat, width int) []string {
 		if repeat > 1 {
 			rate = fmt.Sprintf("%d/%d ", c.Passes, c.Repeats)
 		}
-		line := fmt.Sprintf("  %s %s  %s%s", mark, pad(safe.Text(c.ID), idW), rate, safe.Text(c.Reason))
-		out = append(out, ansi.Truncate(line, width, "…"))
+		// The reason is wrapped under itself, not cut: its end (a path, an
+		// expected value) is often what tells.
+		prefix := fmt.Sprintf("  %s %s  %s", mark, pad(safe.Text(c.ID), idW), rate)
+		indent := strings.Repeat(" ", ansi.StringWidth(prefix))
+		room := max(width-ansi.StringWidth(prefix), 20)
+		for i, l := range strings.Split(ansi.Wrap(safe.Text(c.Reason), room, " /,"), "\n") {
+			if i == 0 {
+				out = append(out, prefix+l)
+			} else {
+				out = append(out, indent+l)
+			}
+		}
 	}
 	return out
 }

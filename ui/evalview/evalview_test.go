@@ -117,3 +117,21 @@ func TestHistoryAndCompare(t *testing.T) {
 		t.Errorf("empty history: %v", got)
 	}
 }
+
+func TestLongReasonsWrapUnderThemselves(t *testing.T) {
+	rep := sampleReport("qwen3:8b")
+	rep.Results[0].Cases[2].Reason = "argument path: got /nonexistent/read-file/ship.txt, expected /tmp/jarvis-eval-3228333271/read-file/ship.txt"
+	lines := Table(rep.Results[0], 1, 60)
+	text := strings.Join(lines, "\n")
+	if !strings.Contains(text, "ship.txt") || strings.Contains(text, "…") {
+		t.Errorf("a long reason was cut instead of wrapped:\n%s", text)
+	}
+	for _, l := range lines {
+		if w := len([]rune(l)); w > 60 {
+			t.Errorf("line wider than 60: %q", l)
+		}
+	}
+	if !strings.Contains(text, "\n              ") {
+		t.Errorf("the continuation is not indented under the reason:\n%s", text)
+	}
+}
