@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/store"
@@ -101,12 +102,20 @@ func newSandbox(ctx context.Context, root string, c Case) (*Sandbox, error) {
 	return sb, nil
 }
 
-// Close releases the scratch database; the files stay until the run's
-// scratch root is removed.
+// Close releases the scratch database, after the writes its tools queued
+// (a memory_store meeting a busy file) have landed, and stops its write
+// queue; the files stay until the run's scratch root is removed.
 func (sb *Sandbox) Close() {
-	if sb.DB != nil {
-		sb.DB.Close()
+	if sb.DB == nil {
+		return
 	}
+	if _, err := os.Stat(sb.DB.Path()); err != nil {
+		return // never opened: no tool used it, nothing was queued
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sb.DB.Queue().Close(ctx)
+	sb.DB.Close()
 }
 
 // expandDir puts the scratch directory in place of DirPlaceholder.
