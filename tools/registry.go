@@ -2,10 +2,14 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Factory builds a tool from its dependencies. A factory must succeed when a
@@ -21,7 +25,17 @@ type Settings struct {
 	TimeoutSeconds *float64 `toml:"timeout" json:"timeout,omitempty"`
 	// AllowedDirs restricts file tools to these directories.
 	AllowedDirs []string `toml:"allowed_dirs" json:"allowed_dirs,omitempty"`
+	// Description, when set, replaces what the model reads about the tool,
+	// and Parameters replaces the descriptions of the named parameters:
+	// both the schema a native tool call is offered with and the text of
+	// BuildToolDescriptions change, so a person can measure whether other
+	// wording helps a model (jarvis eval).
+	Description *string           `toml:"description" json:"description,omitempty"`
+	Parameters  map[string]string `toml:"parameters" json:"parameters,omitempty"`
 }
+
+// rewordsSpec reports whether s changes what the model reads.
+func (s Settings) rewordsSpec() bool { return s.Description != nil || len(s.Parameters) > 0 }
 
 // Deps are what factories may need. ui/cli fills them once from the
 // configuration. A nil dependency is allowed: the tools that need it fail at
@@ -113,7 +127,50 @@ func (r *Registry) Build(name string, deps Deps) (Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
-	return ApplySettings(t, deps.For(name)), nil
+	s := deps.For(name)
+	if err := CheckSettings(t.Spec(), s); err != nil {
+		return nil, err
+	}
+	return ApplySettings(t, s), nil
+}
+
+// CheckSettings reports settings that cannot apply to the tool: a
+// description for a parameter it does not take (a typo would otherwise
+// leave the model reading the old words while the person believes they
+// changed), or an empty description.
+func CheckSettings(spec Spec, s Settings) error {
+	if s.Description != nil && strings.TrimSpace(*s.Description) == "" {
+		return fmt.Errorf("tool %s: the description override is empty; remove it to keep the tool's own", spec.Name)
+	}
+	if len(s.Parameters) == 0 {
+		return nil
+	}
+	var known []string
+	if spec.Parameters != nil {
+		known = orderedProperties(spec.Parameters)
+	}
+	names := make([]string, 0, len(s.Parameters))
+	for name := range s.Parameters {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !slices.Contains(known, name) {
+			takes := "no parameters"
+			if len(known) > 0 {
+				takes = "only " + strings.Join(known, ", ")
+			}
+			msg := fmt.Sprintf("tool %s has no parameter %q to describe (it takes %s)", spec.Name, name, takes)
+			if sg := suggest(name, known); sg != "" {
+				msg += fmt.Sprintf("; did you mean %q?", sg)
+			}
+			return errors.New(msg)
+		}
+		if strings.TrimSpace(s.Parameters[name]) == "" {
+			return fmt.Errorf("tool %s: the description override of parameter %q is empty; remove it to keep the tool's own", spec.Name, name)
+		}
+	}
+	return nil
 }
 
 // BuildList builds the named tools in order. An unknown name fails the whole
@@ -149,10 +206,12 @@ func ParseList(s string) []string {
 	return out
 }
 
-// ApplySettings returns t with the user's confirmation and timeout overrides
-// applied to its spec (t itself when there are none).
+// ApplySettings returns t with the user's overrides applied to its spec:
+// confirmation, timeout, and the descriptions the model reads (t itself
+// when there are none). A parameter the tool does not take is left out
+// here; CheckSettings reports it.
 func ApplySettings(t Tool, s Settings) Tool {
-	if s.RequiresConfirmation == nil && (s.TimeoutSeconds == nil || *s.TimeoutSeconds <= 0) {
+	if s.RequiresConfirmation == nil && (s.TimeoutSeconds == nil || *s.TimeoutSeconds <= 0) && !s.rewordsSpec() {
 		return t
 	}
 	spec := t.Spec()
@@ -161,6 +220,26 @@ func ApplySettings(t Tool, s Settings) Tool {
 	}
 	if s.TimeoutSeconds != nil && *s.TimeoutSeconds > 0 {
 		spec.TimeoutSeconds = *s.TimeoutSeconds
+	}
+	if s.Description != nil && strings.TrimSpace(*s.Description) != "" {
+		spec.Description = *s.Description
+	}
+	if len(s.Parameters) > 0 && spec.Parameters != nil {
+		// Specs share schemas (the memory search tools share one), so the
+		// schema is copied before a description in it changes.
+		params := spec.Parameters.CloneSchemas()
+		for name, desc := range s.Parameters {
+			if _, known := params.Properties[name]; !known || strings.TrimSpace(desc) == "" {
+				continue
+			}
+			p := params.Properties[name]
+			if p == nil {
+				p = &jsonschema.Schema{} // accepts anything, as nil does
+				params.Properties[name] = p
+			}
+			p.Description = desc
+		}
+		spec.Parameters = params
 	}
 	return &overridden{Tool: t, spec: spec}
 }

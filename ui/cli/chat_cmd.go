@@ -134,6 +134,7 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	always := approvals.New(db)
 	always.Source = tools.SourceTUI
 	opts.Always, opts.Audit = always, auditLog{audit.New(db)}
+	opts.Eval = a.evalSetup(cfg, db)
 	// The TUI runs the scheduler while it is open, so tasks run and the
 	// Scheduler tab is live; it leaves scheduled runs to a live `jarvis
 	// scheduler start`. Its problems go to the Events tab.

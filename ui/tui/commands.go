@@ -75,6 +75,8 @@ func (m *model) runCommand(line string) tea.Cmd {
 		return m.ctxCommand(arg)
 	case "compact":
 		return m.compactCommand()
+	case "eval":
+		return m.evalCommand(arg)
 	case "theme":
 		return m.setTheme(arg)
 	case "copy":

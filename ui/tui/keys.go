@@ -14,6 +14,7 @@ var commands = []command{
 	{"sessions", "[ID]", "list earlier sessions, or open one"},
 	{"clear", "", "clear the screen (the conversation goes on)"},
 	{"export", "[FILE]", "write the session as markdown, tool calls included"},
+	{"eval", "[FILE]", "measure how well the model calls tools (built-in suite, or a suite file); esc stops"},
 	{"theme", "NAME", "switch the colour theme"},
 	{"copy", "", "copy the last answer to the clipboard (OSC 52)"},
 	{"mouse", "", "turn mouse capture on or off (off lets you select text)"},

@@ -43,6 +43,7 @@ type model struct {
 	input      *inputBox
 	pane       *sidePane
 	sched      *schedtab.Tab
+	evals      evalState
 	dialog     dialog
 	overlay    overlay
 	sessions   sessionsOverlay
@@ -291,6 +292,7 @@ func (m *model) shutdown() {
 	if m.cancel != nil {
 		m.cancel()
 	}
+	m.cancelEval()
 	if m.mcpStop != nil {
 		m.mcpStop()
 	}
@@ -391,6 +393,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case mcpChangedMsg:
 		return m, m.mcpChanged()
+	}
+	if cmd, ok := m.evalUpdate(msg); ok {
+		return m, cmd
 	}
 	if m.sched != nil {
 		if cmd, ok := m.sched.Update(msg); ok {

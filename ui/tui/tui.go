@@ -50,6 +50,8 @@ type Options struct {
 	// MCP runs the configured MCP servers; their tools join the registry as
 	// the servers come up. Nil when none are configured.
 	MCP *mcp.Manager
+	// Eval lets /eval run evaluations; nil leaves it saying so.
+	Eval *EvalSetup
 	// Bus carries every event; the TUI subscribes to it. Nil makes one.
 	Bus *events.Bus
 	// Always keeps the always-allowed tools; nil offers no "always allow".

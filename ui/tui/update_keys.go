@@ -36,6 +36,9 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 			m.cancelRun()
 			return nil
 		}
+		if m.cancelEval() {
+			return nil
+		}
 		if m.focusPane {
 			m.focusPane = false
 			return nil
