@@ -65,6 +65,9 @@ type Config struct {
 	// ScratchDir is where the sandboxes go; "" makes a temporary directory,
 	// removed when the run ends.
 	ScratchDir string
+	// Audit records every confirmation decision of the run (nil: none),
+	// as for every other entry point.
+	Audit tools.AuditLog
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -250,7 +253,8 @@ func (r *Runner) runCase(ctx context.Context, root string, t Target, c Case) Cas
 	}
 	defer closeAll(list)
 	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{
-		Bus: r.cfg.Bus, Confirmer: approvalPolicy(append(slices.Clone(s.Approve), c.Approve...)), Approvals: tools.NewApprovals(),
+		Bus: r.cfg.Bus, Confirmer: tools.EvalPolicy(append(slices.Clone(s.Approve), c.Approve...), false, tools.ConfigOverrides(r.cfg.Settings), r.cfg.Audit),
+		Approvals: tools.NewApprovals(),
 	})
 	if err != nil {
 		return failedRun(err.Error(), begin)
@@ -344,21 +348,6 @@ func (r *Runner) settings(c Case, dir string) map[string]tools.Settings {
 	mi.AllowedDirs = nil
 	out["memory_index"] = mi
 	return out
-}
-
-// approvalPolicy answers the confirmations of an evaluation: the tools the
-// suite or the case approved run, every other call that needs confirmation
-// is denied, as it is for a scheduled task. Nobody is asked: an evaluation
-// runs unattended.
-//
-// It is the one place the policy is made, so that it can be built on a
-// single approval policy of package tools once there is one; until then
-// tools.AllowOnly is that policy.
-func approvalPolicy(approved []string) tools.Confirmer {
-	if len(approved) == 0 {
-		return tools.DenyAll
-	}
-	return tools.AllowOnly(approved...)
 }
 
 // closeAll ends the tools that hold processes (a REPL).

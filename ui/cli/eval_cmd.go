@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/jarvis-workbench/jarvis/store/audit"
 	"io"
 	"os"
 	"path/filepath"
@@ -182,7 +183,7 @@ func evalTools(cfg *config.Config, dbPath string) eval.ToolSource {
 // saving never waits for the file).
 func (a *app) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
 	return &tui.EvalSetup{
-		Tools: evalTools(cfg, db.Path()), EngineName: "ollama",
+		Tools: evalTools(cfg, db.Path()), EngineName: "ollama", Audit: auditLog{audit.New(db)},
 		Save: func(rep *eval.Report) error {
 			rep.AssignIDs()
 			return evals.New(db).SaveQueued(rep.Records()...)
@@ -292,7 +293,7 @@ func (a *app) runEval(ctx context.Context, f *evalFlags) error {
 	runner, err := eval.New(eval.Config{
 		Suite: suite, Targets: targets, Repeat: f.repeat, Tools: evalTools(cfg, db.Path()), Settings: cfg.Tool,
 		System: cfg.System, Options: opts, MaxTurns: cfg.MaxTurns, Price: price(cfg), Bus: bus, Progress: progress.show,
-		ScratchDir: scratch,
+		ScratchDir: scratch, Audit: auditLog{audit.New(db)},
 	})
 	if err != nil {
 		return usageErr("%v", err)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -249,5 +250,44 @@ func TestEvalAppliesConfiguredDescriptions(t *testing.T) {
 	calc := srv.Chats()[0].Tools[0].Function
 	if p, _ := calc.Parameters.Properties.Get("expression"); calc.Description != "CONFIGURED WORDS" || p.Description != "CONFIGURED PARAM" {
 		t.Errorf("sent %q / %q", calc.Description, p.Description)
+	}
+}
+
+// An evaluation decides its confirmations with the one policy and writes
+// them to the audit log: a tool the suite did not approve is denied (and
+// nothing runs), one it approved runs, and both decisions are logged with
+// the eval as their source.
+func TestEvalFollowsThePolicyAndWritesTheAuditLog(t *testing.T) {
+	srv := ot.New(t)
+	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
+	srv.On(ot.UserSays("fetch it")).Reply(ot.ToolCall("http_request", `{"url":"http://127.0.0.1:9/x?token=s3cret"}`))
+	srv.On(ot.ToolResult("http_request")).Reply(ot.Text("done"))
+	suite := `{"name": "policy", "cases": [
+	 {"id": "denied", "prompt": "fetch it", "tools": ["http_request"], "expect": {"calls": [{"tool": "http_request"}]}},
+	 {"id": "approved", "prompt": "fetch it please", "tools": ["http_request"], "approve": ["http_request"], "expect": {"calls": [{"tool": "http_request"}]}}]}`
+	db := filepath.Join(t.TempDir(), "jarvis.db")
+	if _, errOut, code := runCLI(t, suite, "eval", "--suite", "-", "--host", srv.URL, "--db", db, "--model", "qwen3:8b", "--no-save"); code != ExitOK {
+		t.Fatalf("eval: exit %d %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, "", "audit", "--json", "--db", db)
+	if code != ExitOK {
+		t.Fatalf("audit: %s", errOut)
+	}
+	var entries []map[string]any
+	if err := json.Unmarshal([]byte(out), &entries); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	decisions := map[string]int{}
+	for _, e := range entries {
+		if e["source"] != "eval" || e["tool"] != "http_request" {
+			t.Fatalf("entry %v", e)
+		}
+		decisions[fmt.Sprint(e["decision"], " by ", e["by"])]++
+		if strings.Contains(fmt.Sprint(e["args"]), "s3cret") {
+			t.Fatalf("a secret reached the audit log: %v", e["args"])
+		}
+	}
+	if decisions["denied by task approve list"] != 1 || decisions["allowed by task approve list"] != 1 {
+		t.Fatalf("decisions %v", decisions)
 	}
 }

@@ -10,6 +10,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"github.com/jarvis-workbench/jarvis/tools"
 	"os"
 	"strings"
 	"time"
@@ -31,6 +32,8 @@ type EvalSetup struct {
 	// Save keeps a finished report (queued to the database); nil keeps
 	// nothing.
 	Save func(*eval.Report) error
+	// Audit records the run's confirmation decisions (nil: none).
+	Audit tools.AuditLog
 }
 
 // evalState is the evaluation in progress, if any.
@@ -78,6 +81,7 @@ func (m *model) evalCommand(arg string) tea.Cmd {
 		Settings: m.opts.Config.Tool,
 		System:   m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns,
 		Price: func(model string, in, out int) float64 { return m.opts.Config.PriceFor(model).Cost(in, out) },
+		Audit: setup.Audit,
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.evals.seq++
