@@ -109,7 +109,7 @@ type UnknownToolError struct {
 
 func (e *UnknownToolError) Error() string {
 	msg := fmt.Sprintf("unknown tool %q", e.Name)
-	if s := suggest(e.Name, e.Known); s != "" {
+	if s := Suggest(e.Name, e.Known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return msg + "; known tools: " + strings.Join(e.Known, ", ")
@@ -161,7 +161,7 @@ func CheckSettings(spec Spec, s Settings) error {
 				takes = "only " + strings.Join(known, ", ")
 			}
 			msg := fmt.Sprintf("tool %s has no parameter %q to describe (it takes %s)", spec.Name, name, takes)
-			if sg := suggest(name, known); sg != "" {
+			if sg := Suggest(name, known); sg != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sg)
 			}
 			return errors.New(msg)
@@ -257,9 +257,10 @@ func (o *overridden) Execute(ctx context.Context, args Args) Result { return o.T
 // concrete type (a session closing its REPL, say).
 func (o *overridden) Unwrap() Tool { return o.Tool }
 
-// suggest returns the known name closest to name when it is close enough to
-// be a likely typo.
-func suggest(name string, known []string) string {
+// Suggest returns the known name closest to name when it is close enough
+// to be a likely typo ("" otherwise), for messages that say "did you
+// mean ...?".
+func Suggest(name string, known []string) string {
 	best, bestDist := "", 3
 	for _, k := range known {
 		if d := levenshtein(name, k); d < bestDist {

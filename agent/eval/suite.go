@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jarvis-workbench/jarvis/tools"
 	"io"
 	"path"
 	"path/filepath"
@@ -214,7 +215,7 @@ func (p *parser) object(field string, v any, allowed ...string) map[string]any {
 	for _, k := range keys {
 		if !slices.Contains(allowed, k) {
 			msg := fmt.Sprintf("unknown key %q", k)
-			if s := closest(k, allowed); s != "" {
+			if s := tools.Suggest(k, allowed); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			p.fail(join(field, k), "%s; the keys here are: %s", msg, strings.Join(allowed, ", "))
@@ -281,7 +282,7 @@ func (p *parser) tool(field, name string, among []string) {
 
 func (p *parser) unknownTool(field, name string) {
 	msg := fmt.Sprintf("unknown tool %q", name)
-	if s := closest(name, p.known); s != "" {
+	if s := tools.Suggest(name, p.known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	p.fail(field, "%s; 'jarvis tools list' shows the tools", msg)
