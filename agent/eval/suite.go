@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/jarvis-workbench/jarvis/tools"
 	"io"
 	"path"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // builtinSuite is the suite `jarvis eval` runs without --suite.
