@@ -10,7 +10,6 @@ package tui
 import (
 	"context"
 	"fmt"
-	"github.com/jarvis-workbench/jarvis/tools"
 	"os"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent/eval"
+	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/evalview"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
