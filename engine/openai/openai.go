@@ -64,7 +64,12 @@ type Engine struct {
 var (
 	_ engine.InferenceEngine = (*Engine)(nil)
 	_ engine.Describer       = (*Engine)(nil)
+	_ engine.WindowAdvisor   = (*Engine)(nil)
 )
+
+// WindowAdvice says how to get a larger window: these servers fix it when
+// they load the model, so a request's num_ctx cannot change it.
+func (e *Engine) WindowAdvice() string { return windowAdvice }
 
 // Option configures New.
 type Option func(*config)
