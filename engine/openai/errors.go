@@ -43,12 +43,19 @@ type AuthError struct {
 	Message string
 	// KeySent says whether the request carried a key.
 	KeySent bool
+	// KeyFrom says where the key comes from, for the advice (WithKeyFrom);
+	// "" means api_key in the config or OPENAI_API_KEY.
+	KeyFrom string
 }
 
 func (e *AuthError) Error() string {
 	said := fmt.Sprintf("HTTP %d", e.Status)
 	if e.Message != "" {
 		said += ": " + e.Message
+	}
+	keyHint := keyHint
+	if e.KeyFrom != "" {
+		keyHint = e.KeyFrom
 	}
 	switch {
 	case !e.KeySent:
@@ -267,7 +274,7 @@ func (e *Engine) statusError(status int, header http.Header, body []byte, model 
 	}
 	switch status {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return &AuthError{Host: e.base, Status: status, Message: a.Message, KeySent: e.key != ""}
+		return &AuthError{Host: e.base, Status: status, Message: a.Message, KeySent: e.key != "", KeyFrom: e.keyFrom}
 	case http.StatusTooManyRequests:
 		return &RateLimitError{Message: a.Message, RetryAfter: retryAfter(header, a.Message, time.Now()), Quota: a.Code == "insufficient_quota"}
 	}
