@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -89,8 +90,12 @@ func buildServers(cfg *config.Config) (*server, []*server, error) {
 			s.engine, err = newEngine(ep.Engine, ep.Host, key, endpointKeyFrom(cfg, ep))
 		}
 		if err != nil {
-			s.err = fmt.Errorf("endpoint %s: %w", ep.Name, err)
-			s.engine = &unusableServer{host: ep.Host, err: s.err}
+			var ke *config.KeyError
+			if !errors.As(err, &ke) {
+				err = fmt.Errorf("endpoint %s: %w", ep.Name, err)
+			}
+			s.err = err
+			s.engine = &unusableServer{host: ep.Host, err: err}
 		}
 		named = append(named, s)
 	}

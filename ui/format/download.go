@@ -19,10 +19,12 @@ func Bytes(n int64) string {
 	return humanize.Bytes(uint64(n))
 }
 
-// Remaining writes a time left for people: 42s, 3m10s, 1h05m.
+// Remaining writes a time left for people: <1s, 42s, 3m10s, 1h05m.
 func Remaining(d time.Duration) string {
 	d = d.Round(time.Second)
 	switch {
+	case d < time.Second:
+		return "<1s"
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))
 	case d < time.Hour:
