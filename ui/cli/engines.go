@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/ui/tui"
 )
 
 // server is one model server jarvis is configured for: the default one
@@ -147,4 +148,13 @@ func (env *environment) lookup(ref string) (*server, string) {
 		}
 	}
 	return env.def, model
+}
+
+// tuiEndpoints are the endpoints as the workbench takes them.
+func (env *environment) tuiEndpoints() []tui.Endpoint {
+	out := make([]tui.Endpoint, len(env.named))
+	for i, s := range env.named {
+		out[i] = tui.Endpoint{Name: s.name, Kind: s.kind, Engine: s.engine, Err: s.err}
+	}
+	return out
 }

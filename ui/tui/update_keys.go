@@ -38,6 +38,9 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 			m.cancelRun()
 			return nil
 		}
+		if m.stopPull() || m.dismissOffer() {
+			return nil
+		}
 		if m.focusPane {
 			m.focusPane = false
 			return nil
@@ -73,6 +76,10 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return m.toggleMouse()
 	case "ctrl+y":
 		return m.copyLast()
+	case "ctrl+p":
+		if cmd, ok := m.acceptOffer(); ok {
+			return cmd
+		}
 	}
 	if m.focusPane {
 		return m.paneKey(k)
