@@ -243,3 +243,29 @@ func TestBadEndpointIsAConfigError(t *testing.T) {
 		t.Fatalf("exit %d %q", code, errOut)
 	}
 }
+
+// A task made for an endpoint's model records that server, and runs there
+// with the endpoint's key, whatever the running process's own model is.
+func TestScheduledTaskRunsOnItsEndpointWithItsKey(t *testing.T) {
+	ol, lab, cfg := endpointSetup(t)
+	db := filepath.Join(t.TempDir(), "jarvis.db")
+	out, errOut, code := runCLI(t, "", "--db", db, "--config", cfg, "--model", "lab/qwen3-32b", "scheduler", "create", "What is 15% of 340?",
+		"--type", "interval", "--value", "1h", "--tools", "calculator")
+	m := createdRe.FindStringSubmatch(out)
+	if code != ExitOK || m == nil || m[5] != "openai "+lab.BaseURL+" · qwen3-32b" {
+		t.Fatalf("create: exit %d %q %q", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, "", "--db", db, "--config", cfg, "scheduler", "run", m[1])
+	if code != ExitOK || !strings.Contains(out+errOut, "51, from the lab.") {
+		t.Fatalf("run: exit %d %q %q", code, out, errOut)
+	}
+	calculatorTurns(t, lab.Chats())
+	for _, r := range lab.Requests() {
+		if r.Header.Get("Authorization") != "Bearer "+labKey {
+			t.Fatalf("%s went without the endpoint's key", r.Path)
+		}
+	}
+	if len(ol.Chats()) != 0 {
+		t.Fatal("the task ran on the default server")
+	}
+}
