@@ -136,8 +136,9 @@ type catalog struct {
 	models []catalogModel
 	// errs are the servers that could not be listed, by endpoint.
 	errs map[string]error
-	// listing is set while a listing is on its way.
-	listing bool
+	// seq numbers the listings started, applied the one shown: a
+	// listing that started before the one shown is not shown over it.
+	seq, applied int
 }
 
 // lookup finds name on endpoint; listed says the endpoint was listed.
@@ -171,6 +172,7 @@ func sameModel(a, b string) bool {
 // catalogMsg is a fresh listing; show asks for it to be shown (/model
 // without a name).
 type catalogMsg struct {
+	seq    int
 	models []catalogModel
 	errs   map[string]error
 	show   bool
@@ -179,15 +181,12 @@ type catalogMsg struct {
 // refreshCatalog lists the models of every server, side by side, with
 // their capabilities (cached by the engines after the first listing).
 func (m *model) refreshCatalog(show bool) tea.Cmd {
-	if m.catalog.listing && !show {
-		return nil
-	}
-	m.catalog.listing = true
-	eps := m.srvs.all()
+	m.catalog.seq++
+	seq, eps := m.catalog.seq, m.srvs.all()
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		out := catalogMsg{errs: map[string]error{}, show: show}
+		out := catalogMsg{seq: seq, errs: map[string]error{}, show: show}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for _, e := range eps {
@@ -244,7 +243,9 @@ func listWithCaps(ctx context.Context, e Endpoint) ([]catalogModel, error) {
 }
 
 func (m *model) applyCatalog(msg catalogMsg) {
-	m.catalog = catalog{loaded: true, models: msg.models, errs: msg.errs}
+	if msg.seq > m.catalog.applied {
+		m.catalog = catalog{loaded: true, models: msg.models, errs: msg.errs, seq: m.catalog.seq, applied: msg.seq}
+	}
 	if msg.show {
 		m.addNote(m.catalogText(), false)
 	}

@@ -206,6 +206,9 @@ func (m *model) handleServer(msg serverMsg) tea.Cmd {
 	if msg.model != "" && len(m.enabled) > 0 && m.agentName == "orchestrator" && !slices.Contains(msg.caps, engine.CapTools) && msg.caps != nil {
 		m.addNote(fmt.Sprintf("%s has no native tool support; the orchestrator will use the react protocol (tools described in the prompt).", msg.model), false)
 	}
+	if msg.picked {
+		return m.refreshModelState()
+	}
 	return nil
 }
 
