@@ -109,7 +109,7 @@ func (p *pullPrinter) progress(pp engine.PullProgress) {
 	if pp.Digest == "" || pp.Total <= 0 {
 		if pp.Status != p.status {
 			p.status = pp.Status
-			p.line(safe.Text(pp.Status))
+			p.line(pp.Status)
 		}
 		return
 	}
@@ -129,24 +129,25 @@ func (p *pullPrinter) progress(pp engine.PullProgress) {
 			if r := p.d.Rates(); r != "" && q > 0 {
 				text += " · " + r
 			}
-			fmt.Fprintln(p.w, text)
+			fmt.Fprintln(p.w, safe.Text(text))
 		}
 		return
 	}
 	if changed || now.Sub(p.drawn) >= redrawEvery {
 		p.drawn = now
-		fmt.Fprint(p.w, "\r"+format.Cut(p.d.Line(), p.width-1)+"\x1b[K")
+		fmt.Fprint(p.w, "\r"+format.Cut(safe.Text(p.d.Line()), p.width-1)+"\x1b[K")
 		p.live = true
 	}
 }
 
-// line writes a finished line, replacing the live one on a terminal.
+// line writes a finished line, replacing the live one on a terminal. The
+// server's words (statuses, digests) are stripped of sequences.
 func (p *pullPrinter) line(text string) {
 	if p.live {
 		fmt.Fprint(p.w, "\r\x1b[K")
 		p.live = false
 	}
-	fmt.Fprintln(p.w, text)
+	fmt.Fprintln(p.w, safe.Text(text))
 }
 
 // end clears the live line.

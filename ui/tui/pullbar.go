@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // The workbench's model downloads: /pull NAME, or ctrl+p to accept the
@@ -75,22 +76,24 @@ func (p *pullBar) view(st *styles, width int) string {
 	case p.active != nil:
 		return padRight(p.progressLine(st, width), width)
 	case p.offer != nil:
-		text := fmt.Sprintf(" ⇣ %s is not on the server · ctrl+p downloads it · esc dismisses", p.offer.ref())
+		text := safe.Text(fmt.Sprintf(" ⇣ %s is not on the server · ctrl+p downloads it · esc dismisses", p.offer.ref()))
 		return padRight(st.warning.Render(ansi.Truncate(text, width, "…")), width)
 	}
 	return ""
 }
 
 func (p *pullBar) progressLine(st *styles, width int) string {
-	head := " ⇣ " + p.active.ref() + " "
+	// The model's name and the server's status are text from outside.
+	head := safe.Text(" ⇣ " + p.active.ref() + " ")
+	status := safe.Text(p.d.Status)
 	if p.d.Layer == "" && p.d.Fraction() == 0 {
-		return st.accent.Render(ansi.Truncate(head+"· "+p.d.Status+" · esc stops", width, "…"))
+		return st.accent.Render(ansi.Truncate(head+"· "+status+" · esc stops", width, "…"))
 	}
 	done, total := p.d.Totals()
 	tail := fmt.Sprintf(" %s/%s", format.Bytes(done), format.Bytes(total))
 	if p.d.Layer == "" {
 		// The bytes are in; the server is checking and writing them.
-		tail += " · " + p.d.Status
+		tail += " · " + status
 	} else if r := p.d.Rates(); r != "" {
 		tail += " · " + r
 	}
