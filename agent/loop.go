@@ -237,16 +237,29 @@ func (r *run) overflow(b Budget) error {
 			break
 		}
 	}
+	// A server that fixed the window when it loaded the model cannot be
+	// given a larger one with the request: its advice replaces "raise
+	// the window".
+	advice, fixedWindow := engine.WindowAdvice(r.cfg.Engine)
 	switch {
 	case fixed >= b.Window.Tokens:
 		e.What = fmt.Sprintf("the system prompt and the %d tool definitions, with room for the reply,", len(b.ToolCosts()))
 		e.PromptTokens = fixed
 		e.Fix = "Turn tools off (/tools in the workbench, --tools) or raise the window (/ctx N, --num-ctx, or num_ctx in the config)"
+		if fixedWindow {
+			e.Fix = "Turn tools off (/tools in the workbench, --tools), or " + advice
+		}
 	case last != nil && last.Kind == PartMessage && last.Name == engine.RoleUser && fixed+last.Tokens > b.Window.Tokens:
 		e.What, e.PromptTokens = "your message", last.Tokens
+		if fixedWindow {
+			e.Fix = "Shorten the message, or " + advice
+		}
 	default:
 		e.What = "the conversation"
 		e.Fix = "Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config), /compact the conversation, or start a new one (/new)"
+		if fixedWindow {
+			e.Fix = "/compact the conversation or start a new one (/new), or " + advice
+		}
 	}
 	return e
 }

@@ -198,6 +198,29 @@ type (
 	}
 )
 
+// WindowAdvisor is implemented by engines whose server fixes a model's
+// context window when it loads the model, as every OpenAI-compatible
+// server does (llama-server -c, vllm serve --max-model-len, LM Studio's
+// load settings). A request cannot change that window, so a num_ctx the
+// person sets (/ctx, --num-ctx, num_ctx) only tells jarvis what it is.
+// WindowAdvice says how to get a larger window, as a clause that can
+// follow "or" in a sentence ("restart the server with ..."). Engines
+// without it (Ollama) take the window with each request.
+type WindowAdvisor interface {
+	WindowAdvice() string
+}
+
+// WindowAdvice returns eng's advice for a larger window, and whether its
+// server fixes the window at load time (see WindowAdvisor).
+func WindowAdvice(eng InferenceEngine) (string, bool) {
+	if a, ok := eng.(WindowAdvisor); ok {
+		if advice := a.WindowAdvice(); advice != "" {
+			return advice, true
+		}
+	}
+	return "", false
+}
+
 // ErrUnsupported means the server cannot do what was asked (an optional
 // ability it lacks).
 var ErrUnsupported = errors.New("not supported by this server")

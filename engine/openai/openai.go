@@ -46,11 +46,13 @@ const EnvAPIKey = "OPENAI_API_KEY"
 // Engine talks to one OpenAI-compatible server. It is safe for concurrent
 // use.
 type Engine struct {
-	base   string // http://host:port/v1, without a trailing slash
-	key    string // only to keep it out of messages
-	client oai.Client
-	chat   oai.ChatService
-	models oai.ModelService
+	base string // http://host:port/v1, without a trailing slash
+	key  string // only to keep it out of messages
+	// keyFrom says where the key is set, for the advice of AuthError.
+	keyFrom string
+	client  oai.Client
+	chat    oai.ChatService
+	models  oai.ModelService
 
 	// maxCompletion is set once the server refused max_tokens and asked
 	// for max_completion_tokens (OpenAI's reasoning models do).
@@ -64,13 +66,19 @@ type Engine struct {
 var (
 	_ engine.InferenceEngine = (*Engine)(nil)
 	_ engine.Describer       = (*Engine)(nil)
+	_ engine.WindowAdvisor   = (*Engine)(nil)
 )
+
+// WindowAdvice says how to get a larger window: these servers fix it when
+// they load the model, so a request's num_ctx cannot change it.
+func (e *Engine) WindowAdvice() string { return windowAdvice }
 
 // Option configures New.
 type Option func(*config)
 
 type config struct {
 	key        string
+	keyFrom    string
 	httpClient *http.Client
 }
 
@@ -79,6 +87,13 @@ type config struct {
 // not read OPENAI_API_KEY itself; whoever configures it decides.
 func WithAPIKey(key string) Option {
 	return func(c *config) { c.key = strings.TrimSpace(key) }
+}
+
+// WithKeyFrom says where the key is configured ("api_key of endpoint lab
+// in the config"), for the advice when the server refuses it or wants
+// one; without it the advice names api_key and OPENAI_API_KEY.
+func WithKeyFrom(where string) Option {
+	return func(c *config) { c.keyFrom = strings.TrimSpace(where) }
 }
 
 // WithHTTPClient uses c for requests instead of the engine's own client.
@@ -120,6 +135,7 @@ func New(baseURL string, opts ...Option) (*Engine, error) {
 	return &Engine{
 		base:    base,
 		key:     cfg.key,
+		keyFrom: cfg.keyFrom,
 		client:  oai.Client{Options: ropts},
 		chat:    oai.NewChatService(ropts...),
 		models:  oai.NewModelService(ropts...),

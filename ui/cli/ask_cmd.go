@@ -197,7 +197,7 @@ func (a *app) runAsk(ctx context.Context, query string, printer *askPrinter, pol
 	engOpts, _ := cfg.EngineOptions()
 	ag, err := agent.New(cfg.Agent, agent.Config{
 		Engine: env.engine, Model: model, Executor: exec, Bus: printer, System: cfg.System,
-		Options: engOpts, MaxTurns: cfg.MaxTurns, Price: price(cfg),
+		Options: engOpts, MaxTurns: cfg.MaxTurns, Price: priceAt(cfg, env.at.name),
 		View: agent.NewModelView(env.engine, model, cfg.ViewOptions()),
 	})
 	if err != nil {

@@ -88,7 +88,8 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	}
 	bus := events.New()
 	opts := tui.Options{
-		Config: cfg, Engine: env.engine, Registry: env.registry, ToolDeps: env.deps,
+		Config: cfg, Engine: env.def.engine, EngineKind: env.def.kind, Endpoints: env.tuiEndpoints(),
+		Registry: env.registry, ToolDeps: env.deps,
 		Theme: cfg.Theme, Continue: f.cont, Bus: bus, NoMouse: f.noMouse,
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())

@@ -63,7 +63,7 @@ var silentFail = &exitError{code: ExitFailed, err: errors.New("")}
 
 // globals are the flags every command accepts, before or after its name.
 type globals struct {
-	host, model, configPath, dbPath string
+	host, model, configPath, dbPath, engine string
 }
 
 // Main runs jarvis with args and returns the exit code.
@@ -128,7 +128,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   defaultName,
 		Short: "A terminal workbench for local models and their tools",
-		Long: `jarvis chats with a local Ollama model that can call tools. Every tool call
+		Long: `jarvis chats with a local model (Ollama, or any OpenAI-compatible server) that can call tools. Every tool call
 is shown with its arguments, latency and cost; tools that can do harm wait for
 your approval.`,
 		SilenceUsage:  true,
@@ -147,8 +147,9 @@ your approval.`,
 		return usageErr("%s\nRun '%s --help' for usage.", err, cmd.CommandPath())
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.g.host, "host", "", "Ollama server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
-	pf.StringVar(&a.g.model, "model", "", "model to use (default from config)")
+	pf.StringVar(&a.g.engine, "engine", "", "kind of model server: ollama or openai (an OpenAI-compatible API; default from config: ollama)")
+	pf.StringVar(&a.g.host, "host", "", "server URL: Ollama's (default $OLLAMA_HOST or http://127.0.0.1:11434), or the base URL of an OpenAI-compatible API (default http://127.0.0.1:8080/v1)")
+	pf.StringVar(&a.g.model, "model", "", "model to use, ENDPOINT/MODEL for a configured endpoint (default from config)")
 	pf.StringVar(&a.g.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/jarvis/config.toml)")
 	pf.StringVar(&a.g.dbPath, "db", "", "database file (default $JARVIS_DB or $XDG_DATA_HOME/jarvis/jarvis.db)")
 

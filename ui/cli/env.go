@@ -10,8 +10,6 @@ import (
 	"github.com/asdine/storm/v3"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/engine/ollama"
-
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/memory"
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -28,8 +26,14 @@ import (
 // the tool registry and the dependencies its factories receive. It is built
 // once per process.
 type environment struct {
-	cfg      *config.Config
-	engine   *ollama.Engine
+	cfg *config.Config
+	// def is the default server and named the endpoints; at is the one
+	// the configured model is on, engine its engine and model the
+	// model's name there ("qwen3-32b" for --model lab/qwen3-32b).
+	def, at  *server
+	named    []*server
+	engine   engine.InferenceEngine
+	model    string
 	registry *tools.Registry
 	deps     tools.Deps
 	// sched is what the scheduler tools call; the TUI points it at the
@@ -48,7 +52,7 @@ func (a *app) loadConfig(f config.Flags) (*config.Config, error) {
 	if a.cfg != nil {
 		return a.cfg, nil
 	}
-	f.ConfigPath, f.Host, f.Model, f.DB = a.g.configPath, a.g.host, a.g.model, a.g.dbPath
+	f.ConfigPath, f.Host, f.Model, f.DB, f.Engine = a.g.configPath, a.g.host, a.g.model, a.g.dbPath, a.g.engine
 	f.ToolNames = builtin.Registry(builtin.Deps{}).Names()
 	cfg, err := config.Load(f)
 	if err != nil {
@@ -66,17 +70,20 @@ func (a *app) environment() (*environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := ollama.New(cfg.Host)
+	def, named, err := buildServers(cfg)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
+	env := &environment{cfg: cfg, def: def, named: named}
+	env.at, env.model = env.lookup(cfg.Model)
+	env.engine = env.at.engine
 	opts, _ := cfg.EngineOptions() // validated by config.Load
 	bd := builtin.Deps{
 		Settings: cfg.Tool,
-		Engine:   eng,
-		Model:    cfg.Model,
+		Engine:   env.engine,
+		Model:    env.model,
 		Options:  opts,
-		Price:    price(cfg),
+		Price:    priceAt(cfg, env.at.name),
 		Web:      cfg.Web,
 		Channels: cfg.Channels,
 		Code:     cfg.Code,
@@ -96,9 +103,15 @@ func (a *app) environment() (*environment, error) {
 	}
 	// file_read and memory indexing refuse them there too.
 	files.ProtectJarvisFiles(cfg.Path(), db.Path())
+	// Embeddings come from the default server, where it can make them
+	// (Ollama); elsewhere memory ranks with BM25 alone.
+	var embedder memory.Embedder
+	if e, ok := def.engine.(engine.Embedder); ok {
+		embedder = e
+	}
 	mem, err := memory.New(db, memory.Options{
 		ChunkSize: cfg.Memory.ChunkSize, ChunkOverlap: cfg.Memory.ChunkOverlap,
-		Embedder: eng, EmbedModel: cfg.Memory.EmbedModel, SemanticWeight: cfg.Memory.SemanticWeight,
+		Embedder: embedder, EmbedModel: cfg.Memory.EmbedModel, SemanticWeight: cfg.Memory.SemanticWeight,
 	})
 	if err != nil {
 		return nil, usageErr("[memory] in the config: %v", err)
@@ -109,7 +122,7 @@ func (a *app) environment() (*environment, error) {
 	// scheduler (the TUI) replaces this with its running scheduler.
 	lazy := &lazyScheduler{}
 	bd.Scheduler = lazy
-	env := &environment{cfg: cfg, engine: eng, deps: bd.ToolDeps(), sched: lazy, memory: mem}
+	env.deps, env.sched, env.memory = bd.ToolDeps(), lazy, mem
 	bd.MCP = func() *mcp.Manager { return env.mcp }
 	env.registry = builtin.Registry(bd)
 	lazy.open = func() (*scheduler.Scheduler, error) {
@@ -125,33 +138,37 @@ func (a *app) environment() (*environment, error) {
 	return a.env, nil
 }
 
-// price adapts the configured prices to the agents' and tools' signature.
-func price(cfg *config.Config) func(model string, in, out int) float64 {
-	return func(model string, in, out int) float64 { return cfg.PriceFor(model).Cost(in, out) }
+// priceAt adapts the configured prices of a server's models (endpoint ""
+// for the default server) to the agents' and tools' signature.
+func priceAt(cfg *config.Config, endpoint string) func(model string, in, out int) float64 {
+	return func(model string, in, out int) float64 { return cfg.PriceAt(endpoint, model).Cost(in, out) }
 }
 
 // resolveModel returns the configured model, or asks the server for one when
 // none is configured: the first model that can call tools, else the first.
 func (env *environment) resolveModel(ctx context.Context) (string, string, error) {
-	if env.cfg.Model != "" {
-		return env.cfg.Model, "", nil
+	if env.model != "" {
+		return env.model, "", nil
 	}
-	chat, err := pickModel(ctx, env.engine)
+	chat, err := pickModel(ctx, env.engine, env.at.kind)
 	if err != nil {
 		return "", "", err
 	}
 	return chat, fmt.Sprintf("no model set; using %s (set one with --model or 'model' in the config)", chat), nil
 }
 
-// pickModel asks a server which model to use when none is set: the first
-// that can call tools, else the first that can chat.
-func pickModel(ctx context.Context, eng engine.InferenceEngine) (string, error) {
+// pickModel asks a server of kind which model to use when none is set:
+// the first that can call tools, else the first that can chat.
+func pickModel(ctx context.Context, eng engine.InferenceEngine, kind string) (string, error) {
 	models, err := eng.ListModels(ctx)
 	if err != nil {
 		return "", err
 	}
 	if len(models) == 0 {
-		return "", fmt.Errorf("no model is set and the server at %s has none. Download one with 'ollama pull qwen3', then run again", eng.Host())
+		if kind == config.EngineOpenAI {
+			return "", fmt.Errorf("no model is set and the server at %s lists none; start it with a model (llama-server -m FILE, vllm serve MODEL, or load one in LM Studio), then run again", eng.Host())
+		}
+		return "", fmt.Errorf("no model is set and the server at %s has none. Download one with 'jarvis models pull qwen3', then run again", eng.Host())
 	}
 	// The first model that can chat and call tools, else the first that can
 	// chat (an embedding model cannot answer at all).
@@ -170,7 +187,11 @@ func pickModel(ctx context.Context, eng engine.InferenceEngine) (string, error) 
 		}
 	}
 	if chat == "" {
-		return "", fmt.Errorf("no model is set and none of the server's models can chat (%s, e.g. embedding models). Download one with 'ollama pull qwen3'", format.Count(len(models), "model"))
+		fix := "Download one with 'jarvis models pull qwen3'"
+		if kind == config.EngineOpenAI {
+			fix = "Start the server with a chat model"
+		}
+		return "", fmt.Errorf("no model is set and none of the server's models can chat (%s, e.g. embedding models). %s", format.Count(len(models), "model"), fix)
 	}
 	return chat, nil
 }

@@ -167,7 +167,7 @@ func evalEngines(spec, host string) ([]evalEngine, error) {
 // any machine.
 func evalTools(cfg *config.Config, dbPath string) eval.ToolSource {
 	opts, _ := cfg.EngineOptions()
-	bd := builtin.Deps{Settings: cfg.Tool, Options: opts, Price: price(cfg), Web: cfg.Web, Channels: cfg.Channels, Code: cfg.Code}
+	bd := builtin.Deps{Settings: cfg.Tool, Options: opts, Price: priceAt(cfg, ""), Web: cfg.Web, Channels: cfg.Channels, Code: cfg.Code}
 	bd.Code.HidePaths = slices.Clip(bd.Code.HidePaths)
 	for _, p := range []string{cfg.Path(), dbPath} {
 		if p != "" {
@@ -256,7 +256,7 @@ func (a *app) runEval(ctx context.Context, f *evalFlags) error {
 	for _, e := range engines {
 		models := uniqueList(cfg.Model)
 		if len(models) == 0 {
-			m, err := pickModel(ctx, e.eng)
+			m, err := pickModel(ctx, e.eng, e.name)
 			if err != nil {
 				return failErr("%v", err)
 			}
@@ -292,7 +292,7 @@ func (a *app) runEval(ctx context.Context, f *evalFlags) error {
 	opts, _ := cfg.EngineOptions()
 	runner, err := eval.New(eval.Config{
 		Suite: suite, Targets: targets, Repeat: f.repeat, Tools: evalTools(cfg, db.Path()), Settings: cfg.Tool,
-		System: cfg.System, Options: opts, MaxTurns: cfg.MaxTurns, Price: price(cfg), Bus: bus, Progress: progress.show,
+		System: cfg.System, Options: opts, MaxTurns: cfg.MaxTurns, Price: priceAt(cfg, ""), Bus: bus, Progress: progress.show,
 		ScratchDir: scratch, Audit: auditLog{audit.New(db)},
 	})
 	if err != nil {

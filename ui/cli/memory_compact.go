@@ -29,7 +29,7 @@ one): other jarvis processes wait meanwhile, and say so.`,
 				return failErr("%v", err)
 			}
 			fmt.Fprintf(a.io.Out, "Compacted %s: %s → %s (%s given back) in %s.\n", db.Path(),
-				humanBytes(res.Before), humanBytes(res.After), humanBytes(max(res.Before-res.After, 0)), format.Latency(res.Took.Seconds()))
+				format.Bytes(res.Before), format.Bytes(res.After), format.Bytes(max(res.Before-res.After, 0)), format.Latency(res.Took.Seconds()))
 			return nil
 		},
 	}

@@ -8,31 +8,26 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-// engineOllama is the engine kind of the servers engine/ollama speaks to.
-const engineOllama = "ollama"
-
 // engineFactory builds the engine that speaks to a server of the given
 // kind at host (a base URL).
 type engineFactory func(kind, host string) (engine.InferenceEngine, error)
 
-// newEngine is the engine factory of scheduled runs.
-func newEngine(kind, host string) (engine.InferenceEngine, error) {
-	switch kind {
-	case engineOllama:
-		return ollama.New(host)
-	}
-	return nil, fmt.Errorf("this jarvis cannot talk to %q servers (it knows: %s)", kind, engineOllama)
+// taskEngine is the engine factory of scheduled runs for servers the
+// configuration does not name (a task made on another machine, or before
+// the configuration changed). No key is sent to them: a key goes only
+// where the configuration says.
+func taskEngine(kind, host string) (engine.InferenceEngine, error) {
+	return newEngine(kind, host, "", "an endpoint for this server in the config: scheduled tasks send keys only to the servers the configuration names")
 }
 
 // engineCache keeps one engine per server, so that the checks and runs of
-// a process reuse their connections; the process's own server uses the
-// process's engine.
+// a process reuse their connections. The configured servers (the default
+// one and the endpoints) use the process's engines, keys included.
 type engineCache struct {
 	build engineFactory
 	mu    sync.Mutex
@@ -41,6 +36,11 @@ type engineCache struct {
 
 func newEngineCache(env *environment, build engineFactory) *engineCache {
 	c := &engineCache{build: build, m: map[string]engine.InferenceEngine{}}
+	for _, s := range env.servers() {
+		if s.err == nil {
+			c.m[tasks.Server{Engine: s.kind, Host: s.engine.Host()}.Key()] = s.engine
+		}
+	}
 	c.m[env.server().Key()] = env.engine
 	return c
 }
@@ -73,7 +73,7 @@ func (c *engineCache) reach(ctx context.Context, srv tasks.Server) error {
 // server is the model server this process is configured for, as a task
 // records it.
 func (env *environment) server() tasks.Server {
-	return tasks.Server{Engine: engineOllama, Host: env.engine.Host(), Model: env.cfg.Model}
+	return tasks.Server{Engine: env.at.kind, Host: env.engine.Host(), Model: env.model}
 }
 
 // schedOptions are the options every scheduler that runs tasks in this
@@ -89,7 +89,7 @@ func (a *app) schedOptions(command string, bus events.Publisher) (scheduler.Opti
 	if err != nil {
 		return scheduler.Options{}, err
 	}
-	engines := newEngineCache(env, newEngine)
+	engines := newEngineCache(env, taskEngine)
 	return scheduler.Options{
 		Command: command, Server: env.server(), Reach: engines.reach, Timeout: env.cfg.TaskTimeout(),
 		Runner: newTaskRunner(env, bus, engines), Validate: validate,
@@ -135,7 +135,7 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 		}
 		model := srv.Model
 		if model == "" {
-			if model, err = pickModel(ctx, eng); err != nil {
+			if model, err = pickModel(ctx, eng, srv.Engine); err != nil {
 				return "", err
 			}
 			scheduler.ReportModel(ctx, model)
@@ -156,7 +156,7 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 		opts, _ := env.cfg.EngineOptions()
 		ag, err := agent.New(tasks.AgentFor(t.Agent, t.Tools), agent.Config{
 			Engine: eng, Model: model, Executor: exec, Bus: bus, System: env.cfg.System,
-			Options: opts, MaxTurns: env.cfg.MaxTurns, Price: price(env.cfg),
+			Options: opts, MaxTurns: env.cfg.MaxTurns, Price: env.taskPrice(srv),
 			View: agent.NewModelView(eng, model, env.cfg.ViewOptions()),
 		})
 		if err != nil {
@@ -175,6 +175,17 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 		}
 		return res.Content, err
 	})
+}
+
+// taskPrice prices a task's run by the server it runs on: a configured
+// endpoint's prices, else the top-level ones.
+func (env *environment) taskPrice(srv tasks.Server) func(model string, in, out int) float64 {
+	for _, s := range env.named {
+		if s.err == nil && s.kind == srv.Engine && s.engine.Host() == srv.Host {
+			return priceAt(env.cfg, s.name)
+		}
+	}
+	return priceAt(env.cfg, "")
 }
 
 // lazyScheduler lets the scheduler tools reach the task store without

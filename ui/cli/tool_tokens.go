@@ -52,7 +52,7 @@ func (a *app) countToolTokens(ctx context.Context, list []tools.Tool) (toolCosts
 		defs[i] = engine.ToolDef{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
 		out.Tools = append(out.Tools, toolCost{Name: s.Name, Text: agent.EstimateTokens(tools.DescribeSpecs([]tools.Spec{s}, true, false))})
 	}
-	view := agent.NewModelView(env.engine, out.Model, env.cfg.ViewOptions())
+	view := agent.NewModelView(env.engine, env.model, env.cfg.ViewOptions())
 	for i, n := range view.ToolTokens(defs) {
 		for j := range out.Tools {
 			if out.Tools[j].Name == i {
@@ -64,13 +64,13 @@ func (a *app) countToolTokens(ctx context.Context, list []tools.Tool) (toolCosts
 	if out.Model == "" {
 		return out, nil
 	}
-	r, ok := engine.InferenceEngine(env.engine).(engine.Renderer)
+	r, ok := env.engine.(engine.Renderer)
 	if !ok {
 		return out, nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	base := engine.ChatRequest{Model: out.Model, Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}}
+	base := engine.ChatRequest{Model: env.model, Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}}
 	without, err := r.RenderPrompt(rctx, base)
 	switch {
 	case errors.Is(err, engine.ErrUnsupported):

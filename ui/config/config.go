@@ -31,8 +31,13 @@ import (
 
 // Config is the effective configuration.
 type Config struct {
-	Model    string   `toml:"model"`
+	Model string `toml:"model"`
+	// Engine is the kind of the default server: "ollama" (when empty) or
+	// "openai"; Host is its address, and APIKey the key an openai
+	// server is sent (${VAR} is read from the environment).
+	Engine   string   `toml:"engine"`
 	Host     string   `toml:"host"`
+	APIKey   Secret   `toml:"api_key"`
 	Agent    string   `toml:"agent"`
 	Tools    []string `toml:"tools"`
 	System   string   `toml:"system"`
@@ -62,6 +67,9 @@ type Config struct {
 	Context ContextConfig `toml:"context"`
 	// Scheduler configures scheduled runs ([scheduler]).
 	Scheduler SchedulerConfig `toml:"scheduler"`
+	// Endpoints are named model servers besides the default one
+	// ([[endpoints]]); their models are NAME/MODEL.
+	Endpoints []Endpoint `toml:"endpoints"`
 
 	sources map[string]string
 	path    string
@@ -137,13 +145,15 @@ var Agents = []string{"simple", "orchestrator", "react"}
 // Flags are the command-line values; empty means "not given".
 type Flags struct {
 	ConfigPath string
-	Host       string
-	Model      string
-	DB         string
-	Agent      string
-	Tools      *string // nil: not given; "" or "none": no tools
-	System     string
-	Theme      string
+	// Engine is --engine: the kind of the default server.
+	Engine string
+	Host   string
+	Model  string
+	DB     string
+	Agent  string
+	Tools  *string // nil: not given; "" or "none": no tools
+	System string
+	Theme  string
 	// NumCtx is --num-ctx (0: not given).
 	NumCtx int
 	// ToolNames are the built-in tool names, to check [tool.NAME] sections
@@ -175,7 +185,7 @@ func Load(f Flags) (*Config, error) {
 		Theme:    DefaultTheme,
 		sources:  map[string]string{},
 	}
-	for _, k := range []string{"model", "host", "agent", "tools", "system", "theme", "max_turns", "db"} {
+	for _, k := range []string{"model", "engine", "host", "api_key", "agent", "tools", "system", "theme", "max_turns", "db"} {
 		c.sources[k] = "default"
 	}
 	path, explicit := f.ConfigPath, f.ConfigPath != ""
@@ -189,6 +199,7 @@ func Load(f Flags) (*Config, error) {
 	if err := c.loadFile(path, explicit); err != nil {
 		return nil, err
 	}
+	c.applyEngine(f.Engine)
 	c.applyEnv()
 	c.applyFlags(f)
 	if err := c.validate(f.ToolNames); err != nil {
@@ -303,7 +314,10 @@ func (c *Config) set(key, value, source string, dst *string) {
 
 func (c *Config) applyEnv() {
 	c.set("model", os.Getenv("JARVIS_MODEL"), "env JARVIS_MODEL", &c.Model)
-	c.set("host", os.Getenv("OLLAMA_HOST"), "env OLLAMA_HOST", &c.Host)
+	if c.EngineName() == EngineOllama {
+		// Ollama's variable: it names no server of another kind.
+		c.set("host", os.Getenv("OLLAMA_HOST"), "env OLLAMA_HOST", &c.Host)
+	}
 	c.set("agent", os.Getenv("JARVIS_AGENT"), "env JARVIS_AGENT", &c.Agent)
 	c.set("theme", os.Getenv("JARVIS_THEME"), "env JARVIS_THEME", &c.Theme)
 	c.set("db", os.Getenv("JARVIS_DB"), "env JARVIS_DB", &c.DB)
@@ -349,6 +363,9 @@ func (c *Config) validate(toolNames []string) error {
 	}
 	if !known {
 		return fmt.Errorf("unknown agent %q (from %s); choose one of: %s", c.Agent, c.Source("agent"), strings.Join(Agents, ", "))
+	}
+	if err := c.validateEngines(); err != nil {
+		return err
 	}
 	if c.MaxTurns < 1 {
 		return fmt.Errorf("max_turns must be at least 1 (got %d from %s)", c.MaxTurns, c.Source("max_turns"))
@@ -430,10 +447,11 @@ func (c *Config) PriceFor(model string) Price {
 	return Price{}
 }
 
-// HostOrDefault returns the configured host or Ollama's default.
+// HostOrDefault returns the configured host or the engine's default
+// (Ollama's, or llama-server's for the openai engine).
 func (c *Config) HostOrDefault() string {
 	if c.Host == "" {
-		return engine.DefaultHost
+		return c.defaultHost()
 	}
 	return c.Host
 }
@@ -461,6 +479,7 @@ func (c *Config) Settings() []Setting {
 		{"max_turns", strconv.Itoa(c.MaxTurns), c.Source("max_turns")},
 		{"db", orNone(c.DB, "(default path)"), c.Source("db")},
 	}
+	out = append(out, c.engineSettings()...)
 	fileSrc := "config " + c.path
 	if c.Options.NumCtx != 0 {
 		out = append(out, Setting{"options.num_ctx", strconv.Itoa(c.Options.NumCtx), c.NumCtxSource()})

@@ -18,7 +18,7 @@ func writeConfig(t *testing.T, body string) string {
 }
 
 func clearEnv(t *testing.T) {
-	for _, k := range []string{"JARVIS_MODEL", "OLLAMA_HOST", "JARVIS_AGENT", "JARVIS_TOOLS", "JARVIS_THEME", "JARVIS_DB", "JARVIS_CONFIG"} {
+	for _, k := range []string{"JARVIS_MODEL", "OLLAMA_HOST", "JARVIS_AGENT", "JARVIS_TOOLS", "JARVIS_THEME", "JARVIS_DB", "JARVIS_CONFIG", "JARVIS_ENGINE", "OPENAI_API_KEY"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
 	}

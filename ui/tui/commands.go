@@ -24,15 +24,11 @@ func (m *model) runCommand(line string) tea.Cmd {
 	arg = strings.TrimSpace(arg)
 	switch name {
 	case "model":
-		if arg == "" {
-			m.addNote(fmt.Sprintf("Model: %s. Switch with /model NAME (tab completes the server's models).", orNone(m.modelName)), false)
-			return nil
-		}
-		m.modelName = arg
-		m.view.SetModel(arg)
-		m.lastWindow = 0
-		m.addNote("Model set to "+arg+".", false)
-		return m.checkModel(arg)
+		return m.modelCommand(arg)
+	case "pull":
+		return m.pullCommand(arg)
+	case "unload":
+		return m.unloadCommand(arg)
 	case "agent":
 		if !slices.Contains(agent.Names, arg) {
 			m.addNote(fmt.Sprintf("Unknown agent %q. Choose one of: %s.", arg, strings.Join(agent.Names, ", ")), true)
@@ -163,8 +159,8 @@ func (m *model) completions(cmd, arg string) []string {
 		return append(m.opts.Registry.Names(), "none")
 	case "theme":
 		return themes.Names()
-	case "model":
-		return m.server.models
+	case "model", "pull", "unload":
+		return m.modelCompletions()
 	case "ctx":
 		return []string{"auto", "2048", "4096", "8192", "16384", "32768"}
 	}

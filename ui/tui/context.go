@@ -108,7 +108,11 @@ func (m *model) ctxCommand(arg string) tea.Cmd {
 		if m.ctab.have {
 			w = fmt.Sprintf("%s tokens: %s", groupInt(m.ctab.budget.Window.Tokens), m.ctab.budget.Window.Source)
 		}
-		m.addNote("Context window: "+w+". Set it with /ctx N (tokens), or /ctx auto for the server's. F6 shows what fills it.", false)
+		how := "Set it with /ctx N (tokens), or /ctx auto for the server's."
+		if _, fixed := engine.WindowAdvice(m.opts.Engine); fixed {
+			how = "The server fixed it when it loaded the model: /ctx N tells jarvis the size it runs with, /ctx auto takes what the server reports."
+		}
+		m.addNote("Context window: "+w+". "+how+" F6 shows what fills it.", false)
 		return m.refreshContext(false)
 	}
 	n := 0
@@ -133,6 +137,10 @@ func (m *model) ctxCommand(arg string) tea.Cmd {
 	}
 	changed := m.view.SetNumCtx(n, "set with /ctx")
 	m.engOpts.NumCtx = n
+	if note, ok := m.fixedWindowNote(n); ok {
+		m.addNote(note, false)
+		return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+	}
 	switch {
 	case n == 0:
 		m.addNote("The window is the server's again (as loaded, else the smaller of the model's maximum and 4,096).", false)

@@ -7,7 +7,9 @@ type command struct {
 
 // commands are the slash commands, in the order /help lists them.
 var commands = []command{
-	{"model", "NAME", "switch the model"},
+	{"model", "[NAME]", "switch the model; alone, list every server's models"},
+	{"pull", "NAME", "download a model (Ollama), showing its progress"},
+	{"unload", "[NAME]", "free the model's memory on the server"},
 	{"agent", "NAME", "switch the agent (simple, orchestrator, react)"},
 	{"tools", "a,b", "set the tools the model may call (none for no tools)"},
 	{"new", "", "start a new session"},
@@ -29,6 +31,7 @@ var keyHelp = [][2]string{
 	{"↑ / ↓", "prompt history (on the first / last line)"},
 	{"tab", "complete a /command; on an empty prompt, focus the side pane"},
 	{"esc, ctrl+c", "cancel the running turn (stream and tools stop)"},
+	{"ctrl+p / esc", "download the model offered / stop a download"},
 	{"ctrl+c twice", "quit (when idle)"},
 	{"pgup / pgdn", "scroll the transcript a page (the side pane when it has focus)"},
 	{"ctrl+u / ctrl+d", "scroll half a page"},

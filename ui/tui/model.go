@@ -58,6 +58,15 @@ type model struct {
 	// calibration carry over from run to run.
 	view *agent.ModelView
 	ctab contextTab
+	// srvs are the model servers (the current model's is opts.Engine),
+	// catalog their models; pull is the download component, mstate the
+	// current model's state on its server, missing the model found not
+	// to be there (or unable to chat).
+	srvs    servers
+	catalog catalog
+	pull    pullBar
+	mstate  modelState
+	missing string
 	// toolTokens is what each tool's definition costs in the prompt (the
 	// Tools tab shows it).
 	toolTokens map[string]int
@@ -136,6 +145,7 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 		conv: &agent.Conversation{}, mouse: !opts.NoMouse,
 		view: agent.NewModelView(opts.Engine, cfg.Model, cfg.ViewOptions()),
 	}
+	m.initServers()
 	closeSpare, err := m.rebuildTools(m.enabled, true)
 	if err != nil {
 		return nil, err
@@ -296,6 +306,7 @@ func (m *model) shutdown() {
 	if m.mcpStop != nil {
 		m.mcpStop()
 	}
+	m.stopPull()
 	if m.sched != nil {
 		m.sched.Close()
 	}
@@ -308,7 +319,7 @@ func (m *model) shutdown() {
 }
 
 func (m *model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.checkServer(0), m.loadAlways()}
+	cmds := []tea.Cmd{m.checkServer(0), m.loadAlways(), m.refreshCatalog(false), m.refreshModelState()}
 	if m.opts.Continue && m.opts.Sessions != nil {
 		cmds = append(cmds, m.loadLastSession())
 	}
@@ -395,6 +406,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.mcpChanged()
 	}
 	if cmd, ok := m.evalUpdate(msg); ok {
+		return m, cmd
+	}
+	if cmd, ok := m.serversUpdate(msg); ok {
 		return m, cmd
 	}
 	if m.sched != nil {
@@ -490,6 +504,7 @@ func (m *model) bodyHeight() int {
 	if len(m.suggest) > 0 {
 		h--
 	}
+	h -= m.pull.height()
 	return max(h, 1)
 }
 

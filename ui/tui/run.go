@@ -29,8 +29,8 @@ type sessionCreatedMsg struct{ runID, id string }
 // startRun sends text to the agent. The run happens in a command; its events
 // come back through the bus and its end as runDoneMsg.
 func (m *model) startRun(text string) tea.Cmd {
-	if m.modelName == "" {
-		m.addNote("No model is set, so nothing was sent. Pick one with /model NAME (tab completes the server's models), or start jarvis with --model.", true)
+	if note := m.cannotSend(); note != "" {
+		m.addNote(note, true)
 		return nil
 	}
 	if m.compacting {
@@ -79,7 +79,7 @@ func (m *model) startRun(text string) tea.Cmd {
 	ag, err := agent.New(m.agentName, agent.Config{
 		Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, Bus: m.opts.Bus,
 		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns, View: m.view,
-		Price:     func(model string, in, out int) float64 { return m.opts.Config.PriceFor(model).Cost(in, out) },
+		Price:     m.priceAt(m.srvs.current),
 		OnMessage: onMessage,
 	})
 	if err != nil {
@@ -118,6 +118,7 @@ func (m *model) applyEvents(batch eventsMsg) tea.Cmd {
 		if e.Run.ID != m.runID || m.current == nil {
 			continue
 		}
+		m.modelRunEvent(e)
 		m.applyRunEvent(e)
 	}
 	return tea.Batch(append(cmds, m.ensureTick())...)
@@ -234,6 +235,7 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 	// this message race) keep landing on it.
 	m.lastReply = m.current
 	m.countToolTokens() // the run may have calibrated the counts
+	cmds = append(cmds, m.refreshModelState())
 	if m.pane.visible && m.pane.tab == tabContext {
 		cmds = append(cmds, m.refreshContext(true))
 	}

@@ -28,10 +28,15 @@ import (
 
 // Options configure the TUI. ui/cli fills them from the configuration.
 type Options struct {
-	Config   *config.Config
-	Engine   engine.InferenceEngine
-	Registry *tools.Registry
-	ToolDeps tools.Deps
+	Config *config.Config
+	// Engine is the default server's engine, EngineKind its kind
+	// ("ollama" when empty, or "openai"), and Endpoints the named
+	// servers of the config, whose models /model takes as NAME/MODEL.
+	Engine     engine.InferenceEngine
+	EngineKind string
+	Endpoints  []Endpoint
+	Registry   *tools.Registry
+	ToolDeps   tools.Deps
 	// Sessions persists conversations; nil keeps them in memory only.
 	Sessions SessionStore
 	// Saves is the database's write queue the sessions' writes go
@@ -78,7 +83,10 @@ func Run(ctx context.Context, opts Options) error {
 	// 30 frames a second: token batches arrive every 30 ms anyway, and
 	// Bubble Tea's frame ticker runs even when nothing changes, so at 60 an
 	// idle workbench spends about 1% of a core on wake-ups.
-	progOpts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(30)}
+	// Focus reports let the model's state be read on a slow timer only
+	// while the workbench is in front.
+	progOpts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(30), tea.WithReportFocus()}
+	m.mstate.every = stateEvery
 	if !opts.NoMouse {
 		progOpts = append(progOpts, tea.WithMouseCellMotion())
 	}

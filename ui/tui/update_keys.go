@@ -36,7 +36,7 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 			m.cancelRun()
 			return nil
 		}
-		if m.cancelEval() {
+		if m.cancelEval() || m.stopPull() || m.dismissOffer() {
 			return nil
 		}
 		if m.focusPane {
@@ -74,6 +74,10 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return m.toggleMouse()
 	case "ctrl+y":
 		return m.copyLast()
+	case "ctrl+p":
+		if cmd, ok := m.acceptOffer(); ok {
+			return cmd
+		}
 	}
 	if m.focusPane {
 		return m.paneKey(k)

@@ -69,6 +69,10 @@ func (m *model) View() string {
 	b.WriteByte('\n')
 	b.WriteString(strings.Join(body, "\n"))
 	b.WriteByte('\n')
+	if m.pull.height() > 0 {
+		b.WriteString(m.pull.view(m.st, m.width))
+		b.WriteByte('\n')
+	}
 	if len(m.suggest) > 0 {
 		b.WriteString(padRight(m.st.muted.Render(ansi.Truncate(safe.Text(strings.Join(m.suggest, "  ")), m.width, "…")), m.width))
 		b.WriteByte('\n')
@@ -100,7 +104,7 @@ func (m *model) headerView() string {
 	}
 	parts := []string{
 		m.st.headerKey.Render("jarvis"),
-		dot + " " + safe.Text(orNone(m.modelName)) + " @ " + m.hostText(),
+		dot + " " + safe.Text(orNone(m.modelRef())) + " @ " + m.hostText() + m.headerState(),
 		m.agentName,
 		format.Count(len(m.enabled), "tool"),
 		"“" + title + "”",

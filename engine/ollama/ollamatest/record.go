@@ -17,7 +17,11 @@ type Request struct {
 	Method string
 	Path   string
 	Header http.Header
-	Body   []byte
+	// Body is the body the handler read. A /v1 request's is the /api
+	// request Ollama's translation made of it (so Chat is filled as for
+	// /api/chat); OpenAIBody is then the body as the client sent it.
+	Body       []byte
+	OpenAIBody []byte
 
 	Chat     *api.ChatRequest
 	Generate *api.GenerateRequest

@@ -52,6 +52,11 @@
 //     ModelSpec.NoRender), when the field is ignored as by a server
 //     without it.
 //
+// Like a real Ollama it also serves the OpenAI-compatible API
+// (/v1/chat/completions, /v1/models), translated to and from /api/chat
+// by Ollama's own translation code, so the same script answers a client
+// of either API.
+//
 // /api/pull streams progress for models made Pullable and the real
 // server's error for others. Every request is recorded (Requests) with
 // what the window rules did to it.
@@ -117,7 +122,9 @@ type Server struct {
 	failures map[string]failure
 	requests []*Request
 	calls    int // tool call ids handed out
-	log      io.Writer
+	// completions numbers the /v1 answers' ids.
+	completions int
+	log         io.Writer
 
 	defaultCtx int
 	keepAlive  time.Duration
@@ -334,6 +341,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.handleChat(sw, r, rec)
 	case r.URL.Path == "/api/generate" && r.Method == http.MethodPost:
 		s.handleGenerate(sw, r, rec)
+	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
+		s.handleOpenAIChat(sw, r, rec)
+	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
+		s.handleOpenAIModels(sw)
+	case strings.HasPrefix(r.URL.Path, "/v1/models/") && r.Method == http.MethodGet:
+		s.handleOpenAIModel(sw, rec)
 	default:
 		sw.Header().Set("Content-Type", "text/plain")
 		sw.WriteHeader(http.StatusNotFound)

@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/engine/openai"
+	"github.com/jarvis-workbench/jarvis/store"
+	"github.com/jarvis-workbench/jarvis/ui/config"
+)
+
+func (a *app) doctorCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the servers, the model, tool support and the data directory",
+		Long: `Check everything jarvis needs, and say how to fix what fails: the config
+file, the model server (Ollama, or an OpenAI-compatible server with
+--engine openai) and every configured endpoint, the model, its tool
+support, and the database. Exit status 1 when a check fails.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.doctor(cmd.Context())
+		},
+	}
+}
+
+type check struct {
+	name, detail, fix string
+	ok, warn          bool
+}
+
+func (a *app) doctor(ctx context.Context) error {
+	var checks []check
+	add := func(c check) {
+		checks = append(checks, c)
+		mark := "✓"
+		switch {
+		case !c.ok:
+			mark = "✗"
+		case c.warn:
+			mark = "!"
+		}
+		fmt.Fprintf(a.io.Out, "%s %-9s %s\n", mark, c.name, c.detail)
+		if c.fix != "" {
+			fmt.Fprintf(a.io.Out, "  %s fix: %s\n", strings.Repeat(" ", 9), c.fix)
+		}
+	}
+	env, err := a.environment()
+	if err != nil {
+		add(check{name: "config", detail: err.Error(), fix: "correct the file named above, or run with --config pointing at a good one"})
+		return silentFail
+	}
+	if p := env.cfg.Path(); p != "" {
+		add(check{name: "config", ok: true, detail: p})
+	} else {
+		add(check{name: "config", ok: true, detail: "no config file (defaults); create one at " + configDefaultPath()})
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	for _, s := range env.servers() {
+		if a.doctorServer(ctx, env, s, add) && s == env.at {
+			a.doctorModel(ctx, env, add)
+		}
+	}
+	a.doctorEmbeddings(env, add)
+
+	dbPath := a.g.dbPath
+	if dbPath == "" {
+		dbPath = env.cfg.DB
+	}
+	if dbPath == "" {
+		dbPath = store.DefaultPath()
+	}
+	if db, err := store.Open(dbPath, "doctor"); err != nil {
+		var locked *store.LockedError
+		fix := fmt.Sprintf("make %s writable, or choose another file with --db or JARVIS_DB", filepath.Dir(dbPath))
+		if errors.As(err, &locked) {
+			fix = "wait for the other jarvis process to finish, or use --db"
+		}
+		add(check{name: "database", detail: err.Error(), fix: fix})
+	} else {
+		db.Close()
+		add(check{name: "database", ok: true, detail: db.Path()})
+	}
+
+	for _, c := range checks {
+		if !c.ok {
+			return silentFail
+		}
+	}
+	return nil
+}
+
+// doctorServer checks that a server answers, and reports whether it did.
+// The fix is the one for its kind: how to start Ollama or an
+// OpenAI-compatible server, or where its key goes.
+func (a *app) doctorServer(ctx context.Context, env *environment, s *server, add func(check)) bool {
+	name := "server"
+	if s.name != "" {
+		name = s.name
+	}
+	host := s.engine.Host()
+	if s.err != nil {
+		var ke *config.KeyError
+		fix := "correct the endpoint in the config"
+		if errors.As(s.err, &ke) {
+			fix = fmt.Sprintf("export %s=... before running jarvis (the endpoint's api_key reads it)", ke.Var)
+		}
+		add(check{name: name, detail: s.err.Error(), fix: fix})
+		return false
+	}
+	version, err := s.engine.Version(ctx)
+	var auth *openai.AuthError
+	switch {
+	case err == nil:
+		detail := fmt.Sprintf("%s at %s", serverVersion(s.kind, version), host)
+		if s.name != "" {
+			detail = "endpoint: " + detail
+		}
+		add(check{name: name, ok: true, detail: detail})
+		return true
+	case errors.Is(err, engine.ErrUnreachable):
+		add(check{name: name, detail: fmt.Sprintf("no answer from %s", host), fix: env.startFix(s)})
+	case errors.As(err, &auth):
+		add(check{name: name, detail: fmt.Sprintf("%s refused the request: HTTP %d %s", host, auth.Status, auth.Message), fix: env.keyFix(s, auth.KeySent)})
+	case s.kind == config.EngineOpenAI:
+		add(check{name: name, detail: fmt.Sprintf("%s answered, but not as an OpenAI-compatible API: %v", host, err),
+			fix: "check that the host is the API's base URL (it usually ends in /v1, e.g. http://127.0.0.1:8080/v1)" + env.whereHost(s)})
+	default:
+		add(check{name: name, detail: fmt.Sprintf("%s answered, but not like Ollama: %v", host, err),
+			fix: "check that the host points at an Ollama server (not a proxy or another service)" + env.whereHost(s)})
+	}
+	return false
+}
+
+// serverVersion names what answered: "Ollama 0.17.4", "vLLM 0.10.1".
+func serverVersion(kind, version string) string {
+	if kind == config.EngineOpenAI {
+		return version
+	}
+	return "Ollama " + version
+}
+
+// startFix says how to start a server of s's kind, or point jarvis at it.
+func (env *environment) startFix(s *server) string {
+	if s.kind == config.EngineOpenAI {
+		fix := "start the server (for example 'llama-server -m MODEL.gguf --jinja --port 8080', 'vllm serve MODEL', or LM Studio's local server)"
+		if s.name == "" {
+			return fix + ", or point jarvis at it with --host (the base URL, e.g. http://127.0.0.1:8080/v1)"
+		}
+		return fix + env.whereHost(s)
+	}
+	if s.name == "" {
+		return "start Ollama with 'ollama serve' (or open the Ollama app), or point jarvis at it with --host or OLLAMA_HOST"
+	}
+	return "start Ollama on that machine with 'ollama serve'" + env.whereHost(s)
+}
+
+// whereHost is ", or correct the host of endpoint lab (config FILE:LINE)"
+// for an endpoint, "" for the default server.
+func (env *environment) whereHost(s *server) string {
+	if s.name == "" {
+		return ""
+	}
+	return fmt.Sprintf(", or correct the host of endpoint %s (config %s:%d)", s.name, env.cfg.Path(), s.line)
+}
+
+// keyFix says where the key of s is set.
+func (env *environment) keyFix(s *server, sent bool) string {
+	what := "set the key"
+	if sent {
+		what = "check the key"
+	}
+	if s.name != "" {
+		return fmt.Sprintf("%s: api_key of endpoint %s (config %s:%d); write it as \"${VAR}\" to read it from the environment", what, s.name, env.cfg.Path(), s.line)
+	}
+	return what + ": api_key in the config (\"${VAR}\" reads it from the environment), or OPENAI_API_KEY"
+}
+
+func (a *app) doctorModel(ctx context.Context, env *environment, add func(check)) {
+	s := env.at
+	models, err := s.engine.ListModels(ctx)
+	if err != nil {
+		add(check{name: "model", detail: err.Error()})
+		return
+	}
+	model := env.model
+	if model == "" {
+		if len(models) == 0 {
+			fix := "jarvis models pull qwen3"
+			if s.kind == config.EngineOpenAI {
+				fix = "start the server with a model (llama-server -m FILE, vllm serve MODEL)"
+			}
+			add(check{name: "model", detail: "no model set and the server has none", fix: fix})
+			return
+		}
+		m, note, err := env.resolveModel(ctx)
+		if err != nil {
+			add(check{name: "model", detail: err.Error()})
+			return
+		}
+		add(check{name: "model", ok: true, warn: true, detail: note})
+		model = m
+	} else {
+		found := slices.ContainsFunc(models, func(m engine.ModelInfo) bool {
+			return m.Name == model || strings.TrimSuffix(m.Name, ":latest") == model
+		})
+		// llama.cpp serves its one model under any name: the list need
+		// not name it.
+		if !found && s.kind == config.EngineOpenAI {
+			_, err := s.engine.Capabilities(ctx, model)
+			found = err == nil
+		}
+		if !found {
+			detail := fmt.Sprintf("%s is not on %s (from %s)", s.ref(model), s.label(), env.cfg.Source("model"))
+			fix := fmt.Sprintf("jarvis models pull %s (or ollama pull %s)", s.ref(model), model)
+			if s.kind == config.EngineOpenAI {
+				names := make([]string, len(models))
+				for i, m := range models {
+					names[i] = s.ref(m.Name)
+				}
+				fix = "pick one the server serves with --model or model in the config"
+				if len(names) > 0 {
+					fix += ": " + strings.Join(names, ", ")
+				}
+			}
+			add(check{name: "model", detail: detail, fix: fix})
+			return
+		}
+		add(check{name: "model", ok: true, detail: s.ref(model)})
+	}
+	caps, err := s.engine.Capabilities(ctx, model)
+	switch {
+	case err != nil:
+		add(check{name: "tools", detail: err.Error()})
+	case !slices.Contains(caps, engine.CapCompletion) && slices.Contains(caps, engine.CapEmbedding):
+		add(check{name: "tools", detail: fmt.Sprintf("%s is an embedding model: it cannot chat", model), fix: "set a chat model with --model or model in the config (jarvis models lists them)"})
+	case slices.Contains(caps, engine.CapTools):
+		add(check{name: "tools", ok: true, detail: fmt.Sprintf("%s supports native tool calls (%s)", model, strings.Join(caps, ", "))})
+	default:
+		add(check{name: "tools", ok: true, warn: true, detail: fmt.Sprintf("%s has no native tool support (%s); the orchestrator falls back to the react agent", model, strings.Join(caps, ", ")),
+			fix: "for native tool calls use a model such as qwen3 or llama3.1"})
+	}
+}
+
+// doctorEmbeddings warns when memory is told to embed with a server that
+// cannot.
+func (a *app) doctorEmbeddings(env *environment, add func(check)) {
+	m := env.cfg.Memory.EmbedModel
+	if m == "" {
+		return
+	}
+	if _, ok := env.def.engine.(engine.Embedder); ok {
+		add(check{name: "memory", ok: true, detail: "semantic ranking with " + m})
+		return
+	}
+	add(check{name: "memory", ok: true, warn: true,
+		detail: fmt.Sprintf("[memory] embed_model is %s, but the %s does not make embeddings for jarvis; memory ranks with BM25 alone", m, kindName(env.def.kind)),
+		fix:    "use an Ollama server as the default engine for embeddings, or remove embed_model"})
+}

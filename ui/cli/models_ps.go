@@ -1,0 +1,305 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
+)
+
+// loadedModel is one line of `jarvis models ps`.
+type loadedModel struct {
+	engine.LoadedModel
+	Endpoint string `json:"endpoint,omitempty"`
+}
+
+func (a *app) modelsPsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ps",
+		Short: "The models the server holds in memory: size, VRAM, window, until when",
+		Long: `List the models the Ollama server (and every Ollama endpoint) holds in memory
+now, from its /api/ps: the size in memory, the part in VRAM, the context
+window it was loaded with, and when it will be unloaded if unused.
+OpenAI-compatible servers do not say what they have loaded.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			env, err := a.environment()
+			if err != nil {
+				return err
+			}
+			if _, ok := env.def.engine.(engine.LoadLister); !ok {
+				return failErr("the %s at %s does not say which models it has loaded (that is Ollama's /api/ps); it holds the models it was started with", kindName(env.def.kind), env.def.engine.Host())
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			loaded := []loadedModel{}
+			failed := false
+			for _, s := range env.servers() {
+				ll, ok := s.engine.(engine.LoadLister)
+				if !ok || s.err != nil && s.name != "" {
+					continue
+				}
+				list, err := ll.Loaded(ctx)
+				if err != nil {
+					if s.name == "" {
+						return failErr("%v", err)
+					}
+					fmt.Fprintf(a.io.Err, "jarvis: %s: %s\n", s.label(), safe.Text(err.Error()))
+					failed = true
+					continue
+				}
+				for _, m := range list {
+					m.Name = s.ref(m.Name)
+					loaded = append(loaded, loadedModel{LoadedModel: m, Endpoint: s.name})
+				}
+			}
+			if asJSON {
+				if err := writeJSON(a.io.Out, loaded); err != nil {
+					return err
+				}
+			} else if len(loaded) == 0 {
+				fmt.Fprintf(a.io.Out, "No model is loaded on the server at %s; a model loads at its first request.\n", env.def.engine.Host())
+			} else {
+				w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(w, "NAME\tSIZE\tVRAM\tCONTEXT\tUNTIL")
+				now := time.Now()
+				for _, m := range loaded {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", m.Name, format.Bytes(m.SizeBytes), vramText(m.LoadedModel),
+						tokensOrDash(m.ContextLength), untilText(m.ExpiresAt, now))
+				}
+				if err := w.Flush(); err != nil {
+					return err
+				}
+			}
+			if failed {
+				return silentFail
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the loaded models as JSON")
+	return cmd
+}
+
+// vramText is the part of a loaded model in VRAM: "4.1 GB (100%)".
+func vramText(m engine.LoadedModel) string {
+	if m.VRAMBytes <= 0 {
+		return "0 B (CPU)"
+	}
+	pct := 100
+	if m.SizeBytes > 0 {
+		pct = int(m.VRAMBytes * 100 / m.SizeBytes)
+	}
+	return fmt.Sprintf("%s (%d%%)", format.Bytes(m.VRAMBytes), pct)
+}
+
+func tokensOrDash(n int) string {
+	if n <= 0 {
+		return "-"
+	}
+	return groupThousands(n) + " tokens"
+}
+
+// untilText says when a loaded model will be unloaded: "14:05 (in 4m)",
+// or "forever" for keep_alive < 0 (Ollama shows those centuries ahead).
+func untilText(t, now time.Time) string {
+	switch {
+	case t.IsZero():
+		return "-"
+	case t.Sub(now) > 50*365*24*time.Hour:
+		return "forever"
+	case !t.After(now):
+		return "now"
+	}
+	clock := t.Local().Format("15:04")
+	if t.Local().YearDay() != now.Local().YearDay() || t.Year() != now.Year() {
+		clock = t.Local().Format("Jan 2 15:04")
+	}
+	return fmt.Sprintf("%s (in %s)", clock, format.Remaining(t.Sub(now)))
+}
+
+func groupThousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// shownModel is `jarvis models show --json`.
+type shownModel struct {
+	engine.ModelDetails
+	Endpoint string              `json:"endpoint,omitempty"`
+	Server   string              `json:"server"`
+	Loaded   *engine.LoadedModel `json:"loaded,omitempty"`
+}
+
+func (a *app) modelsShowCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "A model's capabilities, context window, parameters and chat template",
+		Long: `Show what the server says about one model (NAME, or ENDPOINT/NAME): its
+capabilities, its context window, family, size and quantization, and on
+Ollama its default parameters, its chat template and whether it is loaded.
+For an OpenAI-compatible server this is what its /v1/models says (and the
+window it runs the model with, where the server tells).`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := a.environment()
+			if err != nil {
+				return err
+			}
+			srv, model := env.lookup(args[0])
+			if srv.err != nil {
+				return failErr("%v", srv.err)
+			}
+			d, ok := srv.engine.(engine.Describer)
+			if !ok {
+				return failErr("the %s at %s does not describe its models", kindName(srv.kind), srv.engine.Host())
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			details, err := d.Show(ctx, model)
+			if err != nil {
+				return failErr("%v", err)
+			}
+			out := shownModel{ModelDetails: details, Endpoint: srv.name, Server: srv.engine.Host()}
+			out.Name = srv.ref(model)
+			if ll, ok := srv.engine.(engine.LoadLister); ok {
+				if list, err := ll.Loaded(ctx); err == nil {
+					for _, m := range list {
+						if sameModelName(m.Name, model) {
+							out.Loaded = &m
+						}
+					}
+				}
+			}
+			if asJSON {
+				return writeJSON(a.io.Out, out)
+			}
+			a.printShown(out, srv)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the details as JSON")
+	return cmd
+}
+
+func (a *app) printShown(m shownModel, srv *server) {
+	w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%s\t%s\n", k, v)
+		}
+	}
+	row("Model", m.Name)
+	row("Server", m.Server)
+	row("Capabilities", orDash(strings.Join(m.Capabilities, ", ")))
+	if m.ContextLength > 0 {
+		what := "the model's maximum; a request sets the window it runs with (num_ctx)"
+		if srv.kind == config.EngineOpenAI {
+			what = "the window the server runs it with (fixed when the server loads the model)"
+		}
+		row("Context", fmt.Sprintf("%s tokens (%s)", groupThousands(m.ContextLength), what))
+	}
+	row("Family", m.Family)
+	row("Parameters", m.ParameterSize)
+	row("Quantization", m.Quantization)
+	if _, ok := srv.engine.(engine.LoadLister); ok {
+		if l := m.Loaded; l != nil {
+			row("Loaded", fmt.Sprintf("yes: %s in memory, %s VRAM, window %s, until %s", format.Bytes(l.SizeBytes), vramText(*l), tokensOrDash(l.ContextLength), untilText(l.ExpiresAt, time.Now())))
+		} else {
+			row("Loaded", "no (it loads at its first request)")
+		}
+	}
+	w.Flush()
+	if m.Parameters != "" {
+		fmt.Fprintln(a.io.Out, "\nDefault parameters:")
+		for _, line := range strings.Split(strings.TrimRight(m.Parameters, "\n"), "\n") {
+			fmt.Fprintln(a.io.Out, "  "+strings.Join(strings.Fields(line), " "))
+		}
+	}
+	if m.Template != "" {
+		fmt.Fprintln(a.io.Out, "\nChat template:")
+		for _, line := range strings.Split(strings.TrimRight(m.Template, "\n"), "\n") {
+			fmt.Fprintln(a.io.Out, "  "+line)
+		}
+	}
+	if srv.kind == config.EngineOpenAI {
+		fmt.Fprintln(a.io.Out, "\nFrom the server's /v1/models; OpenAI-compatible servers show no chat template or default parameters.")
+	}
+}
+
+// sameModelName compares names as Ollama does ("qwen3" is "qwen3:latest").
+func sameModelName(a, b string) bool {
+	norm := func(s string) string {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if !strings.Contains(s[strings.LastIndex(s, "/")+1:], ":") {
+			s += ":latest"
+		}
+		return s
+	}
+	return norm(a) == norm(b)
+}
+
+func (a *app) modelsUnloadCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "unload [NAME]",
+		Short: "Free the memory a loaded model holds (Ollama; default: the configured model)",
+		Long: `Ask the Ollama server to unload a model now (keep_alive 0, as 'ollama stop'
+does), freeing its memory and VRAM; it loads again at its next request.
+Without NAME, the configured model. OpenAI-compatible servers cannot unload
+a model on request.`,
+		Args: argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := a.environment()
+			if err != nil {
+				return err
+			}
+			ref := env.cfg.Model
+			if len(args) == 1 {
+				ref = args[0]
+			}
+			if ref == "" {
+				return usageErr("no model given and none configured. Usage: jarvis models unload NAME (see 'jarvis models ps')")
+			}
+			srv, model := env.lookup(ref)
+			if srv.err != nil {
+				return failErr("%v", srv.err)
+			}
+			u, ok := srv.engine.(engine.Unloader)
+			if !ok {
+				return failErr("the %s at %s cannot unload a model on request; stop or restart it to free the memory", kindName(srv.kind), srv.engine.Host())
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			if ll, ok := srv.engine.(engine.LoadLister); ok {
+				list, err := ll.Loaded(ctx)
+				if err != nil {
+					return failErr("%v", err)
+				}
+				if !slices.ContainsFunc(list, func(m engine.LoadedModel) bool { return sameModelName(m.Name, model) }) {
+					fmt.Fprintf(a.io.Out, "%s is not loaded; nothing to free.\n", srv.ref(model))
+					return nil
+				}
+			}
+			if err := u.Unload(ctx, model); err != nil {
+				return failErr("%v", err)
+			}
+			fmt.Fprintf(a.io.Out, "Unloaded %s: the server freed its memory (it loads again at its next request).\n", srv.ref(model))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,390 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/engine/ollama"
+	"github.com/jarvis-workbench/jarvis/engine/openai"
+)
+
+// The kinds of model server jarvis speaks to: Ollama's native API, and the
+// OpenAI API that llama.cpp, vLLM, LM Studio, Ollama's /v1 and hosted
+// services offer.
+const (
+	EngineOllama = "ollama"
+	EngineOpenAI = "openai"
+)
+
+// Engines are the engine kinds, as `engine` and `--engine` take them.
+var Engines = []string{EngineOllama, EngineOpenAI}
+
+// DefaultOpenAIHost is where an OpenAI-compatible server is looked for
+// when no host is set: llama-server's default address.
+const DefaultOpenAIHost = "http://127.0.0.1:8080/v1"
+
+// EnvEngine chooses the engine from the environment.
+const EnvEngine = "JARVIS_ENGINE"
+
+// Secret is a value that is never shown: printing it with %v or %s, or
+// encoding it as JSON, gives "[redacted]". Reveal returns the value, for
+// the one place that sends it.
+type Secret string
+
+// String hides the value.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString hides the value from %#v too.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalJSON hides the value from JSON output.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// Reveal returns the value itself.
+func (s Secret) Reveal() string { return string(s) }
+
+// Endpoint is one named model server ([[endpoints]] in the file). Its
+// models are chosen as NAME/MODEL (--model lab/qwen3-32b, /model in the
+// workbench).
+type Endpoint struct {
+	Name   string `toml:"name"`
+	Engine string `toml:"engine"`
+	Host   string `toml:"host"`
+	// APIKey is sent to an openai endpoint as a bearer token; ${VAR}
+	// is read from the environment. OPENAI_API_KEY is never sent to an
+	// endpoint unless its api_key names it: a key goes only where the
+	// configuration says.
+	APIKey Secret `toml:"api_key"`
+	// Prices are US dollars per million tokens for the endpoint's
+	// models ([endpoints.prices."MODEL"]).
+	Prices map[string]Price `toml:"prices"`
+
+	line int // of its [[endpoints]] header
+}
+
+// Line is where the endpoint's entry starts in the config file (0 when
+// unknown).
+func (e Endpoint) Line() int { return e.line }
+
+// endpointName is what a name may be: it is typed before a slash in model
+// names, so it holds no slash or colon.
+var endpointName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// EngineName returns the engine kind of the default server: the one set,
+// else Ollama.
+func (c *Config) EngineName() string {
+	if c.Engine == "" {
+		return EngineOllama
+	}
+	return c.Engine
+}
+
+// applyEngine sets the engine from the environment and the flag, before
+// the other variables: OLLAMA_HOST is Ollama's and names no server of
+// another kind.
+func (c *Config) applyEngine(flag string) {
+	c.set("engine", strings.ToLower(strings.TrimSpace(os.Getenv(EnvEngine))), "env "+EnvEngine, &c.Engine)
+	c.set("engine", strings.ToLower(strings.TrimSpace(flag)), "flag --engine", &c.Engine)
+	c.Engine = strings.ToLower(strings.TrimSpace(c.Engine))
+}
+
+// validateEngines checks engine and every [[endpoints]] entry; a bad entry
+// is a FileError at its line.
+func (c *Config) validateEngines() error {
+	if c.Engine != "" && c.Engine != EngineOllama && c.Engine != EngineOpenAI {
+		msg := fmt.Sprintf("unknown engine %q; choose %s", c.Engine, strings.Join(Engines, " or "))
+		if src := c.Source("engine"); strings.HasPrefix(src, "config ") {
+			return &FileError{Path: c.path, Key: "engine", Line: c.lineOf("engine"), Msg: msg}
+		}
+		return fmt.Errorf("%s (from %s)", msg, c.Source("engine"))
+	}
+	seen := map[string]int{}
+	for i := range c.Endpoints {
+		ep := &c.Endpoints[i]
+		ep.line = c.nthLine(`[[endpoints]]`, i)
+		bad := func(key, msg string) error {
+			line := c.keyLineAfter(ep.line, key)
+			if line == 0 {
+				line = ep.line
+			}
+			k := "endpoints"
+			if ep.Name != "" {
+				k = "endpoints " + ep.Name
+			}
+			if key != "" {
+				k += "." + key
+			}
+			return &FileError{Path: c.path, Line: line, Key: k, Msg: msg}
+		}
+		ep.Name = strings.TrimSpace(ep.Name)
+		ep.Engine = strings.ToLower(strings.TrimSpace(ep.Engine))
+		switch {
+		case ep.Name == "":
+			return bad("name", "every endpoint needs a name (used as NAME/MODEL, e.g. name = \"lab\")")
+		case !endpointName.MatchString(ep.Name):
+			return bad("name", fmt.Sprintf("%q cannot name an endpoint: use letters, digits, '.', '_' and '-' (no '/' or ':', which separate it from the model)", ep.Name))
+		}
+		if first, dup := seen[ep.Name]; dup {
+			return bad("name", fmt.Sprintf("the name %q is already used by the endpoint at line %d", ep.Name, first))
+		}
+		seen[ep.Name] = ep.line
+		switch ep.Engine {
+		case EngineOllama, EngineOpenAI:
+		case "":
+			return bad("engine", fmt.Sprintf("say which kind of server it is: engine = %q or %q", EngineOllama, EngineOpenAI))
+		default:
+			return bad("engine", fmt.Sprintf("unknown engine %q; choose %s", ep.Engine, strings.Join(Engines, " or ")))
+		}
+		if strings.TrimSpace(ep.Host) == "" {
+			return bad("host", "every endpoint needs a host (its base URL, e.g. \"http://gpu-box:8000/v1\")")
+		}
+		if _, err := ParseServerHost(ep.Engine, ep.Host); err != nil {
+			return bad("host", err.Error())
+		}
+		if ep.Engine == EngineOllama && ep.APIKey != "" {
+			return bad("api_key", "Ollama takes no API key; api_key is for openai endpoints")
+		}
+	}
+	return nil
+}
+
+// ParseServerHost checks and normalises a server address for an engine
+// kind: Ollama's forms ("gpu-box", ":11500") or a base URL for the OpenAI
+// API (the /v1 is added to a URL without a path).
+func ParseServerHost(kind, host string) (string, error) {
+	if kind == EngineOpenAI {
+		return openai.ParseBaseURL(host)
+	}
+	return ollama.ParseHost(host)
+}
+
+// nthLine is the line of the (i+1)th line of the file that is exactly
+// text (0 when not found).
+func (c *Config) nthLine(text string, i int) int {
+	n := 0
+	for no, line := range c.fileLines() {
+		if strings.TrimSpace(line) == text {
+			if n == i {
+				return no + 1
+			}
+			n++
+		}
+	}
+	return 0
+}
+
+// keyLineAfter finds the line where key is set in the table that starts
+// at line from (0 when not found before the next table).
+func (c *Config) keyLineAfter(from int, key string) int {
+	if from == 0 || key == "" {
+		return 0
+	}
+	re := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(key) + `"?\s*=`)
+	lines := c.fileLines()
+	for i := from; i < len(lines); i++ {
+		t := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(t, "[") && !strings.HasPrefix(t, "[endpoints.") {
+			return 0
+		}
+		if re.MatchString(lines[i]) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func (c *Config) fileLines() []string {
+	if c.path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return nil
+	}
+	return strings.Split(string(data), "\n")
+}
+
+// Endpoint returns the endpoint called name.
+func (c *Config) Endpoint(name string) (Endpoint, bool) {
+	for _, ep := range c.Endpoints {
+		if ep.Name == name {
+			return ep, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// SplitModel reads a model reference: "lab/qwen3-32b" is the model
+// qwen3-32b on the endpoint lab when an endpoint has that name; anything
+// else ("qwen3:8b", "hf.co/org/model") is a model of the default server.
+func (c *Config) SplitModel(ref string) (endpoint, model string) {
+	if name, rest, ok := strings.Cut(ref, "/"); ok && rest != "" {
+		if _, known := c.Endpoint(name); known {
+			return name, rest
+		}
+	}
+	return "", ref
+}
+
+// JoinModel is SplitModel's inverse: the reference a person types.
+func JoinModel(endpoint, model string) string {
+	if endpoint == "" {
+		return model
+	}
+	return endpoint + "/" + model
+}
+
+// PriceAt returns the price of model on an endpoint ("" for the default
+// server): the endpoint's own prices, else the top-level ones.
+func (c *Config) PriceAt(endpoint, model string) Price {
+	if ep, ok := c.Endpoint(endpoint); ok && endpoint != "" {
+		if p, ok := priceIn(ep.Prices, model); ok {
+			return p
+		}
+	}
+	return c.PriceFor(model)
+}
+
+// priceIn finds model's price in prices; a price for "qwen3" also
+// applies to "qwen3:8b".
+func priceIn(prices map[string]Price, model string) (Price, bool) {
+	if p, ok := prices[model]; ok {
+		return p, true
+	}
+	if base, _, found := strings.Cut(model, ":"); found {
+		p, ok := prices[base]
+		return p, ok
+	}
+	return Price{}, false
+}
+
+// EnvAPIKey is where the default server's key is read when the file sets
+// none.
+const EnvAPIKey = openai.EnvAPIKey
+
+// KeyError is an api_key whose ${VAR} is not set. It names the variable,
+// never a key.
+type KeyError struct {
+	Where string // "api_key" or `api_key of endpoint "lab"`
+	Var   string
+	Path  string
+	Line  int
+}
+
+func (e *KeyError) Error() string {
+	loc := e.Path
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.Path, e.Line)
+	}
+	return fmt.Sprintf("the %s (config %s) is ${%s}, but %s is not set in the environment; export %s=..., or write the key in the config", e.Where, loc, e.Var, e.Var, e.Var)
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandKey replaces each ${VAR} of raw with the variable's value; an
+// unset or empty variable is a *KeyError.
+func expandKey(raw Secret, where, path string, line int) (string, error) {
+	var missing string
+	out := envRef.ReplaceAllStringFunc(raw.Reveal(), func(ref string) string {
+		name := envRef.FindStringSubmatch(ref)[1]
+		v := os.Getenv(name)
+		if v == "" && missing == "" {
+			missing = name
+		}
+		return v
+	})
+	if missing != "" {
+		return "", &KeyError{Where: where, Var: missing, Path: path, Line: line}
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// APIKeyValue returns the key for the default server: api_key (with ${VAR}
+// expanded), else OPENAI_API_KEY; "" when neither is set. Only the openai
+// engine sends it.
+func (c *Config) APIKeyValue() (string, error) {
+	if c.APIKey != "" {
+		return expandKey(c.APIKey, "api_key", c.path, c.lineOf("api_key"))
+	}
+	return strings.TrimSpace(os.Getenv(EnvAPIKey)), nil
+}
+
+// KeyValue returns the endpoint's key (with ${VAR} expanded); "" when it
+// has none.
+func (c *Config) KeyValue(ep Endpoint) (string, error) {
+	if ep.APIKey == "" {
+		return "", nil
+	}
+	line := c.keyLineAfter(ep.line, "api_key")
+	return expandKey(ep.APIKey, fmt.Sprintf("api_key of endpoint %q", ep.Name), c.path, line)
+}
+
+// keySetting describes a key for `config show` without showing it.
+func keySetting(raw Secret, envFallback bool) string {
+	switch {
+	case raw == "" && envFallback && os.Getenv(EnvAPIKey) != "":
+		return "(set; hidden)"
+	case raw == "":
+		return "(none)"
+	}
+	if m := envRef.FindAllStringSubmatch(raw.Reveal(), -1); m != nil {
+		var vars []string
+		for _, sub := range m {
+			state := "set"
+			if os.Getenv(sub[1]) == "" {
+				state = "NOT SET"
+			}
+			vars = append(vars, fmt.Sprintf("$%s (%s)", sub[1], state))
+		}
+		return "from " + strings.Join(vars, ", ") + "; hidden"
+	}
+	return "(set in the file; hidden)"
+}
+
+// engineSettings are the lines of `config show` for the engine, the key
+// and the endpoints.
+func (c *Config) engineSettings() []Setting {
+	fileSrc := "config " + c.path
+	keySrc := c.Source("api_key")
+	if c.APIKey == "" && os.Getenv(EnvAPIKey) != "" {
+		keySrc = "env " + EnvAPIKey
+	}
+	out := []Setting{
+		{"engine", c.EngineName(), c.Source("engine")},
+		{"api_key", keySetting(c.APIKey, true), keySrc},
+	}
+	for _, ep := range c.Endpoints {
+		out = append(out, Setting{"endpoints." + ep.Name, ep.Engine + " " + ep.Host, fileSrc})
+		if ep.APIKey != "" {
+			out = append(out, Setting{"endpoints." + ep.Name + ".api_key", keySetting(ep.APIKey, false), fileSrc})
+		}
+		models := make([]string, 0, len(ep.Prices))
+		for m := range ep.Prices {
+			models = append(models, m)
+		}
+		sort.Strings(models)
+		for _, m := range models {
+			p := ep.Prices[m]
+			out = append(out, Setting{"endpoints." + ep.Name + ".prices." + m, fmt.Sprintf("$%g in / $%g out per million tokens", p.Input, p.Output), fileSrc})
+		}
+	}
+	return out
+}
+
+// defaultHost is the default server's address when none is set.
+func (c *Config) defaultHost() string {
+	if c.EngineName() == EngineOpenAI {
+		return DefaultOpenAIHost
+	}
+	return engine.DefaultHost
+}
