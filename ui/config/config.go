@@ -62,6 +62,8 @@ type Config struct {
 	Context ContextConfig `toml:"context"`
 	// Scheduler configures scheduled runs ([scheduler]).
 	Scheduler SchedulerConfig `toml:"scheduler"`
+	// Images configures images attached to messages ([images]).
+	Images ImagesConfig `toml:"images"`
 
 	sources map[string]string
 	path    string
@@ -90,6 +92,12 @@ type ContextConfig struct {
 // run whose task sets none (a Go duration, "10m").
 type SchedulerConfig struct {
 	Timeout string `toml:"timeout"`
+}
+
+// ImagesConfig is [images]: the largest image attached to a message, in
+// bytes (0: 20 MiB).
+type ImagesConfig struct {
+	MaxBytes int64 `toml:"max_bytes"`
 }
 
 // TaskTimeout returns [scheduler] timeout, zero when unset (the
@@ -367,6 +375,9 @@ func (c *Config) validate(toolNames []string) error {
 	}
 	if err := memorytools.CheckMaxFileBytes(c.Memory.MaxFileBytes); err != nil {
 		return &FileError{Path: c.path, Key: "memory.max_file_bytes", Line: c.lineOf("max_file_bytes"), Msg: err.Error()}
+	}
+	if c.Images.MaxBytes < 0 {
+		return &FileError{Path: c.path, Key: "images.max_bytes", Line: c.lineOf("max_bytes"), Msg: fmt.Sprintf("must be a size in bytes (e.g. 20971520 for 20 MiB), got %d", c.Images.MaxBytes)}
 	}
 	if t := c.Scheduler.Timeout; t != "" {
 		if d, err := time.ParseDuration(t); err != nil || d < time.Second {

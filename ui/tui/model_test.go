@@ -59,6 +59,9 @@ func newLive(t *testing.T, srv *ot.Server, dbPath string, cont bool) *live {
 	l := &live{t: t, m: m, sub: bus.Subscribe(100000)}
 	m.send = func(msg tea.Msg) { l.update(msg) }
 	m.now = time.Now
+	// Commands run in line here: a status message's timer would hold the
+	// test for its whole life.
+	m.statusTimer = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
 	l.update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	return l
 }
