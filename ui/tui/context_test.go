@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
+	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // renderingEngine renders prompts (as a server with _debug_render_only
@@ -148,7 +149,7 @@ func TestCompactKeepsTheOriginalsAndSurvivesAReload(t *testing.T) {
 	conversation(m)
 	id, _ := ss.Create(SessionMeta{Model: "qwen3:8b", Agent: "orchestrator"})
 	for _, msg := range m.conv.Messages {
-		ss.Append(id, m.convo.tree.Append(storedOf(agent.Appended{Message: msg})))
+		ss.Append(id, m.convo.tree.Append(history.Stored(agent.Appended{Message: msg})))
 	}
 	m.sessionID = id
 	run(m, send(m, "/compact"))

@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // Conversation control: the session's messages and branches (a
@@ -69,7 +70,7 @@ type recorder struct {
 }
 
 func (r *recorder) record(a agent.Appended) {
-	m := storedOf(a)
+	m := history.Stored(a)
 	r.mu.Lock()
 	m.Seq, m.Branch = r.base+len(r.msgs)+1, r.branch
 	r.msgs = append(r.msgs, m)
@@ -141,7 +142,7 @@ func (m *model) takeRun(msg runDoneMsg) {
 // saveMessage adds a message the workbench itself makes (a /compact's
 // summary) to the tree and the session.
 func (m *model) saveMessage(a agent.Appended) error {
-	stored := m.convo.tree.Append(storedOf(a))
+	stored := m.convo.tree.Append(history.Stored(a))
 	if m.opts.Sessions == nil || m.sessionID == "" {
 		return nil
 	}
@@ -154,7 +155,7 @@ func (m *model) showTree(tree *sessions.Tree) {
 	m.convo.tree = tree
 	m.convo.selected, m.convo.editing = nil, nil
 	path := tree.CurrentPath()
-	m.conv = conversationOf(path)
+	m.conv = history.Conversation(path)
 	m.transcript.clear()
 	m.current, m.lastReply, m.question = nil, nil, nil
 	items, _ := itemsOf(path, 0)
@@ -178,7 +179,7 @@ func (m *model) showTree(tree *sessions.Tree) {
 // line.
 func (m *model) showFrom(i, after int) []item {
 	path := m.convo.tree.CurrentPath()
-	m.conv = conversationOf(path)
+	m.conv = history.Conversation(path)
 	m.transcript.truncate(i)
 	start := slices.IndexFunc(path, func(msg sessions.Message) bool { return msg.Seq > after })
 	if start < 0 {
@@ -242,7 +243,7 @@ func (m *model) refreshMarks() {
 			}
 		case *assistantItem:
 			k := msgMark{selected: it == m.convo.selected}
-			if i, ok := index[it.after]; ok && it.after > 0 && i+1 < len(path) && !isQuestion(path[i+1]) {
+			if i, ok := index[it.after]; ok && it.after > 0 && i+1 < len(path) && !history.IsQuestion(path[i+1]) {
 				k.index, k.count = which(it.after)
 			}
 			if k != it.mark {
@@ -462,7 +463,7 @@ func (m *model) lastSeqOf(it item) int {
 			if msg.Seq <= it.after {
 				continue
 			}
-			if isQuestion(msg) && i > 0 {
+			if history.IsQuestion(msg) && i > 0 {
 				break
 			}
 			last = msg.Seq

@@ -1,117 +1,10 @@
 package tui
 
 import (
-	"strings"
-
-	"github.com/jarvis-workbench/jarvis/agent"
-	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/history"
 )
-
-// Conversions between what the agent appends to a conversation and what
-// a session stores, and the transcript and conversation of a session's
-// line (a path of its tree).
-
-// storedOf is the message a session stores for what the agent appended.
-func storedOf(a agent.Appended) sessions.Message {
-	m := a.Message
-	msg := sessions.Message{
-		Role: m.Role, Content: m.Content, Thinking: m.Thinking,
-		ToolName: m.ToolName, ToolCallID: m.ToolCallID, Images: storedImages(m.Images),
-	}
-	for _, c := range m.ToolCalls {
-		msg.ToolCalls = append(msg.ToolCalls, sessions.ToolCall(c))
-	}
-	if a.Usage != nil {
-		u := sessions.Usage(*a.Usage)
-		msg.Usage = &u
-	}
-	if a.Result != nil {
-		msg.Result = &sessions.ToolResult{Success: a.Result.Success, Status: string(a.Result.Status),
-			LatencySeconds: a.Result.LatencySeconds, CostUSD: a.Result.CostUSD}
-	}
-	if c := a.Compaction; c != nil {
-		msg.Role, msg.Content, msg.Kept, msg.Replaced = sessions.RoleSummary, c.Summary, c.Kept, c.Replaced
-		u := sessions.Usage(c.Usage)
-		msg.Usage = &u
-	}
-	return msg
-}
-
-// appendedOf is the reverse of storedOf: a stored message as the agent
-// appended it.
-func appendedOf(m sessions.Message) agent.Appended {
-	if m.Role == sessions.RoleSummary {
-		var u events.Usage
-		if m.Usage != nil {
-			u = events.Usage(*m.Usage)
-		}
-		return agent.Appended{Message: agent.SummaryMessage(m.Content),
-			Compaction: &agent.Compaction{Summary: m.Content, Kept: m.Kept, Replaced: m.Replaced, Usage: u}}
-	}
-	a := agent.Appended{Message: engine.Message{
-		Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
-		Images: engineImages(m.Images),
-	}}
-	for _, c := range m.ToolCalls {
-		a.Message.ToolCalls = append(a.Message.ToolCalls, engine.ToolCall(c))
-	}
-	if m.Usage != nil {
-		u := events.Usage(*m.Usage)
-		a.Usage = &u
-	}
-	if m.Result != nil {
-		a.Result = &tools.Result{ToolName: m.ToolName, Content: m.Content, Success: m.Result.Success,
-			Status: tools.Status(m.Result.Status), LatencySeconds: m.Result.LatencySeconds, CostUSD: m.Result.CostUSD}
-	}
-	return a
-}
-
-func storedImages(ims []engine.Image) []sessions.Image {
-	if len(ims) == 0 {
-		return nil
-	}
-	out := make([]sessions.Image, len(ims))
-	for i, im := range ims {
-		out[i] = sessions.Image{Name: im.Name, MIMEType: im.MIMEType, Bytes: len(im.Data), Width: im.Width, Height: im.Height, Data: im.Data}
-	}
-	return out
-}
-
-func engineImages(ims []sessions.Image) []engine.Image {
-	if len(ims) == 0 {
-		return nil
-	}
-	out := make([]engine.Image, len(ims))
-	for i, im := range ims {
-		out[i] = engine.Image{Name: im.Name, MIMEType: im.MIMEType, Data: im.Data, Width: im.Width, Height: im.Height}
-	}
-	return out
-}
-
-// conversationOf is what the model sees of a line: its chat messages with
-// each compaction replayed where it happened.
-func conversationOf(path []sessions.Message) *agent.Conversation {
-	conv := &agent.Conversation{}
-	for _, m := range sessions.ChatMessages(path) {
-		a := appendedOf(m)
-		if c := a.Compaction; c != nil {
-			conv.Compact(c.Summary, c.Kept)
-			continue
-		}
-		conv.Messages = append(conv.Messages, a.Message)
-	}
-	return conv
-}
-
-// isQuestion reports whether m is a message the person wrote (not a
-// react observation, which is a tool's result).
-func isQuestion(m sessions.Message) bool {
-	return m.Role == sessions.RoleUser && !strings.HasPrefix(m.Content, "Observation: ")
-}
 
 // itemsOf draws messages of a line as transcript items: a question each,
 // the replies and tool calls that follow it as one answer, a note for
@@ -122,13 +15,13 @@ func itemsOf(msgs []sessions.Message, prev int) ([]item, int) {
 	var cur *assistantItem
 	calls := 0
 	for _, m := range msgs {
-		a := appendedOf(m)
+		a := history.Appended(m)
 		switch {
 		case a.Compaction != nil:
 			out = append(out, &noteItem{text: compactedText(*a.Compaction)})
 			cur = nil
-		case isQuestion(m):
-			out = append(out, &userItem{text: m.Content, seq: m.Seq, images: engineImages(m.Images)})
+		case history.IsQuestion(m):
+			out = append(out, &userItem{text: m.Content, seq: m.Seq, images: history.EngineImages(m.Images)})
 			cur = nil
 		case m.Role == sessions.RoleAssistant:
 			if cur == nil {

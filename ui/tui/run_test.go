@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 func TestModelChangedDuringARunIsKept(t *testing.T) {
@@ -166,8 +167,8 @@ func TestOpeningASessionForgetsSessionApprovals(t *testing.T) {
 	m := newTestModel(t, 100, 30)
 	m.approvals.Allow("code_interpreter")
 	tree := &sessions.Tree{}
-	tree.Append(storedOf(agent.Appended{Message: engine.Message{Role: engine.RoleUser, Content: "hello"}}))
-	tree.Append(storedOf(agent.Appended{Message: engine.Message{Role: engine.RoleAssistant, Content: "hi"}, Usage: &events.Usage{}}))
+	tree.Append(history.Stored(agent.Appended{Message: engine.Message{Role: engine.RoleUser, Content: "hello"}}))
+	tree.Append(history.Stored(agent.Appended{Message: engine.Message{Role: engine.RoleAssistant, Content: "hi"}, Usage: &events.Usage{}}))
 	m.Update(sessionLoadedMsg{summary: SessionSummary{ID: "s2", Title: "another"}, tree: tree})
 	if m.approvals.Allowed("code_interpreter") || m.executor.Approvals().Allowed("code_interpreter") {
 		t.Fatal("an approval for the previous session carried over")
