@@ -69,6 +69,7 @@ func (m *model) runCommand(line string) tea.Cmd {
 		return m.listSessions()
 	case "clear":
 		m.transcript.clear()
+		m.convo.selected = nil
 		if m.running && m.question != nil && m.current != nil {
 			// The running turn keeps its place: its reply is still arriving.
 			m.transcript.add(m.question)

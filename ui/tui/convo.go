@@ -280,6 +280,7 @@ func (m *model) recordBranch(b sessions.Branch) {
 func (m *model) answerToRetry() (*assistantItem, *userItem) {
 	a, _ := m.convo.selected.(*assistantItem)
 	if a == nil {
+		m.redrawIfCleared()
 		a = m.lastAnswer()
 	}
 	if a == nil || a.after == 0 {
@@ -287,6 +288,35 @@ func (m *model) answerToRetry() (*assistantItem, *userItem) {
 	}
 	q := m.questionItem(a.after)
 	return a, q
+}
+
+// redrawIfCleared draws the current line again when /clear emptied the
+// screen, so that what acts on the last question or answer finds it.
+func (m *model) redrawIfCleared() {
+	for _, it := range m.transcript.items {
+		if selectable(it) {
+			return
+		}
+	}
+	if len(m.convo.tree.Messages) == 0 {
+		return
+	}
+	items, _ := itemsOf(m.convo.tree.CurrentPath(), 0)
+	for _, it := range items {
+		m.transcript.add(it)
+	}
+	m.lastReply = m.lastAnswer()
+	m.refreshMarks()
+}
+
+// needModel says so and returns false when no model is set: asking again
+// would change the session's line for nothing.
+func (m *model) needModel() bool {
+	if m.modelName == "" {
+		m.addNote("No model is set, so nothing was sent. Pick one with /model NAME (tab completes the server's models).", true)
+		return false
+	}
+	return true
 }
 
 // questionItem is the shown question with sequence number seq.
@@ -307,6 +337,9 @@ func (m *model) questionItem(seq int) *userItem {
 func (m *model) retry() tea.Cmd {
 	if why := m.busyReason("ask again"); why != "" {
 		m.addNote(why, true)
+		return nil
+	}
+	if !m.needModel() {
 		return nil
 	}
 	a, q := m.answerToRetry()
@@ -344,6 +377,7 @@ func (m *model) flip(dir int) tea.Cmd {
 	}
 	target := m.convo.selected
 	if target == nil {
+		m.redrawIfCleared()
 		if a := m.lastAnswer(); a != nil {
 			target = a
 		}
@@ -366,8 +400,14 @@ func (m *model) flip(dir int) tea.Cmd {
 		what = "version"
 	}
 	next := cur + dir
+	if cur < 0 && len(alts) > 0 {
+		// The line shown has nothing here yet (an attempt that failed
+		// before any reply): either key shows the nearest one.
+		next = map[bool]int{true: len(alts) - 1, false: 0}[dir < 0]
+		cur = len(alts)
+	}
 	switch {
-	case len(alts) < 2:
+	case len(alts) < 2 && cur < len(alts):
 		return m.setStatus("this has no other " + what + " (r or /retry asks again; e or /edit edits a question)")
 	case next < 0:
 		return m.setStatus("this is the first " + what)
@@ -425,6 +465,7 @@ func (m *model) editTarget() *userItem {
 	case *assistantItem:
 		return m.questionItem(it.after)
 	}
+	m.redrawIfCleared()
 	for i := len(m.transcript.items) - 1; i >= 0; i-- {
 		if u, ok := m.transcript.items[i].(*userItem); ok && u.seq > 0 {
 			return u
@@ -437,6 +478,9 @@ func (m *model) editTarget() *userItem {
 func (m *model) askEdited(q *userItem, text string) tea.Cmd {
 	if why := m.busyReason("edit"); why != "" {
 		m.addNote(why, true)
+		return nil
+	}
+	if !m.needModel() {
 		return nil
 	}
 	prev, ok := m.forkPoint(q)

@@ -47,7 +47,15 @@ func newLive(t *testing.T, srv *ot.Server, dbPath string, cont bool) *live {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { db.Close() })
+		t.Cleanup(func() {
+			// The writes still queued land before the file goes away.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := db.Queue().Close(ctx); err != nil {
+				t.Error(err)
+			}
+			db.Close()
+		})
 		store_ = NewSessionStore(sessions.New(db))
 	}
 	bus := events.New()
