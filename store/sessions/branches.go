@@ -149,6 +149,28 @@ func (t *Tree) Alternatives(after int) []Alternative {
 	return out
 }
 
+// Forks returns the alternatives at every message where the conversation
+// goes on in more than one way (where a branch leaves), keyed by that
+// message: one pass per fork, rather than one per message shown.
+func (t *Tree) Forks() map[int][]Alternative {
+	out := map[int][]Alternative{}
+	for _, b := range t.Branches {
+		if _, done := out[b.After]; !done {
+			if alts := t.Alternatives(b.After); len(alts) > 1 {
+				out[b.After] = alts
+			} else {
+				out[b.After] = nil
+			}
+		}
+	}
+	for p, alts := range out {
+		if alts == nil {
+			delete(out, p)
+		}
+	}
+	return out
+}
+
 // Latest returns the branch whose line holds message seq and reaches
 // furthest: flipping to an alternative shows the latest conversation that
 // went through it.

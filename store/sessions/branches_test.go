@@ -67,6 +67,9 @@ func TestTreePathsAlternativesAndLatest(t *testing.T) {
 	if n := len(tr.Alternatives(3)); n != 3 {
 		t.Fatalf("%d alternatives at q2, want 3", n)
 	}
+	if forks := tr.Forks(); len(forks) != 1 || len(forks[3]) != 3 {
+		t.Fatalf("forks = %+v", forks)
+	}
 	// Edit q1 (seq 1): a branch after nothing.
 	edit := tr.Branch(0, ReasonEdit, t0.Add(2*time.Second))
 	buildTree(tr, user("q1 edited"), reply("a1 edited"))

@@ -214,11 +214,9 @@ func (m *model) refreshMarks() {
 	for i, msg := range path {
 		index[msg.Seq] = i
 	}
+	forks := tree.Forks()
 	which := func(after int) (int, int) {
-		if len(tree.Branches) == 0 {
-			return 0, 0
-		}
-		alts := tree.Alternatives(after)
+		alts := forks[after]
 		for i, a := range alts {
 			if _, on := index[a.First]; on {
 				return i + 1, len(alts)
