@@ -10,10 +10,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
@@ -27,7 +24,7 @@ import (
 // answers know their place in it (userItem.seq, assistantItem.after), so
 // a branch can be shown from the point where it leaves the line, and the
 // conversation the model sees is rebuilt from the line
-// (conversationOf), never patched.
+// (history.Conversation), never patched.
 
 // convoState is the model's part for conversation control.
 type convoState struct {
@@ -158,7 +155,7 @@ func (m *model) showTree(tree *sessions.Tree) {
 	m.conv = history.Conversation(path)
 	m.transcript.clear()
 	m.current, m.lastReply, m.question = nil, nil, nil
-	items, _ := itemsOf(path, 0)
+	items := itemsOf(path, 0)
 	for _, it := range items {
 		m.transcript.add(it)
 	}
@@ -185,7 +182,7 @@ func (m *model) showFrom(i, after int) []item {
 	if start < 0 {
 		start = len(path)
 	}
-	items, _ := itemsOf(path[start:], after)
+	items := itemsOf(path[start:], after)
 	for _, it := range items {
 		m.transcript.add(it)
 	}
@@ -252,7 +249,8 @@ func (m *model) refreshMarks() {
 	}
 }
 
-// idle says why conversation control cannot act now ("" when it can).
+// busyReason says why conversation control cannot act now ("" when it
+// can); what names the action ("ask again").
 func (m *model) busyReason(what string) string {
 	switch {
 	case m.running:
@@ -299,7 +297,7 @@ func (m *model) redrawIfCleared() {
 	if len(m.convo.tree.Messages) == 0 {
 		return
 	}
-	items, _ := itemsOf(m.convo.tree.CurrentPath(), 0)
+	items := itemsOf(m.convo.tree.CurrentPath(), 0)
 	for _, it := range items {
 		m.transcript.add(it)
 	}
@@ -452,10 +450,8 @@ func (m *model) forkPoint(it item) (int, bool) {
 	return 0, false
 }
 
-// editQuestion asks again from an edited question: the question the
-// selected item is or answers, else the last one. The edited question
-// and what follows go on a branch; what came after the old one leaves
-// what the model sees and stays in the session.
+// editTarget is the question /edit (or e) edits: the selected question,
+// the question of the selected answer, else the last question.
 func (m *model) editTarget() *userItem {
 	switch it := m.convo.selected.(type) {
 	case *userItem:
@@ -472,7 +468,10 @@ func (m *model) editTarget() *userItem {
 	return nil
 }
 
-// askEdited sends text as the new version of question q.
+// askEdited sends text as the new version of question q. The edited
+// question and what follows go on a branch that leaves the line before
+// q; what came after q leaves what the model sees and stays in the
+// session. q's images go with the new version.
 func (m *model) askEdited(q *userItem, text string) tea.Cmd {
 	if why := m.busyReason("edit"); why != "" {
 		m.addNote(why, true)
@@ -490,95 +489,4 @@ func (m *model) askEdited(q *userItem, text string) tea.Cmd {
 	m.convo.selected, m.convo.editing = nil, nil
 	m.showFrom(m.transcript.indexOf(q), prev)
 	return m.startTurn(agent.Input{Text: text, Images: slices.Clone(q.images)}, nil)
-}
-
-// lastSeqOf is the last message of the line a shown question or answer
-// covers: the question itself, or the answer's last message.
-func (m *model) lastSeqOf(it item) int {
-	path := m.convo.tree.CurrentPath()
-	switch it := it.(type) {
-	case *userItem:
-		return it.seq
-	case *assistantItem:
-		last := 0
-		for i, msg := range path {
-			if msg.Seq <= it.after {
-				continue
-			}
-			if history.IsQuestion(msg) && i > 0 {
-				break
-			}
-			last = msg.Seq
-		}
-		return last
-	}
-	if len(path) == 0 {
-		return 0
-	}
-	return path[len(path)-1].Seq
-}
-
-// fork starts a new session with the conversation so far, or up to the
-// selected question or answer. The new session records where it came
-// from; the old one stays as it is.
-func (m *model) fork() tea.Cmd {
-	if why := m.busyReason("fork"); why != "" {
-		m.addNote(why, true)
-		return nil
-	}
-	upTo := m.lastSeqOf(m.convo.selected)
-	if upTo == 0 {
-		m.addNote("Nothing to fork yet: the conversation is empty.", true)
-		return nil
-	}
-	old := m.convo.tree
-	var copies []sessions.Message
-	var totals sessions.Totals
-	for _, msg := range old.CurrentPath() {
-		if msg.Seq > upTo {
-			break
-		}
-		msg.Branch = ""
-		msg.Seq = len(copies) + 1
-		copies = append(copies, msg)
-		totals.Add(msg)
-	}
-	fromID, fromTitle := m.sessionID, m.title
-	newID := ""
-	if m.opts.Sessions != nil && fromID != "" {
-		id, err := m.opts.Sessions.Fork(fromID, old.Current, upTo, SessionMeta{Title: fromTitle, Model: m.modelName, Agent: m.agentName, Tools: m.enabled})
-		if err != nil {
-			m.addNote("Cannot fork: "+err.Error(), true)
-			return nil
-		}
-		newID = id
-	}
-	closeOld := m.resetForSession()
-	m.sessionID, m.title = newID, fromTitle
-	m.totals = events.Usage{PromptTokens: totals.PromptTokens, OutputTokens: totals.OutputTokens, CostUSD: totals.CostUSD, ToolCostUSD: totals.ToolCostUSD}
-	m.showTree(&sessions.Tree{Messages: copies})
-	where := "this conversation"
-	if fromID != "" {
-		where = fmt.Sprintf("session %s (%s)", shortID(fromID), orNone(fromTitle))
-	}
-	text := fmt.Sprintf("Forked: a new session with %s of %s, up to its message %d. The original is unchanged; /sessions shows the fork under it.",
-		format.Count(len(copies), "message"), where, upTo)
-	if newID == "" {
-		text = fmt.Sprintf("Forked: a new conversation with %s, up to message %d (not saved: sessions are not being stored).", format.Count(len(copies), "message"), upTo)
-	}
-	m.addNote(text, false)
-	return closeOld
-}
-
-// resetForSession forgets what belongs to the conversation left: its
-// "allow for this session" answers and the tools' state (a REPL's
-// variables), as /new does. The returned command closes the old tools.
-func (m *model) resetForSession() tea.Cmd {
-	m.approvals = tools.NewApprovals()
-	closeOld, err := m.rebuildTools(m.enabled, true)
-	if err != nil {
-		m.addNote(err.Error(), true)
-	}
-	m.convo.selected, m.convo.editing = nil, nil
-	return closeOld
 }

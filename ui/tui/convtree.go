@@ -9,11 +9,10 @@ import (
 // itemsOf draws messages of a line as transcript items: a question each,
 // the replies and tool calls that follow it as one answer, a note for
 // each compaction. prev is the sequence number of the message before the
-// first (0 from the start). It returns the items and the tool calls seen.
-func itemsOf(msgs []sessions.Message, prev int) ([]item, int) {
+// first (0 from the start).
+func itemsOf(msgs []sessions.Message, prev int) []item {
 	var out []item
 	var cur *assistantItem
-	calls := 0
 	for _, m := range msgs {
 		a := history.Appended(m)
 		switch {
@@ -47,7 +46,6 @@ func itemsOf(msgs []sessions.Message, prev int) ([]item, int) {
 			}
 			cur.done = true
 		case m.Role == sessions.RoleTool || a.Result != nil:
-			calls++
 			if cur == nil {
 				break
 			}
@@ -65,5 +63,5 @@ func itemsOf(msgs []sessions.Message, prev int) ([]item, int) {
 			prev = m.Seq
 		}
 	}
-	return out, calls
+	return out
 }
