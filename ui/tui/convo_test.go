@@ -390,3 +390,42 @@ func TestSessionTreeOrder(t *testing.T) {
 		t.Fatalf("order %v depth %v", ids, depth)
 	}
 }
+
+// Asking again for an answer that called tools takes its calls and
+// results out of what the model sees, whole; the new attempt's own call
+// and result go with it in order.
+func TestRetryOfAnAnswerWithToolCallsSendsWholePairs(t *testing.T) {
+	srv := convoServer(t)
+	l := newLive(t, srv, filepath.Join(t.TempDir(), "j.db"), false)
+	l.do(l.m.Init())
+	l.typeLine("What is 15% of 340?")
+	l.typeLine("Tell me a story")
+	// Select the first answer (alt+↑: story answer, story, first answer).
+	for range 3 {
+		l.update(tea.KeyMsg{Type: tea.KeyUp, Alt: true})
+	}
+	chats := len(srv.Chats())
+	l.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	all := srv.Chats()[chats:]
+	if len(all) != 2 {
+		t.Fatalf("the retry made %d requests, want 2 (the call, then its result)", len(all))
+	}
+	var first []string
+	for _, m := range all[0].Messages {
+		if m.Role != "system" {
+			first = append(first, m.Role+": "+m.Content)
+		}
+	}
+	if !reflect.DeepEqual(first, []string{"user: What is 15% of 340?"}) {
+		t.Fatalf("the retry sent %q", first)
+	}
+	second := lastChat(t, srv)
+	checkPairs(t, second)
+	if got := roleContents(second); len(got) != 3 || got[1] != "assistant:  [calls calculator]" || got[2] != "tool: 51.0" {
+		t.Fatalf("the new attempt's turn sent %q", got)
+	}
+	// The later question left the model's context with the old attempt.
+	if s := l.screen(); strings.Contains(s, "Tell me a story") || !strings.Contains(s, "attempt 2 of 2") {
+		t.Fatalf("after retrying the first answer:\n%s", s)
+	}
+}
