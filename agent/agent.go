@@ -136,6 +136,12 @@ type Agent interface {
 	// result and, when the run could not finish (engine error, cancel),
 	// an error alongside the partial result.
 	Run(ctx context.Context, conv *Conversation, input string) (*Result, error)
+	// Answer is Run with the whole input: the text with its images, or
+	// the conversation's last question again (Input.Again). Images, new
+	// or earlier in conv, are refused with an
+	// *engine.VisionUnsupportedError before anything is appended when
+	// the model cannot read them.
+	Answer(ctx context.Context, conv *Conversation, in Input) (*Result, error)
 }
 
 // New returns the named agent.

@@ -219,5 +219,14 @@ func transcriptLine(m engine.Message, resultLimit int, ratio float64) string {
 	case m.Role == engine.RoleUser && strings.HasPrefix(content, SummaryPrefix):
 		return "Summary of what came before: " + strings.TrimPrefix(content, SummaryPrefix) + "\n\n"
 	}
+	// The summariser reads text only: images are named, so the summary
+	// can say what was shown.
+	for _, im := range m.Images {
+		name := im.Name
+		if name == "" {
+			name = "an image"
+		}
+		content += fmt.Sprintf("\n[attached image: %s, %d×%d]", name, im.Width, im.Height)
+	}
 	return "User: " + content + "\n\n"
 }

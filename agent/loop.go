@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -31,9 +32,11 @@ type run struct {
 	view    *ModelView
 }
 
-// begin starts a run. appendInput is false when a run continues one whose
-// user message is already in the conversation (a fallback to react).
-func (l *loop) begin(ctx context.Context, conv *Conversation, input string, appendInput bool) *run {
+// begin starts a run and takes its input (see accept). appendInput is
+// false when a run continues one whose user message is already in the
+// conversation (a fallback to react). On error the run is begun but
+// nothing was appended: the caller finishes it with the error.
+func (l *loop) begin(ctx context.Context, conv *Conversation, in Input, appendInput bool) (*run, error) {
 	info := events.RunFrom(ctx)
 	if info.ID == "" {
 		info.ID = newRunID()
@@ -49,11 +52,34 @@ func (l *loop) begin(ctx context.Context, conv *Conversation, input string, appe
 		loop: l, ctx: events.WithRun(ctx, info), info: info, conv: conv, view: view,
 		result: &Result{Model: l.cfg.Model, Agent: l.name, ToolResults: []tools.Result{}}, started: time.Now(),
 	}
-	if appendInput {
-		r.append(engine.Message{Role: engine.RoleUser, Content: input}, nil, nil)
+	text := in.Text
+	if in.Again && len(conv.Messages) > 0 {
+		text = conv.Messages[len(conv.Messages)-1].Content
 	}
-	r.publish(events.Event{Type: events.RunStart, Text: input, Turn: &events.TurnPayload{Model: l.cfg.Model}})
-	return r
+	r.publish(events.Event{Type: events.RunStart, Text: text, Turn: &events.TurnPayload{Model: l.cfg.Model}})
+	return r, r.accept(in, appendInput)
+}
+
+// accept checks the input against the conversation and appends it:
+// answering again needs a question to answer, and images (new or earlier
+// in the conversation) need a model that reads them, which is checked
+// before anything is appended or sent.
+func (r *run) accept(in Input, appendInput bool) error {
+	msgs := r.conv.Messages
+	if in.Again {
+		if n := len(msgs); n == 0 || msgs[n-1].Role != engine.RoleUser || isResult(msgs[n-1]) || strings.HasPrefix(msgs[n-1].Content, SummaryPrefix) {
+			return errors.New("there is no question to answer again: the conversation does not end with one")
+		}
+	}
+	if !in.Again && len(in.Images) > 0 || hasImages(msgs) {
+		if err := CheckVision(r.ctx, r.cfg.Engine, r.cfg.Model); err != nil {
+			return err
+		}
+	}
+	if appendInput && !in.Again {
+		r.append(engine.Message{Role: engine.RoleUser, Content: in.Text, Images: in.Images}, nil, nil)
+	}
+	return nil
 }
 
 // append adds a message to the conversation and reports it.

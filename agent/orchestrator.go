@@ -17,6 +17,10 @@ type orchestratorAgent struct{ loop }
 func (a *orchestratorAgent) Name() string { return Orchestrator }
 
 func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input string) (*Result, error) {
+	return a.Answer(ctx, conv, Input{Text: input})
+}
+
+func (a *orchestratorAgent) Answer(ctx context.Context, conv *Conversation, input Input) (*Result, error) {
 	defs := a.toolDefs()
 	if len(defs) > 0 {
 		if caps, err := a.cfg.Engine.Capabilities(ctx, a.cfg.Model); err == nil && !slices.Contains(caps, engine.CapTools) {
@@ -25,7 +29,10 @@ func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input s
 		// When capabilities cannot be read, try: the chat answers 400 if
 		// the model has no tools, and the fallback below handles it.
 	}
-	r := a.begin(ctx, conv, input, true)
+	r, err := a.begin(ctx, conv, input, true)
+	if err != nil {
+		return r.finish(err)
+	}
 	var guard loopGuard
 	for r.result.Turns < a.cfg.MaxTurns {
 		resp, err := r.turn(a.systemPrompt(), defs)
@@ -92,7 +99,7 @@ func (a *orchestratorAgent) refuseCalls(r *run, calls []engine.ToolCall, looping
 }
 
 // fallback continues as react for a model without native tools, saying so.
-func (a *orchestratorAgent) fallback(ctx context.Context, conv *Conversation, input string, started *run) (*Result, error) {
+func (a *orchestratorAgent) fallback(ctx context.Context, conv *Conversation, input Input, started *run) (*Result, error) {
 	msg := fmt.Sprintf("Model %s does not support native tool calls; continuing with the react agent (tools are described in the prompt instead).", a.cfg.Model)
 	react := &reactAgent{loop{cfg: a.cfg, name: ReAct}}
 	if started == nil {

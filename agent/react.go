@@ -63,11 +63,19 @@ var (
 )
 
 func (a *reactAgent) Run(ctx context.Context, conv *Conversation, input string) (*Result, error) {
-	return a.run(ctx, conv, input, true)
+	return a.Answer(ctx, conv, Input{Text: input})
 }
 
-func (a *reactAgent) run(ctx context.Context, conv *Conversation, input string, appendInput bool) (*Result, error) {
-	return a.steps(a.begin(ctx, conv, input, appendInput))
+func (a *reactAgent) Answer(ctx context.Context, conv *Conversation, in Input) (*Result, error) {
+	return a.run(ctx, conv, in, true)
+}
+
+func (a *reactAgent) run(ctx context.Context, conv *Conversation, in Input, appendInput bool) (*Result, error) {
+	r, err := a.begin(ctx, conv, in, appendInput)
+	if err != nil {
+		return r.finish(err)
+	}
+	return a.steps(r)
 }
 
 // steps runs the protocol's turns on r, a run that is begun: a new one, or

@@ -16,7 +16,14 @@ type simpleAgent struct{ loop }
 func (a *simpleAgent) Name() string { return Simple }
 
 func (a *simpleAgent) Run(ctx context.Context, conv *Conversation, input string) (*Result, error) {
-	r := a.begin(ctx, conv, input, true)
+	return a.Answer(ctx, conv, Input{Text: input})
+}
+
+func (a *simpleAgent) Answer(ctx context.Context, conv *Conversation, in Input) (*Result, error) {
+	r, err := a.begin(ctx, conv, in, true)
+	if err != nil {
+		return r.finish(err)
+	}
 	resp, err := r.turn(a.systemPrompt(), nil)
 	if err != nil {
 		r.keepPartial(resp)

@@ -85,7 +85,10 @@ type ModelView struct {
 	ratio map[string]float64
 	// toolTokens caches the estimate of each tool definition.
 	toolTokens map[string]int
-	last       *Budget
+	// families caches each model's family, which sets what an image
+	// costs it (asked only once a request carries images).
+	families map[string]string
+	last     *Budget
 }
 
 // NewModelView returns a view for conversations with model on eng.
@@ -96,7 +99,7 @@ func NewModelView(eng engine.InferenceEngine, model string, opts ViewOptions) *M
 	if opts.CompactAt <= 0 || opts.CompactAt > 1 {
 		opts.CompactAt = DefaultCompactAt
 	}
-	return &ModelView{eng: eng, opts: opts, model: model, ratio: map[string]float64{}, toolTokens: map[string]int{}}
+	return &ModelView{eng: eng, opts: opts, model: model, ratio: map[string]float64{}, toolTokens: map[string]int{}, families: map[string]string{}}
 }
 
 // Options returns the view's options.
@@ -224,6 +227,9 @@ type Part struct {
 	Tokens int `json:"tokens"`
 	// Cut is set when a tool result was shortened for the model.
 	Cut bool `json:"cut,omitempty"`
+	// Images counts the images the message carries (their cost is in
+	// Tokens).
+	Images int `json:"images,omitempty"`
 }
 
 // Kinds of Part.
@@ -247,6 +253,8 @@ type Budget struct {
 	History int `json:"history"`
 	Results int `json:"results"`
 	Reply   int `json:"reply"`
+	// ImageTokens is the part of History spent on images.
+	ImageTokens int `json:"image_tokens,omitempty"`
 	// Prompt is the whole request without the reply reserve.
 	Prompt int `json:"prompt"`
 	// Ratio is the calibration in use: server tokens per estimated token.
@@ -347,9 +355,13 @@ func (v *ModelView) Prepare(ctx context.Context, in Request) (engine.ChatRequest
 			raw, cut = estimateMessage(m), true
 			b.CutResults++
 		}
+		if images := v.imagesEstimate(ctx, model, m); images > 0 {
+			raw += images
+			b.ImageTokens += scale(images)
+		}
 		msgs = append(msgs, m)
 		b.raw += raw
-		b.Parts = append(b.Parts, Part{Kind: kind, Name: name, Index: i, Tokens: scale(raw), Cut: cut})
+		b.Parts = append(b.Parts, Part{Kind: kind, Name: name, Index: i, Tokens: scale(raw), Cut: cut, Images: len(m.Images)})
 	}
 	b.Reply = opts.NumPredict
 	if b.Reply <= 0 {

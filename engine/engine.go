@@ -12,8 +12,10 @@ package engine
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -33,7 +35,8 @@ const (
 )
 
 // Message is one chat message. Tool results are RoleTool messages that carry
-// the ToolName and ToolCallID of the call they answer.
+// the ToolName and ToolCallID of the call they answer. Images go with user
+// messages, to models with the vision capability.
 type Message struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
@@ -41,6 +44,24 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolName   string     `json:"tool_name,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Images     []Image    `json:"images,omitempty"`
+}
+
+// Image is a picture attached to a message: the file's bytes as they were
+// read (PNG, JPEG, WebP or GIF), its format as found from the content, and
+// its size in pixels (what a model spends on it can depend on the size).
+// Name is what the person called it (a file name), for display only.
+type Image struct {
+	Name     string `json:"name,omitempty"`
+	MIMEType string `json:"mime_type"`
+	Data     []byte `json:"data"`
+	Width    int    `json:"width,omitempty"`
+	Height   int    `json:"height,omitempty"`
+}
+
+// DataURL is the image as a data: URL, as the OpenAI API takes images.
+func (im Image) DataURL() string {
+	return "data:" + im.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
 }
 
 // ToolCall is a call the model asked for. Arguments is the JSON object text,
@@ -315,6 +336,29 @@ type ThinkingUnsupportedError struct{ Model string }
 
 func (e *ThinkingUnsupportedError) Error() string {
 	return fmt.Sprintf("model %q does not support thinking. Turn thinking off (think = \"false\" in the config) or use a thinking model", e.Model)
+}
+
+// VisionUnsupportedError means images were about to be sent to a model
+// that cannot read them. Nothing was sent.
+type VisionUnsupportedError struct {
+	Model string
+	// Capable lists the server's models that can read images; empty when
+	// none can (or the server could not list them).
+	Capable []string
+	// Fix replaces the advice given when no model can (Ollama's: pull one).
+	Fix string
+}
+
+func (e *VisionUnsupportedError) Error() string {
+	msg := fmt.Sprintf("model %q cannot read images (the server does not list the vision capability for it), so nothing was sent. ", e.Model)
+	if len(e.Capable) > 0 {
+		return msg + "Models on this server that can: " + strings.Join(e.Capable, ", ") + ". Switch with --model (or /model in the workbench), or leave the images out"
+	}
+	fix := e.Fix
+	if fix == "" {
+		fix = "Download a model that can, for example 'ollama pull gemma3' or 'ollama pull qwen2.5vl', or leave the images out"
+	}
+	return msg + "None of the server's models can. " + fix
 }
 
 // StreamError means the connection was lost mid-reply; what arrived before

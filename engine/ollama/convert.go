@@ -17,7 +17,8 @@ import (
 
 // toAPIMessages converts a conversation. Tool call arguments travel as JSON
 // objects on the wire; they are parsed into the client's ordered map so the
-// model sees its own key order back.
+// model sees its own key order back. Images travel as the file's bytes,
+// which the client encodes as base64 in the message's "images".
 func toAPIMessages(msgs []engine.Message) ([]api.Message, error) {
 	out := make([]api.Message, len(msgs))
 	for i, m := range msgs {
@@ -27,6 +28,12 @@ func toAPIMessages(msgs []engine.Message) ([]api.Message, error) {
 			Thinking:   m.Thinking,
 			ToolName:   m.ToolName,
 			ToolCallID: m.ToolCallID,
+		}
+		if len(m.Images) > 0 {
+			out[i].Images = make([]api.ImageData, len(m.Images))
+			for j, im := range m.Images {
+				out[i].Images[j] = api.ImageData(im.Data)
+			}
 		}
 		if len(m.ToolCalls) == 0 {
 			continue

@@ -59,7 +59,19 @@ func toParam(m *engine.Message) (oai.ChatCompletionMessageParamUnion, error) {
 	case engine.RoleSystem:
 		return oai.SystemMessage(m.Content), nil
 	case engine.RoleUser:
-		return oai.UserMessage(m.Content), nil
+		if len(m.Images) == 0 {
+			return oai.UserMessage(m.Content), nil
+		}
+		// With images the content is a list of parts: the text, then
+		// each image as a data URL (the API's way to send a file inline).
+		parts := make([]oai.ChatCompletionContentPartUnionParam, 0, len(m.Images)+1)
+		if m.Content != "" {
+			parts = append(parts, oai.TextContentPart(m.Content))
+		}
+		for _, im := range m.Images {
+			parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: im.DataURL()}))
+		}
+		return oai.UserMessage(parts), nil
 	case engine.RoleTool:
 		return oai.ToolMessage(m.Content, m.ToolCallID), nil
 	case engine.RoleAssistant:

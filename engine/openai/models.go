@@ -107,10 +107,12 @@ func parameterSize(n int64) string {
 }
 
 // Capabilities returns what model can do. /v1/models rarely says, so a
-// model is taken to complete and to call tools until the server shows
-// otherwise: a hosted API's supported_parameters without "tools", or a
-// chat refused because of tools (remembered for the engine's lifetime,
-// as the agent then falls back to the text protocol).
+// model is taken to complete, to call tools and to read images until the
+// server shows otherwise: a hosted API's supported_parameters without
+// "tools", LM Studio's type "llm" (a text model; "vlm" reads images), or
+// a chat refused because of tools (remembered for the engine's lifetime,
+// as the agent then falls back to the text protocol). Images sent to a
+// model that cannot read them are refused by the server, which says so.
 func (e *Engine) Capabilities(ctx context.Context, model string) ([]string, error) {
 	d, err := e.Show(ctx, model)
 	if err != nil {
@@ -154,7 +156,7 @@ func (e *Engine) Show(ctx context.Context, model string) (engine.ModelDetails, e
 }
 
 func (e *Engine) describe(ctx context.Context, model string) (engine.ModelDetails, error) {
-	d := engine.ModelDetails{Name: model, Capabilities: []string{engine.CapCompletion, engine.CapTools}}
+	d := engine.ModelDetails{Name: model, Capabilities: []string{engine.CapCompletion, engine.CapTools, engine.CapVision}}
 	models, err := e.listModels(ctx, "reading the details of "+model)
 	if err != nil {
 		var se *engine.ServerError
@@ -195,6 +197,9 @@ func (e *Engine) describe(ctx context.Context, model string) (engine.ModelDetail
 		if slices.Contains(x.SupportedParameters, "reasoning") || slices.Contains(x.SupportedParameters, "include_reasoning") {
 			d.Capabilities = append(d.Capabilities, engine.CapThinking)
 		}
+		d.Capabilities = append(d.Capabilities, engine.CapVision)
+	case x.Type == "llm":
+		d.Capabilities = []string{engine.CapCompletion, engine.CapTools}
 	}
 	return d, nil
 }

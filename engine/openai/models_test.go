@@ -51,18 +51,19 @@ func TestShowContextLengthFromEachServer(t *testing.T) {
 		caps   []string
 	}{
 		// vLLM's entry: max_model_len, the window it serves with.
-		{"vLLM", ot.VLLM, ot.ModelSpec{Name: "Qwen/Qwen3-8B", Window: 16384, TrainWindow: 40960}, "", 16384, []string{"completion", "tools"}},
+		{"vLLM", ot.VLLM, ot.ModelSpec{Name: "Qwen/Qwen3-8B", Window: 16384, TrainWindow: 40960}, "", 16384, []string{"completion", "tools", "vision"}},
 		// llama.cpp: the runtime n_ctx from /props ...
-		{"llama.cpp", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "", 8192, []string{"completion", "tools"}},
+		{"llama.cpp", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "", 8192, []string{"completion", "tools", "vision"}},
 		// ... and its GGUF's n_ctx_train when /props fails.
-		{"llama.cpp without /props", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "/props", 40960, []string{"completion", "tools"}},
-		// LM Studio: max_context_length from its /api/v0/models.
+		{"llama.cpp without /props", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "/props", 40960, []string{"completion", "tools", "vision"}},
+		// LM Studio: max_context_length from its /api/v0/models, whose
+		// type "llm" says the model reads no images.
 		{"LM Studio", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", Window: 4096, TrainWindow: 32768, Arch: "qwen3", Quantization: "Q4_K_M"}, "", 32768, []string{"completion", "tools"}},
-		{"LM Studio without /api/v0", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", TrainWindow: 32768}, "/api/v0/models", 0, []string{"completion", "tools"}},
+		{"LM Studio without /api/v0", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", TrainWindow: 32768}, "/api/v0/models", 0, []string{"completion", "tools", "vision"}},
 		// A hosted API's entry with context_length and supported_parameters.
-		{"hosted", ot.OpenAI, ot.ModelSpec{Name: "vendor/model", Window: 131072, SupportedParameters: []string{"max_tokens", "reasoning", "temperature"}}, "", 131072, []string{"completion", "thinking"}},
+		{"hosted", ot.OpenAI, ot.ModelSpec{Name: "vendor/model", Window: 131072, SupportedParameters: []string{"max_tokens", "reasoning", "temperature"}}, "", 131072, []string{"completion", "thinking", "vision"}},
 		// Ollama's /v1 says nothing about the window.
-		{"Ollama", ot.Ollama, ot.ModelSpec{Name: "qwen3:latest"}, "", 0, []string{"completion", "tools"}},
+		{"Ollama", ot.Ollama, ot.ModelSpec{Name: "qwen3:latest"}, "", 0, []string{"completion", "tools", "vision"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := ot.New(t, c.flavor)
@@ -134,7 +135,7 @@ func TestShowWithoutAModelList(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.FailPath("/v1/models", 404)
 	d, err := newEngine(t, srv.BaseURL).Show(context.Background(), "anything")
-	if err != nil || !slices.Equal(d.Capabilities, []string{"completion", "tools"}) {
+	if err != nil || !slices.Equal(d.Capabilities, []string{"completion", "tools", "vision"}) {
 		t.Errorf("details = %+v, %v", d, err)
 	}
 }

@@ -61,3 +61,42 @@ func BenchmarkList50Of1000(b *testing.B) {
 		}
 	}
 }
+
+// branchyTree is a 2,000-message conversation in which every tenth
+// answer was asked for again once.
+func branchyTree() *Tree {
+	tr := &Tree{}
+	for i := 0; len(tr.Messages) < 2000; i++ {
+		q := tr.Append(Message{Role: RoleUser, Content: "question"})
+		tr.Append(Message{Role: RoleAssistant, Content: "answer"})
+		if i%10 == 0 {
+			tr.Branch(q.Seq, ReasonRetry, t0)
+			tr.Append(Message{Role: RoleAssistant, Content: "answer again"})
+		}
+	}
+	return tr
+}
+
+// BenchmarkTreeCurrentPath is what opening a session or flipping an
+// attempt costs to find the line the model sees.
+func BenchmarkTreeCurrentPath(b *testing.B) {
+	tr := branchyTree()
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(tr.CurrentPath()) == 0 {
+			b.Fatal("empty path")
+		}
+	}
+}
+
+// BenchmarkTreeForks finds every answer's attempts, as the workbench does
+// after each turn and flip to mark them.
+func BenchmarkTreeForks(b *testing.B) {
+	tr := branchyTree()
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(tr.Forks()) == 0 {
+			b.Fatal("no forks")
+		}
+	}
+}

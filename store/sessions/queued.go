@@ -23,9 +23,12 @@ import (
 
 // The kinds of queued writes; they are part of the journal format.
 const (
-	opCreate = "sessions.create"
-	opAppend = "sessions.append"
-	opMeta   = "sessions.meta"
+	opCreate    = "sessions.create"
+	opAppend    = "sessions.append"
+	opMeta      = "sessions.meta"
+	opBranch    = "sessions.branch"
+	opSetBranch = "sessions.setbranch"
+	opFork      = "sessions.fork"
 )
 
 func init() {
@@ -58,6 +61,54 @@ func init() {
 		}
 		return changeTx(n.From(root), op.ID, op.apply)
 	})
+	store.RegisterOp(opBranch, func(n storm.Node, data json.RawMessage) error {
+		var op branchOp
+		if err := json.Unmarshal(data, &op); err != nil {
+			return err
+		}
+		node := n.From(root)
+		if row, err := resolve(node, op.ID); err == nil && row.hasBranch(op.Branch.ID) {
+			return nil // already there: a write replayed after a crash
+		}
+		return branchTx(node, op.ID, op.Branch)
+	})
+	store.RegisterOp(opSetBranch, func(n storm.Node, data json.RawMessage) error {
+		var op setBranchOp
+		if err := json.Unmarshal(data, &op); err != nil {
+			return err
+		}
+		return setBranchTx(n.From(root), op.ID, op.Branch)
+	})
+	store.RegisterOp(opFork, func(n storm.Node, data json.RawMessage) error {
+		var op forkOp
+		if err := json.Unmarshal(data, &op); err != nil {
+			return err
+		}
+		node := n.From(root)
+		var existing sessionRow
+		if err := node.One("ID", op.Row.ID, &existing); err == nil {
+			return nil // already there
+		} else if !notFound(err) {
+			return err
+		}
+		return forkTx(node, op.Row, op.Branch, op.UpTo)
+	})
+}
+
+type branchOp struct {
+	ID     string `json:"id"`
+	Branch Branch `json:"branch"`
+}
+
+type setBranchOp struct {
+	ID     string `json:"id"`
+	Branch string `json:"branch"`
+}
+
+type forkOp struct {
+	Row    sessionRow `json:"row"`
+	Branch string     `json:"branch"`
+	UpTo   int        `json:"up_to"`
 }
 
 type appendOp struct {
@@ -134,3 +185,54 @@ func (s *Store) SetMetaQueued(id string, m Meta) error {
 // Flush waits until the session writes this process queued have landed,
 // or ctx ends.
 func (s *Store) Flush(ctx context.Context) error { return s.db.Flush(ctx) }
+
+// NewBranchQueued queues NewBranch (id a full id). Messages appended
+// after it, with the branch's id, land on it.
+func (s *Store) NewBranchQueued(id string, b Branch) error {
+	if id == "" {
+		return errors.New("no session id given")
+	}
+	if strings.TrimSpace(b.ID) == "" {
+		return errors.New("a branch needs an id")
+	}
+	if b.CreatedAt.IsZero() {
+		b.CreatedAt = s.clock()
+	}
+	op, err := store.NewOp(opBranch, "a new branch of session "+id, branchOp{ID: id, Branch: b})
+	if err != nil {
+		return err
+	}
+	s.db.Queue().Enqueue(op)
+	return nil
+}
+
+// SetBranchQueued queues SetBranch.
+func (s *Store) SetBranchQueued(id, branch string) error {
+	if id == "" {
+		return errors.New("no session id given")
+	}
+	op, err := store.NewOp(opSetBranch, "the current branch of session "+id, setBranchOp{ID: id, Branch: branch})
+	if err != nil {
+		return err
+	}
+	s.db.Queue().Enqueue(op)
+	return nil
+}
+
+// ForkQueued returns the new session at once and queues Fork: the copy is
+// made from the parent as it is when the write lands, after the writes
+// queued before it. upTo must be given (the message the copy ends with);
+// id must be a full id.
+func (s *Store) ForkQueued(id, branch string, upTo int, m Meta) (Session, error) {
+	if id == "" {
+		return Session{}, errors.New("no session id given")
+	}
+	row := s.newRow(m)
+	row.Parent, row.ParentSeq = id, upTo
+	op, err := store.NewOp(opFork, "a fork of session "+id, forkOp{Row: row, Branch: branch, UpTo: upTo})
+	if err != nil {
+		return Session{}, err
+	}
+	s.db.Queue().Enqueue(op)
+	return row.Session, nil
+}

@@ -16,11 +16,27 @@
 // messages the model should see). The package's tests keep the mirrors in
 // step with the originals.
 //
+// Branches: a question asked again (a retry) or edited keeps what was
+// said before. The new answer, or the edited question and what follows
+// it, go on a branch that leaves the conversation after a message; the
+// messages of a session carry their branch, and the session records the
+// branch the model sees now (its current path, Tree.Path). Every attempt
+// stays stored and counted in the totals. A fork is another session that
+// starts with a copy of one path up to a message and records where it
+// came from (Session.Parent, Session.ParentSeq).
+//
+// Images are stored once, by content: a bucket of blobs keyed by the
+// SHA-256 of the bytes, each counted by the messages that reference it
+// (and removed when the last of them is deleted). Messages hold the hash
+// and what is shown of the image (name, format, size); Load leaves the
+// bytes out and FillImages reads them for the messages that are sent.
+//
 // Storage layout (storm/v3 on bbolt, under the root bucket "sessions"): one
 // sessionRow per session, indexed by id and by last activity; the messages
 // of a session in a bucket of their own keyed by their sequence number, so
 // loading a session reads one bucket in order and deleting it drops that
-// bucket.
+// bucket; image bytes in "blobs" and their reference counts in
+// "blobrefs", both keyed by the hash.
 package sessions
 
 import (
@@ -87,13 +103,23 @@ type Session struct {
 	Model string   `json:"model,omitempty"`
 	Agent string   `json:"agent,omitempty"`
 	Tools []string `json:"tools,omitempty"`
-	// Messages is how many messages are stored.
+	// Messages is how many messages are stored, on every branch.
 	Messages int    `json:"messages"`
 	Totals   Totals `json:"totals"`
+	// Branch is the branch the model sees ("" is the first line of the
+	// conversation); Branches are the others, in the order they were
+	// made.
+	Branch   string   `json:"branch,omitempty"`
+	Branches []Branch `json:"branches,omitempty"`
+	// Parent is the session this one was forked from, and ParentSeq the
+	// message of the parent the copy ends with.
+	Parent    string `json:"parent,omitempty"`
+	ParentSeq int    `json:"parent_seq,omitempty"`
 }
 
-// Totals add up what a session used. They are updated in the transaction
-// that stores the messages they come from.
+// Totals add up what a session used, every attempt on every branch
+// included (a fork's count the turns it copied too). They are updated in
+// the transaction that stores the messages they come from.
 type Totals struct {
 	PromptTokens int `json:"prompt_tokens"`
 	OutputTokens int `json:"output_tokens"`
@@ -161,6 +187,10 @@ type Message struct {
 	// for (for the export).
 	Kept     int `json:"kept,omitempty"`
 	Replaced int `json:"replaced,omitempty"`
+	// Branch is the branch the message belongs to ("" the first line).
+	Branch string `json:"branch,omitempty"`
+	// Images attached to a user message.
+	Images []Image `json:"images,omitempty"`
 }
 
 // ToolCall mirrors engine.ToolCall (convertible: engine.ToolCall(tc)).
@@ -204,7 +234,8 @@ type ToolResult struct {
 
 // ChatMessages returns the chat's messages, in order: every message but
 // notices and errors. Summaries are among them; replaying them (see
-// agent.Conversation.Compact) gives what the model saw.
+// agent.Conversation.Compact) gives what the model saw. Give it a path
+// (Tree.Path) when the session has branches.
 func ChatMessages(msgs []Message) []Message {
 	out := make([]Message, 0, len(msgs))
 	for _, m := range msgs {
@@ -305,6 +336,11 @@ func checkRoles(msgs []Message) error {
 		if !slices.Contains(roles, m.Role) {
 			return fmt.Errorf("message %d has role %q; use one of: %s", i+1, m.Role, strings.Join(roles, ", "))
 		}
+		for _, im := range m.Images {
+			if len(im.Data) == 0 && im.SHA256 == "" {
+				return fmt.Errorf("message %d has an image (%s) with neither bytes nor a hash", i+1, im.Name)
+			}
+		}
 	}
 	return nil
 }
@@ -318,6 +354,14 @@ func appendTx(n storm.Node, id string, now time.Time, msgs []Message) error {
 	}
 	mn := messages(n, row.ID)
 	for _, m := range msgs {
+		if !row.hasBranch(m.Branch) {
+			return fmt.Errorf("session %s has no branch %q to add a message to", row.ID, m.Branch)
+		}
+		images, err := storeImages(n, m.Images)
+		if err != nil {
+			return fmt.Errorf("cannot save the images of a message of session %s: %w", row.ID, err)
+		}
+		m.Images = images
 		row.Messages++
 		mr := messageRow{Seq: row.Messages, Message: sanitize(m)}
 		if mr.CreatedAt.IsZero() {
@@ -461,6 +505,17 @@ func (s *Store) Delete(id string) error {
 		row, err := resolve(n, id)
 		if err != nil {
 			return err
+		}
+		if row.Messages > 0 {
+			var rows []messageRow
+			if err := messages(n, row.ID).All(&rows); err != nil && !notFound(err) {
+				return fmt.Errorf("cannot read the messages of session %s: %w", row.ID, err)
+			}
+			for _, r := range rows {
+				if err := releaseImages(n, r.Images); err != nil {
+					return fmt.Errorf("cannot delete the images of session %s: %w", row.ID, err)
+				}
+			}
 		}
 		if err := n.DeleteStruct(&row); err != nil {
 			return fmt.Errorf("cannot delete session %s: %w", row.ID, err)

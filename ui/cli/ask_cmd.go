@@ -12,8 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/attach"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
@@ -44,6 +46,8 @@ func (f *agentFlags) configFlags(cmd *cobra.Command) config.Flags {
 func (a *app) askCommand() *cobra.Command {
 	var af agentFlags
 	var asJSON, yes, noStream bool
+	var so askSessionFlags
+	var images []string
 	cmd := &cobra.Command{
 		Use:   "ask [flags] QUERY...",
 		Short: "Ask one question from the shell; the answer streams to stdout",
@@ -61,12 +65,32 @@ beside what arrived before the failure.
 Tools that can do harm ask for approval on the terminal ([y/N]); when stdin is
 not a terminal they are refused unless --yes is given.
 
+--image attaches an image (PNG, JPEG, WebP or GIF, found from the content;
+repeat the flag for several) for a model that can read images; a model
+that cannot is refused before anything is sent, with the names of the
+server's models that can.
+
+Without a session flag nothing is saved. --save keeps the exchange as a new
+session (its id is printed, and in the JSON); --continue goes on the most
+recent session and --session ID (or a unique prefix of it) a given one: the
+question is asked after the session's conversation as the model last saw
+it (compactions included), the session's model, agent and tools are used
+unless --model, --agent or --tools say otherwise, and the new messages are
+saved to it.
+
 Exit status: 0 answered, 1 the run failed (server or model error),
 2 the command was used wrongly, 130 interrupted.`,
 		Example: `  jarvis ask --agent orchestrator --tools calculator "What is 15% of 340?"
   jarvis ask --json --tools calculator,think "Solve: 2x + 5 = 13"
-  git diff | jarvis ask --agent simple "Write a commit message for this diff"`,
+  git diff | jarvis ask --agent simple "Write a commit message for this diff"
+  jarvis ask --model gemma3 --image ~/shot.png "What does this screenshot say?"
+  id=$(jarvis ask --save --json "Let's plan a trip to Lisbon" | jq -r .session)
+  jarvis ask --session "$id" "What about the weather in May?"
+  jarvis ask --continue "And a packing list"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := so.check(); err != nil {
+				return err
+			}
 			query, err := a.askQuery(joinArgs(args))
 			if err != nil {
 				return err
@@ -74,13 +98,15 @@ Exit status: 0 answered, 1 the run failed (server or model error),
 			if _, err := a.loadConfig(af.configFlags(cmd)); err != nil {
 				return err
 			}
-			return a.ask(cmd.Context(), query, askOptions{json: asJSON, yes: yes, stream: !noStream && !asJSON})
+			return a.ask(cmd.Context(), query, askOptions{json: asJSON, yes: yes, stream: !noStream && !asJSON, session: so, images: images})
 		},
 	}
 	af.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (content, tool_results, usage, model, turns, agent; error when the run failed)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve every tool call that needs confirmation")
 	cmd.Flags().BoolVar(&noStream, "no-stream", false, "print the answer once it is complete instead of streaming it")
+	cmd.Flags().StringArrayVar(&images, "image", nil, "attach an image (PNG, JPEG, WebP, GIF; ~ expanded); repeat for several")
+	so.register(cmd)
 	return cmd
 }
 
@@ -130,19 +156,28 @@ func (a *app) pipedInput() (string, error) {
 
 type askOptions struct {
 	json, yes, stream bool
+	session           askSessionFlags
+	images            []string
 }
 
 func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 	printer := &askPrinter{out: a.io.Out, stream: opts.stream, tools: newEventPrinter(a.io.Err, isTerminal(a.io.Err)), ttyErr: isTerminal(a.io.Err)}
 	policy, canAsk := a.commandPolicy(tools.SourceAsk, opts.yes)
-	res, err := a.runAsk(ctx, query, printer, policy)
+	res, sess, err := a.runAsk(ctx, query, opts, printer, policy)
 	printer.end()
 	var ee *exitError
 	if errors.As(err, &ee) && ee.code == ExitUsage {
 		return err // the command line was wrong: nothing ran
 	}
+	if sess != nil {
+		sess.report(printer)
+	}
 	if opts.json {
-		if werr := writeJSON(a.io.Out, askJSON(res, err, ctx.Err() != nil)); werr != nil && err == nil {
+		out := askJSON(res, err, ctx.Err() != nil)
+		if sess != nil {
+			out.Session = sess.id
+		}
+		if werr := writeJSON(a.io.Out, out); werr != nil && err == nil {
 			return failErr("writing the result: %v", werr)
 		}
 	} else if res.Content != "" && !printer.streamed(res.Content) {
@@ -160,7 +195,40 @@ func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 // runAsk runs the question. It always returns a result: on failure, what
 // arrived before it (the partial answer, the tool results, the usage), or
 // only the model and agent when the run could not start.
-func (a *app) runAsk(ctx context.Context, query string, printer *askPrinter, policy *tools.Policy) (*agent.Result, error) {
+func (a *app) runAsk(ctx context.Context, query string, opts askOptions, printer *askPrinter, policy *tools.Policy) (*agent.Result, *askSession, error) {
+	res := &agent.Result{}
+	// The session comes first: its model, agent and tools are the run's
+	// unless flags say otherwise, and the tools are built from them.
+	sess, err := a.openAskSession(opts.session, query)
+	if err != nil {
+		return res, nil, err
+	}
+	images, err := a.askImages(opts.images)
+	if err != nil {
+		return res, sess, err
+	}
+	res, err = a.runAskIn(ctx, query, images, sess, printer, policy)
+	return res, sess, err
+}
+
+// askImages reads the --image files.
+func (a *app) askImages(paths []string) ([]engine.Image, error) {
+	var out []engine.Image
+	cfg, err := a.loadConfig(config.Flags{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		im, err := attach.File(p, cfg.Images.MaxBytes)
+		if err != nil {
+			return nil, usageErr("--image: %v", err)
+		}
+		out = append(out, im)
+	}
+	return out, nil
+}
+
+func (a *app) runAskIn(ctx context.Context, query string, images []engine.Image, sess *askSession, printer *askPrinter, policy *tools.Policy) (*agent.Result, error) {
 	res := &agent.Result{}
 	env, err := a.environment()
 	if err != nil {
@@ -195,17 +263,25 @@ func (a *app) runAsk(ctx context.Context, query string, printer *askPrinter, pol
 		return res, failErr("%v", err)
 	}
 	engOpts, _ := cfg.EngineOptions()
-	ag, err := agent.New(cfg.Agent, agent.Config{
+	acfg := agent.Config{
 		Engine: env.engine, Model: model, Executor: exec, Bus: printer, System: cfg.System,
 		Options: engOpts, MaxTurns: cfg.MaxTurns, Price: priceAt(cfg, env.at.name),
 		View: agent.NewModelView(env.engine, model, cfg.ViewOptions()),
-	})
+	}
+	conv := &agent.Conversation{}
+	if sess != nil {
+		conv, acfg.OnMessage = sess.conv, sess.record
+	}
+	ag, err := agent.New(cfg.Agent, acfg)
 	if err != nil {
 		return res, usageErr("%v", err)
 	}
-	run, err := ag.Run(ctx, &agent.Conversation{}, query)
+	run, err := ag.Answer(ctx, conv, agent.Input{Text: query, Images: images})
 	if run != nil {
 		res = run
+	}
+	if sess != nil {
+		sess.finish(res.Model, cfg.Agent, cfg.Tools)
 	}
 	if err != nil {
 		return res, failErr("%v", err)
@@ -240,6 +316,9 @@ type askResultJSON struct {
 	// request's prompt, whether older turns were compacted, how many tool
 	// results were cut for the model (tool_results holds them whole).
 	Context agent.RunContext `json:"context"`
+	// Session is the id of the session the run was saved to (--save,
+	// --continue, --session).
+	Session string `json:"session,omitempty"`
 }
 
 func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {

@@ -70,6 +70,8 @@ type Config struct {
 	// Endpoints are named model servers besides the default one
 	// ([[endpoints]]); their models are NAME/MODEL.
 	Endpoints []Endpoint `toml:"endpoints"`
+	// Images configures images attached to messages ([images]).
+	Images ImagesConfig `toml:"images"`
 
 	sources map[string]string
 	path    string
@@ -98,6 +100,12 @@ type ContextConfig struct {
 // run whose task sets none (a Go duration, "10m").
 type SchedulerConfig struct {
 	Timeout string `toml:"timeout"`
+}
+
+// ImagesConfig is [images]: the largest image attached to a message, in
+// bytes (0: 20 MiB).
+type ImagesConfig struct {
+	MaxBytes int64 `toml:"max_bytes"`
 }
 
 // TaskTimeout returns [scheduler] timeout, zero when unset (the
@@ -384,6 +392,9 @@ func (c *Config) validate(toolNames []string) error {
 	}
 	if err := memorytools.CheckMaxFileBytes(c.Memory.MaxFileBytes); err != nil {
 		return &FileError{Path: c.path, Key: "memory.max_file_bytes", Line: c.lineOf("max_file_bytes"), Msg: err.Error()}
+	}
+	if c.Images.MaxBytes < 0 {
+		return &FileError{Path: c.path, Key: "images.max_bytes", Line: c.lineOf("max_bytes"), Msg: fmt.Sprintf("must be a size in bytes (e.g. 20971520 for 20 MiB), got %d", c.Images.MaxBytes)}
 	}
 	if t := c.Scheduler.Timeout; t != "" {
 		if d, err := time.ParseDuration(t); err != nil || d < time.Second {

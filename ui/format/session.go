@@ -7,15 +7,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 )
 
+// ExportOptions change what SessionMarkdownWith writes.
+type ExportOptions struct {
+	// ImageLink returns where an image is, relative to the markdown file,
+	// for an image link; nil (or "") names the image and its hash only.
+	ImageLink func(sessions.Image) string
+}
+
 // SessionMarkdown renders a session as a markdown transcript: a header with
-// the session's metadata, every message in order (thinking as a quote),
-// each tool call with its arguments as a JSON block and its result, status,
-// latency and cost, each reply's usage, and the session totals at the end.
-// Times are shown in the location they carry (Store returns UTC).
+// the session's metadata, every message of the line the model sees in
+// order (thinking as a quote, images by name), each tool call with its
+// arguments as a JSON block and its result, status, latency and cost,
+// each reply's usage, the other attempts and edits of a session with
+// branches, and the session totals at the end. Times are shown in the
+// location they carry (Store returns UTC).
 func SessionMarkdown(s sessions.Session, msgs []sessions.Message) string {
+	return SessionMarkdownWith(s, msgs, ExportOptions{})
+}
+
+// SessionMarkdownWith is SessionMarkdown with links to the images.
+func SessionMarkdownWith(s sessions.Session, msgs []sessions.Message, opts ExportOptions) string {
 	var b strings.Builder
 	title := s.Title
 	if title == "" {
@@ -38,53 +54,22 @@ func SessionMarkdown(s sessions.Session, msgs []sessions.Message) string {
 	if len(s.Tools) > 0 {
 		fmt.Fprintf(&b, "- Tools: %s\n", strings.Join(s.Tools, ", "))
 	}
-
-	// Results are shown under the call they answer; a tool message whose
-	// call is not in the transcript is shown where it stands.
-	results := make(map[string]sessions.Message)
-	calls := make(map[string]bool)
-	for _, m := range msgs {
-		if m.Role == sessions.RoleTool && m.ToolCallID != "" {
-			results[m.ToolCallID] = m
-		}
-		for _, c := range m.ToolCalls {
-			if c.ID != "" {
-				calls[c.ID] = true
-			}
-		}
+	if s.Parent != "" {
+		fmt.Fprintf(&b, "- Forked from: `%s` (up to its message %d)\n", s.Parent, s.ParentSeq)
 	}
-
+	tree := sessions.TreeOf(s, msgs)
+	path := msgs
+	if len(s.Branches) > 0 {
+		path = tree.CurrentPath()
+		fmt.Fprintf(&b, "- Branches: %d (retries and edits); the transcript is the line the model sees, the others follow it\n", len(s.Branches)+1)
+	}
+	w := transcriptWriter{b: &b, opts: opts, prev: s.CreatedAt}
 	if len(msgs) == 0 {
 		b.WriteString("\n_No messages yet._\n")
 	}
-	prev := s.CreatedAt
-	for _, m := range msgs {
-		if m.Role == sessions.RoleTool && calls[m.ToolCallID] {
-			continue
-		}
-		when := ""
-		if !m.CreatedAt.IsZero() {
-			when = " · " + clock(m.CreatedAt, prev)
-			prev = m.CreatedAt
-		}
-		switch m.Role {
-		case sessions.RoleUser:
-			fmt.Fprintf(&b, "\n## User%s\n\n%s\n", when, body(m.Content))
-		case sessions.RoleSystem:
-			fmt.Fprintf(&b, "\n## System%s\n\n%s\n", when, body(m.Content))
-		case sessions.RoleAssistant:
-			writeAssistant(&b, m, when, results)
-		case sessions.RoleTool:
-			b.WriteString("\n")
-			writeToolCall(&b, m.ToolName, nil, &m)
-		case sessions.RoleNotice:
-			fmt.Fprintf(&b, "\n> **Note:** %s\n", quoteRest(m.Content))
-		case sessions.RoleError:
-			fmt.Fprintf(&b, "\n> **Error:** %s\n", quoteRest(m.Content))
-		case sessions.RoleSummary:
-			fmt.Fprintf(&b, "\n> **Compacted%s:** to fit the context window, the model was given this summary in place of the %s before the last %s (they are all above, as they were):\n>\n> %s\n",
-				when, Count(m.Replaced, "message"), Count(m.Kept, "message"), quoteRest(m.Content))
-		}
+	w.messages(path)
+	if len(s.Branches) > 0 {
+		w.otherBranches(s, tree, path)
 	}
 
 	t := s.Totals
@@ -99,12 +84,154 @@ func SessionMarkdown(s sessions.Session, msgs []sessions.Message) string {
 	return b.String()
 }
 
-func writeAssistant(b *strings.Builder, m sessions.Message, when string, results map[string]sessions.Message) {
+// transcriptWriter writes messages, each with its time (the date when it
+// changes).
+type transcriptWriter struct {
+	b     *strings.Builder
+	opts  ExportOptions
+	prev  time.Time
+	level string // the heading of a message: "##", or "####" inside a branch
+}
+
+// messages writes msgs in order. Results are shown under the call they
+// answer; a tool message whose call is not among msgs is shown where it
+// stands.
+func (w *transcriptWriter) messages(msgs []sessions.Message) {
+	b, level := w.b, w.level
+	if level == "" {
+		level = "##"
+	}
+	results := make(map[string]sessions.Message)
+	calls := make(map[string]bool)
+	for _, m := range msgs {
+		if m.Role == sessions.RoleTool && m.ToolCallID != "" {
+			results[m.ToolCallID] = m
+		}
+		for _, c := range m.ToolCalls {
+			if c.ID != "" {
+				calls[c.ID] = true
+			}
+		}
+	}
+	for _, m := range msgs {
+		if m.Role == sessions.RoleTool && calls[m.ToolCallID] {
+			continue
+		}
+		when := ""
+		if !m.CreatedAt.IsZero() {
+			when = " · " + clock(m.CreatedAt, w.prev)
+			w.prev = m.CreatedAt
+		}
+		switch m.Role {
+		case sessions.RoleUser:
+			fmt.Fprintf(b, "\n%s User%s\n\n%s\n", level, when, body(m.Content))
+			w.images(m.Images)
+		case sessions.RoleSystem:
+			fmt.Fprintf(b, "\n%s System%s\n\n%s\n", level, when, body(m.Content))
+		case sessions.RoleAssistant:
+			writeAssistant(b, level, m, when, results)
+		case sessions.RoleTool:
+			b.WriteString("\n")
+			writeToolCall(b, m.ToolName, nil, &m)
+		case sessions.RoleNotice:
+			fmt.Fprintf(b, "\n> **Note:** %s\n", quoteRest(m.Content))
+		case sessions.RoleError:
+			fmt.Fprintf(b, "\n> **Error:** %s\n", quoteRest(m.Content))
+		case sessions.RoleSummary:
+			fmt.Fprintf(b, "\n> **Compacted%s:** to fit the context window, the model was given this summary in place of the %s before the last %s (they are all above, as they were):\n>\n> %s\n",
+				when, Count(m.Replaced, "message"), Count(m.Kept, "message"), quoteRest(m.Content))
+		}
+	}
+}
+
+// images writes a message's images: as image links when the export wrote
+// the files, else by name, size and hash.
+func (w *transcriptWriter) images(images []sessions.Image) {
+	for _, im := range images {
+		name := im.Name
+		if name == "" {
+			name = "image"
+		}
+		desc := fmt.Sprintf("%d×%d, %s", im.Width, im.Height, humanize.IBytes(uint64(im.Bytes)))
+		if w.opts.ImageLink != nil {
+			if link := w.opts.ImageLink(im); link != "" {
+				fmt.Fprintf(w.b, "\n![%s](<%s>) *%s (%s)*\n", escapeAlt(name), link, escapeAlt(name), desc)
+				continue
+			}
+		}
+		short := im.SHA256
+		if len(short) > 12 {
+			short = short[:12]
+		}
+		fmt.Fprintf(w.b, "\n*Image: %s (%s, sha256 %s)*\n", escapeAlt(name), desc, short)
+	}
+}
+
+// escapeAlt keeps a file name from ending an image's alt text or
+// emphasis early.
+func escapeAlt(s string) string {
+	return strings.NewReplacer("[", `\[`, "]", `\]`, "*", `\*`, "_", `\_`, "\n", " ").Replace(s)
+}
+
+// otherBranches writes, after the transcript, what each other line of
+// the conversation says after it leaves the one shown.
+func (w *transcriptWriter) otherBranches(s sessions.Session, tree *sessions.Tree, shown []sessions.Message) {
+	onPath := make(map[int]bool, len(shown))
+	for _, m := range shown {
+		onPath[m.Seq] = true
+	}
+	lines := append([]sessions.Branch{{ID: ""}}, s.Branches...)
+	var parts []string
+	for _, br := range lines {
+		if br.ID == s.Branch {
+			continue
+		}
+		var own []sessions.Message
+		after := 0 // the message of the line before its first own one
+		for _, m := range tree.Path(br.ID) {
+			if !onPath[m.Seq] && m.Branch == br.ID {
+				own = append(own, m)
+			} else if len(own) == 0 {
+				after = m.Seq
+			}
+		}
+		if len(own) == 0 {
+			continue
+		}
+		parts = append(parts, br.ID)
+		head := "the first line of the conversation"
+		switch br.Reason {
+		case sessions.ReasonRetry:
+			head = "an answer asked for again"
+		case sessions.ReasonEdit:
+			head = "an edited question"
+		}
+		where := "from the start"
+		if after > 0 {
+			where = fmt.Sprintf("after message %d (%s: “%s”)", after, tree.Messages[after-1].Role, OneLine(tree.Messages[after-1].Content, 60))
+		}
+		if len(parts) == 1 {
+			w.b.WriteString("\n---\n\n## Other attempts and edits\n\nThese lines of the conversation are kept in the session; the model does not see them.\n")
+		}
+		fmt.Fprintf(w.b, "\n### %s, %s\n", capitalize(head), where)
+		sub := transcriptWriter{b: w.b, opts: w.opts, prev: time.Time{}, level: "####"}
+		sub.messages(own)
+	}
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func writeAssistant(b *strings.Builder, level string, m sessions.Message, when string, results map[string]sessions.Message) {
 	model := ""
 	if m.Model != "" {
 		model = " · " + m.Model
 	}
-	fmt.Fprintf(b, "\n## Assistant%s%s\n", when, model)
+	fmt.Fprintf(b, "\n%s Assistant%s%s\n", level, when, model)
 	if th := strings.TrimSpace(m.Thinking); th != "" {
 		b.WriteString("\n> **Thinking**\n>\n")
 		for _, l := range strings.Split(th, "\n") {

@@ -110,3 +110,35 @@ func TestExportEmptyAndFences(t *testing.T) {
 		t.Errorf("pretty = %q %s", got, lang)
 	}
 }
+
+// A session with a retry exports the line the model sees, then the other
+// attempt; images link to the files the caller wrote.
+func TestExportWithBranchesAndImages(t *testing.T) {
+	tree := &sessions.Tree{}
+	tree.Append(sessions.Message{Role: sessions.RoleUser, Content: "Describe this", CreatedAt: t0,
+		Images: []sessions.Image{{SHA256: "abcdef0123456789", Name: "cat_1.png", MIMEType: "image/png", Bytes: 2048, Width: 64, Height: 48}}})
+	tree.Append(sessions.Message{Role: sessions.RoleAssistant, Content: "A dog.", CreatedAt: t0})
+	b := tree.Branch(1, sessions.ReasonRetry, t0)
+	tree.Append(sessions.Message{Role: sessions.RoleAssistant, Content: "A cat.", CreatedAt: t0})
+	sess := sessions.Session{ID: "s1", Title: "cats", Branch: b.ID, Branches: tree.Branches, Messages: 3}
+
+	out := SessionMarkdownWith(sess, tree.Messages, ExportOptions{ImageLink: func(im sessions.Image) string { return "x-images/" + im.SHA256[:8] + ".png" }})
+	for _, want := range []string{
+		"- Branches: 2 (retries and edits)",
+		`![cat\_1.png](<x-images/abcdef01.png>) *cat\_1.png (64×48, 2.0 KiB)*`,
+		"## Other attempts and edits",
+		"### The first line of the conversation, after message 1 (user: “Describe this”)",
+		"#### Assistant",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("export lacks %q:\n%s", want, out)
+		}
+	}
+	if i, j := strings.Index(out, "A cat."), strings.Index(out, "A dog."); i < 0 || j < i {
+		t.Errorf("the current attempt must come first, the other after it:\n%s", out)
+	}
+	// Without links, an image is named with its size and hash.
+	if plain := SessionMarkdown(sess, tree.Messages); !strings.Contains(plain, "*Image: cat\\_1.png (64×48, 2.0 KiB, sha256 abcdef012345)*") {
+		t.Errorf("plain export:\n%s", plain)
+	}
+}

@@ -84,20 +84,6 @@ func (h approvalHome) startWith(t *testing.T, srv *ot.Server, toolList string, e
 	return term
 }
 
-// quit leaves with ctrl+c twice and waits for the process to end.
-func (term *terminal) quit() {
-	term.t.Helper()
-	term.typeText("\x03")
-	term.waitFor(5*time.Second, "press ctrl+c again to quit")
-	term.typeText("\x03")
-	select {
-	case <-term.done:
-	case <-time.After(10 * time.Second):
-		term.t.Fatal("jarvis did not quit after ctrl+c twice")
-	}
-	term.cmd.Wait()
-}
-
 // pastGrace waits out the dialog's grace period, in which keys are ignored.
 func pastGrace() { time.Sleep(600 * time.Millisecond) }
 

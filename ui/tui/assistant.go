@@ -18,6 +18,11 @@ type block interface {
 // assistantItem is everything a run produced, in order: thinking, text,
 // tool panels, per-turn footers, notices.
 type assistantItem struct {
+	// after is the sequence number of the message the answer follows
+	// (its question) in the session's tree, 0 while not known; mark says
+	// whether it is selected and which of its attempts it is.
+	after  int
+	mark   msgMark
 	blocks []block
 	// current blocks receiving deltas.
 	text     *textBlock
@@ -32,16 +37,23 @@ func newAssistantItem() *assistantItem {
 }
 
 func (a *assistantItem) height(rc renderCtx) int {
-	h := 0
+	h := a.mark.height()
 	for _, b := range a.blocks {
 		h += b.height(rc)
 	}
 	return h
 }
 
+// lines draws the mark's line (when there is one), then the answer.
 func (a *assistantItem) lines(rc renderCtx, from, to int) []string {
 	var out []string
 	off := 0
+	if a.mark.height() > 0 {
+		if from <= 0 && to > 0 {
+			out = append(out, padRight(a.mark.line(rc, "answer"), rc.width))
+		}
+		off = 1
+	}
 	for _, b := range a.blocks {
 		if off >= to {
 			break

@@ -13,8 +13,11 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/themes"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/attach"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 // runCommand runs a slash command. Anything slow (server, database, files)
@@ -22,6 +25,9 @@ import (
 func (m *model) runCommand(line string) tea.Cmd {
 	name, arg, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
 	arg = strings.TrimSpace(arg)
+	if cmd, ok := m.convoCommand(name, arg); ok {
+		return cmd
+	}
 	switch name {
 	case "model":
 		return m.modelCommand(arg)
@@ -59,6 +65,7 @@ func (m *model) runCommand(line string) tea.Cmd {
 		return m.listSessions()
 	case "clear":
 		m.transcript.clear()
+		m.convo.selected = nil
 		if m.running && m.question != nil && m.current != nil {
 			// The running turn keeps its place: its reply is still arriving.
 			m.transcript.add(m.question)
@@ -122,6 +129,7 @@ func (m *model) setTools(names []string) tea.Cmd {
 // Approvals and tool state (a REPL's variables) start afresh too.
 func (m *model) newSession() tea.Cmd {
 	m.conv = &agent.Conversation{}
+	m.convo.tree, m.convo.selected, m.convo.editing = &sessions.Tree{}, nil, nil
 	m.sessionID, m.title = "", ""
 	m.transcript.clear()
 	m.current, m.lastReply, m.question = nil, nil, nil
@@ -209,15 +217,18 @@ func (m *model) export(path string) tea.Cmd {
 	if path == "" {
 		path = fmt.Sprintf("jarvis-%s-%s.md", shortID(id), time.Now().Format("20060102-150405"))
 	}
+	path = attach.ExpandHome(path)
 	return func() tea.Msg {
-		md, err := store.Export(id)
+		res, err := store.Export(id, path)
 		if err != nil {
 			return noticeMsg{text: "Export failed: " + err.Error(), isErr: true}
 		}
-		if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
-			return noticeMsg{text: "Export failed: " + err.Error(), isErr: true}
-		}
 		abs, _ := filepath.Abs(path)
-		return noticeMsg{text: "Exported the session to " + abs + "."}
+		text := "Exported the session to " + abs + "."
+		if res.Images > 0 {
+			dir, _ := filepath.Abs(res.ImageDir)
+			text = fmt.Sprintf("Exported the session to %s, its %s to %s.", abs, format.Count(res.Images, "image"), dir)
+		}
+		return noticeMsg{text: text}
 	}
 }

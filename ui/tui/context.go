@@ -187,11 +187,9 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 	m.conv.Messages = msg.msgs
 	m.totals.Add(msg.c.Usage)
 	m.transcript.add(&noteItem{text: compactedText(msg.c)})
-	if m.opts.Sessions != nil && m.sessionID != "" {
-		c := msg.c
-		if err := m.opts.Sessions.Append(m.sessionID, agent.Appended{Message: msg.msgs[0], Usage: &c.Usage, Compaction: &c}); err != nil {
-			m.addNote("The compaction could not be saved: "+err.Error(), true)
-		}
+	c := msg.c
+	if err := m.saveMessage(agent.Appended{Message: msg.msgs[0], Usage: &c.Usage, Compaction: &c}); err != nil {
+		m.addNote("The compaction could not be saved: "+err.Error(), true)
 	}
 	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
+	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // renderingEngine renders prompts (as a server with _debug_render_only
@@ -147,7 +149,7 @@ func TestCompactKeepsTheOriginalsAndSurvivesAReload(t *testing.T) {
 	conversation(m)
 	id, _ := ss.Create(SessionMeta{Model: "qwen3:8b", Agent: "orchestrator"})
 	for _, msg := range m.conv.Messages {
-		ss.Append(id, agent.Appended{Message: msg})
+		ss.Append(id, m.convo.tree.Append(history.Stored(agent.Appended{Message: msg})))
 	}
 	m.sessionID = id
 	run(m, send(m, "/compact"))
@@ -157,7 +159,10 @@ func TestCompactKeepsTheOriginalsAndSurvivesAReload(t *testing.T) {
 	if s := screen(t, m); !strings.Contains(s, "Compacted: 4 earlier messages summarised") {
 		t.Fatalf("no compaction in the transcript:\n%s", s)
 	}
-	md, err := ss.Export(id)
+	out := filepath.Join(t.TempDir(), "export.md")
+	_, err = ss.Export(id, out)
+	b, _ := os.ReadFile(out)
+	md := string(b)
 	if err != nil || !strings.Contains(md, "What is 15% of 340?") || !strings.Contains(md, "**Compacted") || !strings.Contains(md, "percentages and a log file") {
 		t.Fatalf("export: %v\n%s", err, md)
 	}
@@ -165,11 +170,11 @@ func TestCompactKeepsTheOriginalsAndSurvivesAReload(t *testing.T) {
 	// transcript still shows the first question.
 	m2 := newTestModel(t, 120, 40)
 	m2.opts.Sessions = ss
-	sum, msgs, err := ss.Load(id)
+	sum, tree, err := ss.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2.Update(sessionLoadedMsg{summary: sum, msgs: msgs})
+	m2.Update(sessionLoadedMsg{summary: sum, tree: tree})
 	if len(m2.conv.Messages) != 5 || !strings.HasPrefix(m2.conv.Messages[0].Content, agent.SummaryPrefix) || m2.conv.Messages[1].Content != "Now read the log." {
 		t.Fatalf("reloaded conversation: %+v", m2.conv.Messages)
 	}

@@ -75,6 +75,9 @@ func (c *contextTab) lines(st *styles, width int, agentName string, msgs int) []
 	if b.CutResults > 0 {
 		add(st.warning, fmt.Sprintf("%s cut for the model (the transcript has them whole).", format.Count(b.CutResults, "tool result")))
 	}
+	if b.ImageTokens > 0 {
+		add(st.muted, fmt.Sprintf("Images take about %s tokens of the history (what this model family spends on each).", format.Tokens(b.ImageTokens)))
+	}
 	if big := b.Biggest(biggestShown); len(big) > 0 {
 		out = append(out, "", st.accent.Render("Biggest items"))
 		for _, p := range big {
@@ -84,6 +87,9 @@ func (c *contextTab) lines(st *styles, width int, agentName string, msgs int) []
 			}
 			if p.Cut {
 				what += " (cut)"
+			}
+			if p.Images > 0 {
+				what += " with " + format.Count(p.Images, "image")
 			}
 			out = append(out, itemLine(st, fmt.Sprintf("#%d %s", p.Index+1, what), p.Tokens, width))
 		}

@@ -3,7 +3,9 @@ package tui
 import (
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/attach"
 	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
 
@@ -90,19 +92,31 @@ func sliceLines(all []string, from, to int) []string {
 	return all[from:to]
 }
 
-// userItem is a message the person sent.
+// userItem is a message the person sent, with the images attached to it.
 type userItem struct {
-	text  string
-	cache cached
+	text   string
+	images []engine.Image
+	// seq is the message's number in the session's tree (0 while not
+	// known); mark is what the line above it says (selection, versions).
+	seq     int
+	mark    msgMark
+	version int
+	cache   cached
 }
 
 func (u *userItem) render(rc renderCtx) []string {
-	return u.cache.get(rc.textKey(), 0, func() []string {
+	return u.cache.get(rc.textKey(), u.version, func() []string {
 		bar := rc.st.user.Render("▍")
-		var out []string
-		out = append(out, "")
+		// The blank line that separates a question from what came before
+		// says when it is selected or has other versions.
+		out := []string{u.mark.line(rc, "question")}
 		for _, l := range wrapText(u.text, rc.width-2) {
 			out = append(out, bar+" "+rc.st.text.Render(l))
+		}
+		for _, im := range u.images {
+			for _, l := range wrapText("▣ "+attach.Describe(im), rc.width-2) {
+				out = append(out, bar+" "+rc.st.muted.Render(l))
+			}
 		}
 		return out
 	})

@@ -81,6 +81,7 @@ type model struct {
 	// The conversation is owned by the running agent between startRun and
 	// runDoneMsg; the model only touches it when idle.
 	conv      *agent.Conversation
+	convo     convoState
 	sessionID string
 	title     string
 	totals    events.Usage
@@ -119,6 +120,9 @@ type model struct {
 	// the tick that clears it whether a newer message replaced it.
 	status    string
 	statusSeq int
+	// statusTimer schedules the end of a status message (tea.Tick; tests
+	// that run commands in line leave it out).
+	statusTimer func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 }
 
 type overlay int
@@ -142,8 +146,9 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 		transcript: newTranscript(), input: newInputBox(), pane: newSidePane(),
 		modelName: cfg.Model, agentName: cfg.Agent, system: cfg.System, engOpts: engOpts,
 		enabled: slices.Clone(cfg.Tools), approvals: tools.NewApprovals(),
-		conv: &agent.Conversation{}, mouse: !opts.NoMouse,
-		view: agent.NewModelView(opts.Engine, cfg.Model, cfg.ViewOptions()),
+		conv: &agent.Conversation{}, convo: newConvoState(), mouse: !opts.NoMouse,
+		view:        agent.NewModelView(opts.Engine, cfg.Model, cfg.ViewOptions()),
+		statusTimer: tea.Tick,
 	}
 	m.initServers()
 	closeSpare, err := m.rebuildTools(m.enabled, true)
@@ -405,6 +410,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case mcpChangedMsg:
 		return m, m.mcpChanged()
 	}
+	if cmd, ok := m.convoMsg(msg); ok {
+		return m, cmd
+	}
 	if cmd, ok := m.evalUpdate(msg); ok {
 		return m, cmd
 	}
@@ -455,7 +463,7 @@ func (m *model) setStatusFor(text string, d time.Duration) tea.Cmd {
 	m.statusSeq++
 	m.status = safe.Text(format.OneLine(text, 0))
 	id := m.statusSeq
-	return tea.Tick(d, func(time.Time) tea.Msg { return statusClearMsg{id: id} })
+	return m.statusTimer(d, func(time.Time) tea.Msg { return statusClearMsg{id: id} })
 }
 
 // clampViews keeps scroll positions and cursors in range after the screen
@@ -500,7 +508,7 @@ func (m *model) transcriptWidth() int {
 }
 
 func (m *model) bodyHeight() int {
-	h := m.height - 1 /*header*/ - 1 /*status*/ - (m.input.ta.Height() + 1) /*input + rule*/
+	h := m.height - 1 /*header*/ - 1 /*status*/ - (m.input.ta.Height() + 1) /*input + rule*/ - m.chipRows()
 	if len(m.suggest) > 0 {
 		h--
 	}

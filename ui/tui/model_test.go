@@ -47,7 +47,15 @@ func newLive(t *testing.T, srv *ot.Server, dbPath string, cont bool) *live {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { db.Close() })
+		t.Cleanup(func() {
+			// The writes still queued land before the file goes away.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := db.Queue().Close(ctx); err != nil {
+				t.Error(err)
+			}
+			db.Close()
+		})
 		store_ = NewSessionStore(sessions.New(db))
 	}
 	bus := events.New()
@@ -59,6 +67,9 @@ func newLive(t *testing.T, srv *ot.Server, dbPath string, cont bool) *live {
 	l := &live{t: t, m: m, sub: bus.Subscribe(100000)}
 	m.send = func(msg tea.Msg) { l.update(msg) }
 	m.now = time.Now
+	// Commands run in line here: a status message's timer would hold the
+	// test for its whole life.
+	m.statusTimer = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
 	l.update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	return l
 }

@@ -60,14 +60,21 @@ func buildJarvis(t testing.TB) string {
 
 func startTerminal(t testing.TB, cols, rows int, args ...string) *terminal {
 	t.Helper()
+	return startTerminalIn(t, t.TempDir(), nil, cols, rows, args...)
+}
+
+// startTerminalIn runs jarvis with home as its home directory (where its
+// config and database live, so a second start finds the first one's
+// sessions) and env added to its environment.
+func startTerminalIn(t testing.TB, home string, env []string, cols, rows int, args ...string) *terminal {
+	t.Helper()
 	bin := buildJarvis(t)
-	home := t.TempDir()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{
+	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "LANG=C.UTF-8",
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
 		"JARVIS_THEME=dark",
-	}
+	}, env...)
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 	if err != nil {
 		t.Skipf("no pseudo-terminal available: %v", err)
@@ -195,6 +202,22 @@ func TestEndToEndInPseudoTerminal(t *testing.T) {
 	// The session was saved as it went.
 	if !bytes.Contains([]byte(s), []byte("What is 15% of 340?")) {
 		t.Fatal("the question is not on screen")
+	}
+}
+
+// quit leaves jarvis with ctrl+c twice and checks it ended cleanly.
+func (term *terminal) quit() {
+	term.t.Helper()
+	term.typeText("\x03")
+	term.waitFor(5*time.Second, "press ctrl+c again to quit")
+	term.typeText("\x03")
+	select {
+	case <-term.done:
+	case <-time.After(15 * time.Second):
+		term.t.Fatal("jarvis did not quit after ctrl+c twice")
+	}
+	if err := term.cmd.Wait(); err != nil {
+		term.t.Fatalf("jarvis exited with %v", err)
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -26,15 +24,25 @@ type runDoneMsg struct {
 // sessionCreatedMsg reports the session a run created.
 type sessionCreatedMsg struct{ runID, id string }
 
-// startRun sends text to the agent. The run happens in a command; its events
-// come back through the bus and its end as runDoneMsg.
+// startRun sends text to the agent, with the images attached to it. The
+// run happens in a command; its events come back through the bus and its
+// end as runDoneMsg.
 func (m *model) startRun(text string) tea.Cmd {
+	return m.startTurn(agent.Input{Text: text, Images: m.takeImages()}, nil)
+}
+
+// startTurn runs the agent on in. question is the question already shown
+// when the run answers it again (in.Again); otherwise the run's question
+// is added to the transcript.
+func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 	if note := m.cannotSend(); note != "" {
 		m.addNote(note, true)
+		m.keepImages(in)
 		return nil
 	}
 	if m.compacting {
 		m.addNote("The conversation is being compacted; send when it is done.", true)
+		m.keepImages(in)
 		return nil
 	}
 	m.runSeq++
@@ -43,54 +51,36 @@ func (m *model) startRun(text string) tea.Cmd {
 	ctx = events.WithRun(ctx, events.RunInfo{ID: m.runID})
 	m.cancel, m.running, m.runStart, m.status = cancel, true, m.now(), ""
 	m.runUsage, m.runModel = events.Usage{}, m.modelName
-	m.question = &userItem{text: text}
-	m.transcript.add(m.question)
+	if question == nil {
+		question = &userItem{text: in.Text, images: in.Images}
+		m.transcript.add(question)
+	}
+	m.question = question
 	m.current = newAssistantItem()
 	m.transcript.add(m.current)
 	m.transcript.setLive(m.current)
 	m.transcript.bottom()
 
-	store, sessionID, runID, send := m.opts.Sessions, m.sessionID, m.runID, m.send
-	meta := SessionMeta{Title: text, Model: m.modelName, Agent: m.agentName, Tools: m.enabled}
-	var saveOnce sync.Once
+	rec := m.newRecorder(in, question, m.current, SessionMeta{Title: question.text, Model: m.modelName, Agent: m.agentName, Tools: m.enabled})
 	// The audit log records the session, which the first message may
 	// create while the run goes on.
-	var auditSession atomic.Value
-	auditSession.Store(sessionID)
-	ctx = tools.WithSession(ctx, func() string { id, _ := auditSession.Load().(string); return id })
-	onMessage := func(a agent.Appended) {
-		if store == nil {
-			return
-		}
-		if sessionID == "" {
-			id, err := store.Create(meta)
-			if err != nil {
-				saveOnce.Do(func() { send(noticeMsg{text: "This session is not being saved: " + err.Error(), isErr: true}) })
-				return
-			}
-			sessionID = id
-			auditSession.Store(id)
-			send(sessionCreatedMsg{runID: runID, id: id})
-		}
-		if err := store.Append(sessionID, a); err != nil {
-			saveOnce.Do(func() { send(noticeMsg{text: "Could not save this session: " + err.Error(), isErr: true}) })
-		}
-	}
+	ctx = tools.WithSession(ctx, rec.session)
 	ag, err := agent.New(m.agentName, agent.Config{
 		Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, Bus: m.opts.Bus,
 		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns, View: m.view,
 		Price:     m.priceAt(m.srvs.current),
-		OnMessage: onMessage,
+		OnMessage: rec.record,
 	})
 	if err != nil {
 		cancel()
 		m.running, m.cancel = false, nil
+		m.convo.rec = nil
 		m.current.note(err.Error(), true)
 		return nil
 	}
-	conv := m.conv
+	conv, runID := m.conv, m.runID
 	return tea.Batch(func() tea.Msg {
-		res, err := ag.Run(ctx, conv, text)
+		res, err := ag.Answer(ctx, conv, in)
 		return runDoneMsg{runID: runID, result: res, err: err}
 	}, m.ensureTick())
 }
@@ -202,6 +192,7 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 	}
 	m.running, m.cancel = false, nil
 	m.runUsage = events.Usage{}
+	m.takeRun(msg)
 	var cmds []tea.Cmd
 	if msg.result != nil {
 		m.totals.Add(msg.result.Usage)
@@ -233,7 +224,9 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 	}
 	// current stays: events of this run still in flight (the bridge and
 	// this message race) keep landing on it.
-	m.lastReply = m.current
+	if m.current != nil {
+		m.lastReply = m.current
+	}
 	m.countToolTokens() // the run may have calibrated the counts
 	cmds = append(cmds, m.refreshModelState())
 	if m.pane.visible && m.pane.tab == tabContext {

@@ -10,7 +10,9 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 func TestModelChangedDuringARunIsKept(t *testing.T) {
@@ -164,10 +166,10 @@ func TestToolChangesKeepEnabledInstances(t *testing.T) {
 func TestOpeningASessionForgetsSessionApprovals(t *testing.T) {
 	m := newTestModel(t, 100, 30)
 	m.approvals.Allow("code_interpreter")
-	m.Update(sessionLoadedMsg{summary: SessionSummary{ID: "s2", Title: "another"}, msgs: []agent.Appended{
-		{Message: engine.Message{Role: engine.RoleUser, Content: "hello"}},
-		{Message: engine.Message{Role: engine.RoleAssistant, Content: "hi"}, Usage: &events.Usage{}},
-	}})
+	tree := &sessions.Tree{}
+	tree.Append(history.Stored(agent.Appended{Message: engine.Message{Role: engine.RoleUser, Content: "hello"}}))
+	tree.Append(history.Stored(agent.Appended{Message: engine.Message{Role: engine.RoleAssistant, Content: "hi"}, Usage: &events.Usage{}}))
+	m.Update(sessionLoadedMsg{summary: SessionSummary{ID: "s2", Title: "another"}, tree: tree})
 	if m.approvals.Allowed("code_interpreter") || m.executor.Approvals().Allowed("code_interpreter") {
 		t.Fatal("an approval for the previous session carried over")
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
+	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // While another process holds the database, a finished exchange is not
@@ -54,7 +56,7 @@ func TestMessagesWaitForABusyDatabaseAndQuitWaitsForThem(t *testing.T) {
 		{Role: engine.RoleUser, Content: "What is 15% of 340?"},
 		{Role: engine.RoleAssistant, Content: "51"},
 	} {
-		if err := ss.Append(id, agent.Appended{Message: msg}); err != nil {
+		if err := ss.Append(id, history.Stored(agent.Appended{Message: msg})); err != nil {
 			t.Fatalf("a save failed instead of waiting: %v", err)
 		}
 	}
@@ -88,7 +90,10 @@ func TestMessagesWaitForABusyDatabaseAndQuitWaitsForThem(t *testing.T) {
 				if !quits(cmd) {
 					t.Fatal("the queue emptied but quitting did not end")
 				}
-				md, err := ss.Export(id)
+				out := filepath.Join(t.TempDir(), "export.md")
+				_, err := ss.Export(id, out)
+				b, _ := os.ReadFile(out)
+				md := string(b)
 				if err != nil || !strings.Contains(md, "What is 15% of 340?") || !strings.Contains(md, "51") {
 					t.Fatalf("export after the wait: %v\n%s", err, md)
 				}
@@ -115,7 +120,7 @@ func TestQuittingAgainLeavesAndKeepsTheWrites(t *testing.T) {
 	m := newTestModel(t, 110, 30)
 	m.opts.Sessions, m.opts.Saves = ss, db.Queue()
 	id, _ := ss.Create(SessionMeta{Model: "qwen3:8b"})
-	ss.Append(id, agent.Appended{Message: engine.Message{Role: engine.RoleUser, Content: "hi"}})
+	ss.Append(id, history.Stored(agent.Appended{Message: engine.Message{Role: engine.RoleUser, Content: "hi"}}))
 	if quits(m.quit()) {
 		t.Fatal("quit did not wait")
 	}

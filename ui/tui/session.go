@@ -3,25 +3,38 @@ package tui
 import (
 	"time"
 
-	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
 )
 
 // SessionStore is what the TUI needs to persist sessions. ui/cli adapts the
-// store's sessions package to it; tests use an in-memory one.
+// store's sessions package to it (NewSessionStore).
+//
+// The TUI keeps the session's messages and branches in memory as a
+// sessions.Tree and writes each change as it makes it: a message with
+// its sequence number and branch as the tree gave them, a new branch, a
+// switch of branch. So nothing is read back while a session is open.
 type SessionStore interface {
 	// Create starts a session and returns its id.
 	Create(meta SessionMeta) (string, error)
-	// Append saves one message as it completes.
-	Append(sessionID string, m agent.Appended) error
+	// Append saves messages as they complete.
+	Append(sessionID string, msgs ...sessions.Message) error
+	// Branch records a branch made in the tree (it becomes current);
+	// SetBranch records that another one became current.
+	Branch(sessionID string, b sessions.Branch) error
+	SetBranch(sessionID, branch string) error
+	// Fork starts a session with a copy of the line of branch up to
+	// message upTo and returns its id.
+	Fork(sessionID, branch string, upTo int, meta SessionMeta) (string, error)
 	// List returns the newest sessions first.
 	List(limit int) ([]SessionSummary, error)
-	// Load returns a session and its messages in order.
-	Load(id string) (SessionSummary, []agent.Appended, error)
+	// Load returns a session and its tree, image bytes included.
+	Load(id string) (SessionSummary, *sessions.Tree, error)
 	// Last returns the most recently used session, if any.
 	Last() (SessionSummary, bool, error)
-	// Export renders a session as a markdown transcript.
-	Export(id string) (string, error)
+	// Export writes a session as a markdown transcript to path, its
+	// images beside it, and returns what it wrote.
+	Export(id, path string) (ExportResult, error)
 }
 
 // SessionMeta is what a new session records.
@@ -36,4 +49,18 @@ type SessionSummary struct {
 	Updated                 time.Time
 	Messages                int
 	Usage                   events.Usage
+	// Parent is the session this one was forked from (ParentSeq its last
+	// copied message); Branches counts the lines besides the first.
+	Parent    string
+	ParentSeq int
+	Branches  int
+}
+
+// ExportResult says what an export wrote.
+type ExportResult struct {
+	Path string
+	// ImageDir holds the images (empty when the session has none), and
+	// Images counts the files written there.
+	ImageDir string
+	Images   int
 }

@@ -7,8 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jarvis-workbench/jarvis/agent"
-	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
@@ -23,13 +22,15 @@ type sessionListMsg struct {
 // sessionLoadedMsg carries a session to open.
 type sessionLoadedMsg struct {
 	summary SessionSummary
-	msgs    []agent.Appended
+	tree    *sessions.Tree
 	err     error
 }
 
-// sessionsOverlay is the /sessions picker.
+// sessionsOverlay is the /sessions picker: the sessions as a tree, each
+// fork under the session it came from.
 type sessionsOverlay struct {
 	list   []SessionSummary
+	depth  []int
 	cursor int
 }
 
@@ -44,8 +45,8 @@ func (m *model) listSessions() tea.Cmd {
 func (m *model) loadSession(id string) tea.Cmd {
 	store := m.opts.Sessions
 	return func() tea.Msg {
-		s, msgs, err := store.Load(id)
-		return sessionLoadedMsg{summary: s, msgs: msgs, err: err}
+		s, tree, err := store.Load(id)
+		return sessionLoadedMsg{summary: s, tree: tree, err: err}
 	}
 }
 
@@ -59,8 +60,8 @@ func (m *model) loadLastSession() tea.Cmd {
 		if !ok {
 			return noticeMsg{text: "No earlier session to continue; this is a new one."}
 		}
-		s, msgs, err := store.Load(s.ID)
-		return sessionLoadedMsg{summary: s, msgs: msgs, err: err}
+		s, tree, err := store.Load(s.ID)
+		return sessionLoadedMsg{summary: s, tree: tree, err: err}
 	}
 }
 
@@ -73,7 +74,8 @@ func (m *model) showSessions(msg sessionListMsg) {
 		m.addNote("No saved sessions yet.", false)
 		return
 	}
-	m.sessions = sessionsOverlay{list: msg.list}
+	list, depth := sessionTree(msg.list)
+	m.sessions = sessionsOverlay{list: list, depth: depth}
 	m.overlay = overlaySessions
 }
 
@@ -117,82 +119,29 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 		m.addNote("A turn is running: cancel it (esc) before opening another session.", true)
 		return nil
 	}
-	m.conv = &agent.Conversation{}
-	m.transcript.clear()
-	m.current, m.lastReply, m.question = nil, nil, nil
 	m.sessionID, m.title = msg.summary.ID, msg.summary.Title
 	// Another conversation: "allow for this session" answers and the
 	// tools' state (a REPL's variables) belong to the one left, as with /new.
-	m.approvals = tools.NewApprovals()
-	closeOld, err := m.rebuildTools(m.enabled, true)
-	if err != nil {
-		m.addNote(err.Error(), true)
-	}
-	m.totals, m.toolCalls = msg.summary.Usage, 0
+	closeOld := m.resetForSession()
+	m.totals = msg.summary.Usage
 	if msg.summary.Model != "" {
 		m.modelName = msg.summary.Model
 	}
 	if msg.summary.Agent != "" {
 		m.agentName = msg.summary.Agent
 	}
-	var cur *assistantItem
-	for _, a := range msg.msgs {
-		if c := a.Compaction; c != nil {
-			// The model saw the summary and the kept messages from here
-			// on; the transcript keeps everything.
-			m.conv.Compact(c.Summary, c.Kept)
-			m.transcript.add(&noteItem{text: compactedText(*c)})
-			cur = nil
-			continue
-		}
-		m.conv.Messages = append(m.conv.Messages, a.Message)
-		switch {
-		case a.Message.Role == engine.RoleUser && !strings.HasPrefix(a.Message.Content, "Observation: "):
-			m.transcript.add(&userItem{text: a.Message.Content})
-			cur = nil
-		case a.Message.Role == engine.RoleAssistant:
-			if cur == nil {
-				cur = newAssistantItem()
-				m.transcript.add(cur)
-			}
-			if a.Message.Thinking != "" {
-				cur.appendThinking(a.Message.Thinking)
-			}
-			cur.appendText(a.Message.Content)
-			cur.text.final = true
-			if a.Usage != nil {
-				cur.blocks = append(cur.blocks, &lineBlock{kind: lineFooter, text: "↳ " + format.Usage(*a.Usage, 0)})
-			}
-			cur.text, cur.thinking, cur.group = nil, nil, nil
-			for _, c := range a.Message.ToolCalls {
-				var args map[string]any
-				if parsed, msg := parseArgs(c.Arguments); msg == "" {
-					args = parsed
-				}
-				cur.panel(c.Name, c.ID, args, 0).state = panelCancelled
-			}
-		case a.Message.Role == engine.RoleTool || a.Result != nil:
-			if cur == nil {
-				continue
-			}
-			p := cur.panel(a.Message.ToolName, a.Message.ToolCallID, nil, 0)
-			if a.Result != nil {
-				p.state, p.latency, p.cost = statusOf(string(a.Result.Status)), a.Result.LatencySeconds, a.Result.CostUSD
-				p.setResult(a.Result.Content)
-			} else {
-				p.state = panelOK
-				p.setResult(a.Message.Content)
-			}
-			p.version++
-			m.toolCalls++
-		}
-		if cur != nil {
-			cur.done = true
-			m.lastReply = cur
-		}
-	}
+	m.showTree(msg.tree)
 	m.transcript.bottom()
-	m.addNote(fmt.Sprintf("Opened session %s (%d messages, %s).", orNone(msg.summary.Title), len(msg.msgs), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false)), false)
+	shown := len(sessions.ChatMessages(msg.tree.CurrentPath()))
+	text := fmt.Sprintf("Opened session %s (%d messages, %s).", orNone(msg.summary.Title), shown, format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false))
+	if n := len(msg.tree.Branches); n > 0 {
+		text = fmt.Sprintf("Opened session %s (%d messages on the line shown, %d in all with %s; [ and ] flip, alt+↑ selects; %s).",
+			orNone(msg.summary.Title), shown, len(msg.tree.Messages), format.Count(n, "other attempt or edit"), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false))
+	}
+	if msg.summary.Parent != "" {
+		text += fmt.Sprintf(" It is a fork of session %s.", shortID(msg.summary.Parent))
+	}
+	m.addNote(text, false)
 	return closeOld
 }
 
@@ -214,7 +163,11 @@ func (o *sessionsOverlay) view(st *styles, width, height int) []string {
 	start := min(max(o.cursor-room+1, 0), max(len(o.list)-room, 0))
 	cols := sessionColumns(o.list, width)
 	for i := start; i < min(start+room, len(o.list)); i++ {
-		line := cols.row(o.list[i])
+		depth := 0
+		if i < len(o.depth) {
+			depth = o.depth[i]
+		}
+		line := cols.row(o.list[i], depth)
 		if i == o.cursor {
 			line = st.selection.Render(line)
 		}
@@ -255,17 +208,66 @@ func sessionColumns(list []SessionSummary, width int) sessionCols {
 	return c
 }
 
-// row is one session's line, exactly c.width cells.
-func (c sessionCols) row(s SessionSummary) string {
+// row is one session's line, exactly c.width cells; a fork is indented
+// under the session it came from (depth levels).
+func (c sessionCols) row(s SessionSummary, depth int) string {
 	gap := strings.Repeat(" ", sessionGap)
 	cells := []string{padRight(shortID(s.ID), sessionIDW)}
 	if c.date > 0 {
 		cells = append(cells, padRight(s.Updated.Format("Jan 02 15:04"), c.date))
 	}
-	cells = append(cells, padRight(safe.Text(format.OneLine(orNone(s.Title), 0)), c.title),
+	title := safe.Text(format.OneLine(orNone(s.Title), 0))
+	switch {
+	case depth > 0:
+		title = strings.Repeat("  ", depth-1) + "└ ⑂ " + title
+	case s.Parent != "":
+		title = "⑂ " + title // its parent is not in the list
+	}
+	if s.Branches > 0 {
+		title += fmt.Sprintf(" (+%d)", s.Branches)
+	}
+	cells = append(cells, padRight(title, c.title),
 		fmt.Sprintf("%*s", sessionMsgsW, fmt.Sprintf("%d msgs", s.Messages)))
 	if c.model > 0 {
 		cells = append(cells, padRight(safe.Text(s.Model), c.model))
 	}
 	return padRight(strings.Join(cells, gap), c.width)
+}
+
+// sessionTree orders sessions as a tree: each session, newest first,
+// followed by its forks (and theirs), each level newest first. A fork
+// whose parent is not in the list stands on its own. depth gives each
+// session's level.
+func sessionTree(list []SessionSummary) ([]SessionSummary, []int) {
+	present := make(map[string]bool, len(list))
+	for _, s := range list {
+		present[s.ID] = true
+	}
+	children := map[string][]SessionSummary{}
+	var roots []SessionSummary
+	for _, s := range list {
+		if s.Parent != "" && present[s.Parent] && s.Parent != s.ID {
+			children[s.Parent] = append(children[s.Parent], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	out := make([]SessionSummary, 0, len(list))
+	depth := make([]int, 0, len(list))
+	seen := map[string]bool{}
+	var walk func(s SessionSummary, d int)
+	walk = func(s SessionSummary, d int) {
+		if seen[s.ID] {
+			return
+		}
+		seen[s.ID] = true
+		out, depth = append(out, s), append(depth, d)
+		for _, c := range children[s.ID] {
+			walk(c, d+1)
+		}
+	}
+	for _, s := range roots {
+		walk(s, 0)
+	}
+	return out, depth
 }

@@ -2,18 +2,18 @@ package tui
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
-	"github.com/jarvis-workbench/jarvis/agent"
-	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
-// storeAdapter is the SessionStore over the database's sessions package,
-// converting between the agent's messages and the stored mirrors.
+// storeAdapter is the SessionStore over the database's sessions package.
 //
 // Writes go through the database's queue (sessions' Queued methods): a
 // reply never waits for another process to let go of the file, and a
@@ -39,28 +39,17 @@ func (a storeAdapter) Create(m SessionMeta) (string, error) {
 	return sess.ID, err
 }
 
-func (a storeAdapter) Append(id string, m agent.Appended) error {
-	msg := sessions.Message{
-		Role: m.Message.Role, Content: m.Message.Content, Thinking: m.Message.Thinking,
-		ToolName: m.Message.ToolName, ToolCallID: m.Message.ToolCallID,
-	}
-	for _, c := range m.Message.ToolCalls {
-		msg.ToolCalls = append(msg.ToolCalls, sessions.ToolCall(c))
-	}
-	if m.Usage != nil {
-		u := sessions.Usage(*m.Usage)
-		msg.Usage = &u
-	}
-	if m.Result != nil {
-		msg.Result = &sessions.ToolResult{Success: m.Result.Success, Status: string(m.Result.Status),
-			LatencySeconds: m.Result.LatencySeconds, CostUSD: m.Result.CostUSD}
-	}
-	if c := m.Compaction; c != nil {
-		msg.Role, msg.Content, msg.Kept, msg.Replaced = sessions.RoleSummary, c.Summary, c.Kept, c.Replaced
-		u := sessions.Usage(c.Usage)
-		msg.Usage = &u
-	}
-	return a.s.AppendQueued(id, msg)
+func (a storeAdapter) Append(id string, msgs ...sessions.Message) error {
+	return a.s.AppendQueued(id, msgs...)
+}
+
+func (a storeAdapter) Branch(id string, b sessions.Branch) error { return a.s.NewBranchQueued(id, b) }
+
+func (a storeAdapter) SetBranch(id, branch string) error { return a.s.SetBranchQueued(id, branch) }
+
+func (a storeAdapter) Fork(id, branch string, upTo int, m SessionMeta) (string, error) {
+	sess, err := a.s.ForkQueued(id, branch, upTo, sessions.Meta{Title: m.Title, Model: m.Model, Agent: m.Agent, Tools: m.Tools})
+	return sess.ID, err
 }
 
 func summary(s sessions.Session) SessionSummary {
@@ -68,6 +57,7 @@ func summary(s sessions.Session) SessionSummary {
 		ID: s.ID, Title: s.Title, Model: s.Model, Agent: s.Agent, Updated: s.UpdatedAt, Messages: s.Messages,
 		Usage: events.Usage{PromptTokens: s.Totals.PromptTokens, OutputTokens: s.Totals.OutputTokens,
 			CostUSD: s.Totals.CostUSD, ToolCostUSD: s.Totals.ToolCostUSD},
+		Parent: s.Parent, ParentSeq: s.ParentSeq, Branches: len(s.Branches),
 	}
 }
 
@@ -81,36 +71,18 @@ func (a storeAdapter) List(limit int) ([]SessionSummary, error) {
 	return out, err
 }
 
-func (a storeAdapter) Load(id string) (SessionSummary, []agent.Appended, error) {
+// Load reads the whole tree with every image's bytes: flipping to
+// another attempt must not wait for the database.
+func (a storeAdapter) Load(id string) (SessionSummary, *sessions.Tree, error) {
 	a.flush()
 	sess, msgs, err := a.s.Load(id)
 	if err != nil {
 		return SessionSummary{}, nil, err
 	}
-	var out []agent.Appended
-	for _, m := range sessions.ChatMessages(msgs) {
-		if m.Role == sessions.RoleSummary {
-			out = append(out, agent.Appended{Message: agent.SummaryMessage(m.Content),
-				Compaction: &agent.Compaction{Summary: m.Content, Kept: m.Kept, Replaced: m.Replaced}})
-			continue
-		}
-		ap := agent.Appended{Message: engine.Message{
-			Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
-		}}
-		for _, c := range m.ToolCalls {
-			ap.Message.ToolCalls = append(ap.Message.ToolCalls, engine.ToolCall(c))
-		}
-		if m.Usage != nil {
-			u := events.Usage(*m.Usage)
-			ap.Usage = &u
-		}
-		if m.Result != nil {
-			ap.Result = &tools.Result{ToolName: m.ToolName, Content: m.Content, Success: m.Result.Success,
-				Status: tools.Status(m.Result.Status), LatencySeconds: m.Result.LatencySeconds, CostUSD: m.Result.CostUSD}
-		}
-		out = append(out, ap)
+	if err := a.s.FillImages(msgs); err != nil {
+		return SessionSummary{}, nil, err
 	}
-	return summary(sess), out, nil
+	return summary(sess), sessions.TreeOf(sess, msgs), nil
 }
 
 func (a storeAdapter) Last() (SessionSummary, bool, error) {
@@ -119,11 +91,68 @@ func (a storeAdapter) Last() (SessionSummary, bool, error) {
 	return summary(s), ok, err
 }
 
-func (a storeAdapter) Export(id string) (string, error) {
+// Export writes the markdown to path and the session's images, once
+// each, in a directory beside it (NAME-images for NAME.md), which the
+// markdown links to by relative paths.
+func (a storeAdapter) Export(id, path string) (ExportResult, error) {
 	a.flush()
 	sess, msgs, err := a.s.Load(id)
 	if err != nil {
-		return "", err
+		return ExportResult{}, err
 	}
-	return format.SessionMarkdown(sess, msgs), nil
+	return ExportSession(a.s, sess, msgs, path)
+}
+
+// ExportSession writes sess as markdown to path with its images beside
+// it (see storeAdapter.Export); `jarvis` commands that export share it.
+func ExportSession(s *sessions.Store, sess sessions.Session, msgs []sessions.Message, path string) (ExportResult, error) {
+	res := ExportResult{Path: path}
+	var images []*sessions.Image
+	for i := range msgs {
+		for j := range msgs[i].Images {
+			images = append(images, &msgs[i].Images[j])
+		}
+	}
+	var opts format.ExportOptions
+	if len(images) > 0 {
+		if err := s.FillImages(msgs); err != nil {
+			return res, err
+		}
+		res.ImageDir = strings.TrimSuffix(path, filepath.Ext(path)) + "-images"
+		if err := os.MkdirAll(res.ImageDir, 0o755); err != nil {
+			return res, err
+		}
+		written := map[string]bool{}
+		for _, im := range images {
+			name := imageFileName(*im)
+			if written[name] {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(res.ImageDir, name), im.Data, 0o644); err != nil {
+				return res, err
+			}
+			written[name] = true
+		}
+		res.Images = len(written)
+		rel := filepath.Base(res.ImageDir)
+		opts.ImageLink = func(im sessions.Image) string { return rel + "/" + imageFileName(im) }
+	}
+	if err := os.WriteFile(path, []byte(format.SessionMarkdownWith(sess, msgs, opts)), 0o644); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// imageFileName names an exported image by its content: the start of
+// its hash and the extension of its format.
+func imageFileName(im sessions.Image) string {
+	ext := map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif"}[im.MIMEType]
+	if ext == "" {
+		ext = ".bin"
+	}
+	h := im.SHA256
+	if len(h) > 16 {
+		h = h[:16]
+	}
+	return fmt.Sprintf("%s%s", h, ext)
 }

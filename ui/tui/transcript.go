@@ -37,6 +37,59 @@ func (t *transcript) add(it item) {
 	t.heights = append(t.heights, heightEntry{h: -1})
 }
 
+// indexOf returns the position of it, -1 when it is not shown.
+func (t *transcript) indexOf(it item) int {
+	for i := len(t.items) - 1; i >= 0; i-- {
+		if t.items[i] == it {
+			return i
+		}
+	}
+	return -1
+}
+
+// invalidate forgets it's cached height: something it draws changed.
+func (t *transcript) invalidate(it item) {
+	if i := t.indexOf(it); i >= 0 {
+		t.heights[i] = heightEntry{h: -1}
+	}
+}
+
+// truncate drops the items from position i on (another line of the
+// conversation is shown from there).
+func (t *transcript) truncate(i int) {
+	i = min(max(i, 0), len(t.items))
+	for _, it := range t.items[i:] {
+		if it == t.live {
+			t.live = nil
+		}
+	}
+	t.items, t.heights = t.items[:i], t.heights[:i]
+	if t.anchor.item >= i {
+		t.follow = true
+	}
+}
+
+// reveal scrolls so that item i starts in view, unless it is in view
+// already.
+func (t *transcript) reveal(rc renderCtx, i int) {
+	if i < 0 || i >= len(t.items) {
+		return
+	}
+	top := t.start(rc)
+	if i > top.item || i == top.item && top.line == 0 {
+		// Below the top: in view when the lines from the top to it fit.
+		n := -top.line
+		for j := top.item; j < i; j++ {
+			n += t.heightOf(j, rc)
+		}
+		if n < t.height {
+			return
+		}
+	}
+	t.anchor = pos{item: i}
+	t.follow = t.linesFrom(rc, t.anchor, t.height) <= t.height
+}
+
 func (t *transcript) clear() {
 	t.items, t.heights, t.live = nil, nil, nil
 	t.anchor = pos{}

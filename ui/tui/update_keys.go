@@ -27,6 +27,9 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	if m.sched != nil && m.sched.ModalOpen() {
 		return m.sched.Key(k, m.now())
 	}
+	if cmd, handled := m.convoKey(k); handled {
+		return cmd
+	}
 	rc := m.renderCtx(m.transcriptWidth())
 	switch k.String() {
 	case "ctrl+c":
@@ -178,6 +181,9 @@ func (m *model) submit() tea.Cmd {
 	}
 	if m.running {
 		return m.setStatus("a turn is running: wait for it, or esc to cancel it")
+	}
+	if m.convo.editing != nil {
+		return m.submitEdit(text)
 	}
 	m.input.remember(text)
 	m.input.reset()

@@ -84,6 +84,10 @@ func (m *model) View() string {
 		b.WriteString(m.st.muted.Render(rule))
 	}
 	b.WriteByte('\n')
+	if m.chipRows() > 0 {
+		b.WriteString(m.chipView(m.width))
+		b.WriteByte('\n')
+	}
 	b.WriteString(m.input.ta.View())
 	b.WriteByte('\n')
 	b.WriteString(m.statusView())

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
+	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/ui/history"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
+)
+
+// askSessionFlags choose the session an ask goes on, if any.
+type askSessionFlags struct {
+	save, cont bool
+	id         string
+}
+
+func (f *askSessionFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.save, "save", false, "save the exchange as a new session (its id is printed)")
+	cmd.Flags().BoolVarP(&f.cont, "continue", "c", false, "go on the most recent session")
+	cmd.Flags().StringVar(&f.id, "session", "", "go on the session with this id (or a unique prefix of it)")
+}
+
+func (f askSessionFlags) check() error {
+	n := 0
+	for _, on := range []bool{f.save, f.cont, f.id != ""} {
+		if on {
+			n++
+		}
+	}
+	if n > 1 {
+		return usageErr("--save starts a session, --continue and --session go on one: give only one of them")
+	}
+	return nil
+}
+
+func (f askSessionFlags) any() bool { return f.save || f.cont || f.id != "" }
+
+// askSession is the session an ask is saved to: the conversation the
+// model saw, rebuilt from the session's current line, and the writes of
+// the run's messages, queued in order.
+type askSession struct {
+	store *sessions.Store
+	// id is empty for a session --save starts until its first message:
+	// a run refused before anything was said leaves no empty session.
+	id    string
+	title string
+	isNew bool
+	// meta is what the session ran with before the run.
+	meta sessions.Meta
+	conv *agent.Conversation
+
+	mu   sync.Mutex
+	tree *sessions.Tree
+	err  error
+}
+
+// openAskSession opens (or, with --save, starts) the session, and makes
+// its model, agent and tools the run's where no flag set them.
+func (a *app) openAskSession(f askSessionFlags, query string) (*askSession, error) {
+	if !f.any() {
+		return nil, nil
+	}
+	cfg, err := a.loadConfig(config.Flags{})
+	if err != nil {
+		return nil, err
+	}
+	db, err := a.openDB("ask")
+	if err != nil {
+		return nil, err
+	}
+	st := sessions.New(db)
+	if f.save {
+		return &askSession{store: st, title: sessions.TitleFrom(query), isNew: true,
+			conv: &agent.Conversation{}, tree: &sessions.Tree{}}, nil
+	}
+	id := f.id
+	if f.cont {
+		last, ok, err := st.Last()
+		if err != nil {
+			return nil, failErr("%v", err)
+		}
+		if !ok {
+			return nil, usageErr("--continue: there is no session yet; start one with --save (or in the workbench)")
+		}
+		id = last.ID
+	}
+	sess, msgs, err := st.Load(id)
+	if errors.Is(err, sessions.ErrNotFound) {
+		return nil, usageErr("--session: %v; 'jarvis' then /sessions lists them", err)
+	} else if err != nil {
+		return nil, usageErr("--session: %v", err)
+	}
+	tree := sessions.TreeOf(sess, msgs)
+	path := tree.CurrentPath()
+	if err := st.FillImages(path); err != nil {
+		return nil, failErr("session %s: %v", sess.ID, err)
+	}
+	if sess.Model != "" || sess.Agent != "" {
+		restore(cfg, sess)
+	}
+	return &askSession{store: st, id: sess.ID, title: sess.Title, tree: tree, conv: history.Conversation(path),
+		meta: sessions.Meta{Model: sess.Model, Agent: sess.Agent, Tools: sess.Tools}}, nil
+}
+
+// restore makes the session's model, agent and tools the configuration's,
+// except where a flag set them.
+func restore(cfg *config.Config, sess sessions.Session) {
+	if sess.Model != "" && cfg.Source("model") != "flag --model" {
+		cfg.Model = sess.Model
+	}
+	if sess.Agent != "" && cfg.Source("agent") != "flag --agent" {
+		cfg.Agent = sess.Agent
+	}
+	if cfg.Source("tools") != "flag --tools" {
+		cfg.Tools = slices.Clone(sess.Tools)
+	}
+}
+
+// record saves a message of the run, on the session's current line.
+func (s *askSession) record(a agent.Appended) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == "" {
+		sess, err := s.store.CreateQueued(s.meta)
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.id = sess.ID
+	}
+	m := s.tree.Append(history.Stored(a))
+	if err := s.store.AppendQueued(s.id, m); err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
+// finish records what the session runs with now when the run changed it
+// (a flag, or a fallback to react).
+func (s *askSession) finish(model, agentName string, tools []string) {
+	if s.id == "" {
+		return
+	}
+	now := sessions.Meta{Model: model, Agent: agentName, Tools: tools}
+	if now.Model == "" {
+		now.Model = s.meta.Model
+	}
+	if now.Model == s.meta.Model && now.Agent == s.meta.Agent && slices.Equal(now.Tools, s.meta.Tools) {
+		return
+	}
+	if err := s.store.SetMetaQueued(s.id, now); err != nil {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	}
+}
+
+// report says on stderr which session the run was saved to, and any
+// write that could not be queued.
+func (s *askSession) report(p *askPrinter) {
+	s.mu.Lock()
+	err, n := s.err, len(s.tree.Messages)
+	s.mu.Unlock()
+	switch {
+	case s.id == "":
+		return // nothing was said
+	case err != nil:
+		p.note("the run could not be saved to session " + s.id + ": " + err.Error())
+	case s.isNew:
+		p.note(fmt.Sprintf("saved as session %s; go on with: jarvis ask --session %s", s.id, s.id))
+	case !s.isNew && p.ttyErr:
+		p.note(fmt.Sprintf("session %s “%s” (%d messages)", s.id, safe.Text(s.title), n))
+	}
+}

@@ -1,0 +1,69 @@
+package history
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
+	"github.com/jarvis-workbench/jarvis/tools"
+)
+
+// What the agent appends comes back the same from the session: images,
+// calls, usage, results and compactions.
+func TestStoredAndAppendedRoundTrip(t *testing.T) {
+	pic := engine.Image{Name: "a.png", MIMEType: "image/png", Data: []byte("png bytes"), Width: 4, Height: 2}
+	usage := events.Usage{PromptTokens: 12, OutputTokens: 3, CostUSD: 0.5}
+	in := []agent.Appended{
+		{Message: engine.Message{Role: engine.RoleUser, Content: "look", Images: []engine.Image{pic}}},
+		{Message: engine.Message{Role: engine.RoleAssistant, Thinking: "hm", ToolCalls: []engine.ToolCall{{ID: "c1", Name: "calculator", Arguments: `{"expression":"1+1"}`}}}, Usage: &usage},
+		{Message: engine.Message{Role: engine.RoleTool, Content: "2", ToolName: "calculator", ToolCallID: "c1"},
+			Result: &tools.Result{ToolName: "calculator", Content: "2", Success: true, Status: tools.StatusOK, LatencySeconds: 0.01}},
+		{Message: agent.SummaryMessage("they added"), Usage: &usage, Compaction: &agent.Compaction{Summary: "they added", Kept: 1, Replaced: 2, Usage: usage}},
+	}
+	for i, a := range in {
+		stored := Stored(a)
+		if i == 0 && (stored.Images[0].Bytes != 9 || !bytes.Equal(stored.Images[0].Data, pic.Data)) {
+			t.Fatalf("stored image = %+v", stored.Images[0])
+		}
+		back := Appended(stored)
+		if !reflect.DeepEqual(back.Message, a.Message) {
+			t.Errorf("message %d: %+v, want %+v", i, back.Message, a.Message)
+		}
+		if (a.Usage == nil) != (back.Usage == nil) || a.Usage != nil && *back.Usage != *a.Usage {
+			t.Errorf("message %d usage: %+v", i, back.Usage)
+		}
+		if a.Compaction != nil && (back.Compaction == nil || back.Compaction.Kept != 1 || back.Compaction.Replaced != 2) {
+			t.Errorf("compaction: %+v", back.Compaction)
+		}
+		if a.Result != nil && (back.Result == nil || back.Result.Status != tools.StatusOK || back.Result.Content != "2") {
+			t.Errorf("result: %+v", back.Result)
+		}
+	}
+}
+
+// The conversation of a line replays each compaction where it happened,
+// and leaves out what the interface showed.
+func TestConversationReplaysCompactions(t *testing.T) {
+	path := []sessions.Message{
+		{Seq: 1, Role: sessions.RoleUser, Content: "q1"},
+		{Seq: 2, Role: sessions.RoleAssistant, Content: "a1"},
+		{Seq: 3, Role: sessions.RoleNotice, Content: "a notice"},
+		{Seq: 4, Role: sessions.RoleUser, Content: "q2"},
+		{Seq: 5, Role: sessions.RoleAssistant, Content: "a2"},
+		{Seq: 6, Role: sessions.RoleSummary, Content: "q1 was asked", Kept: 2, Replaced: 2},
+		{Seq: 7, Role: sessions.RoleUser, Content: "q3"},
+	}
+	conv := Conversation(path)
+	var got []string
+	for _, m := range conv.Messages {
+		got = append(got, m.Role+": "+m.Content)
+	}
+	want := []string{"user: " + agent.SummaryPrefix + "q1 was asked", "user: q2", "assistant: a2", "user: q3"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("conversation = %q", got)
+	}
+}
