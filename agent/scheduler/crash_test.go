@@ -30,7 +30,10 @@ func TestHelperBlockingRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(db, Options{Runner: RunnerFunc(func(ctx context.Context, task Task, _ tools.Confirmer) (string, error) {
-		os.WriteFile(started, []byte(task.ID), 0o600)
+		// Written whole, then renamed into place: the test reads the id as
+		// soon as the file exists and kills this process at once.
+		os.WriteFile(started+".tmp", []byte(task.ID), 0o600)
+		os.Rename(started+".tmp", started)
 		<-ctx.Done() // runs until killed
 		return "", ctx.Err()
 	})})
