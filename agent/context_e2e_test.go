@@ -305,3 +305,53 @@ func TestCompactionKeepsToolPairsWhole(t *testing.T) {
 	}
 	checkEveryChat(t, srv, 2048)
 }
+
+// The prompt's prefix stays byte-identical from turn to turn (the system
+// prompt, the tools, the earlier messages, results cut the same way), so
+// the server reuses its cache for everything already read.
+func TestThePromptPrefixIsKeptForTheServersCache(t *testing.T) {
+	srv, eng := smallWindow(t)
+	srv.On(ot.UserSays("dump")).Reply(ot.ToolCall("dump", `{}`))
+	srv.On(ot.ToolResult("dump")).Reply(ot.Text("Fast answers."))
+	srv.Default(ot.Text("Noted."))
+	srv.AddModel(ot.ModelSpec{Name: "big", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 32768})
+	exec, _ := tools.NewExecutor([]tools.Tool{bigTool{}}, tools.ExecutorOptions{})
+	view := agent.NewModelView(eng, "big", agent.ViewOptions{NumCtx: 8192})
+	a, _ := agent.New(agent.Orchestrator, agent.Config{Engine: eng, Model: "big", Executor: exec, View: view})
+	conv := &agent.Conversation{}
+	for _, q := range []string{"dump the log", "thanks", "and again thanks"} {
+		if _, err := a.Run(context.Background(), conv, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var prev *ot.Request
+	for _, r := range srv.Requests() {
+		if r.Chat == nil || r.RenderOnly {
+			continue
+		}
+		if prev != nil && !strings.HasPrefix(r.Prompt, prev.Prompt[:strings.LastIndex(prev.Prompt, "assistant: ")]) {
+			a, b := prev.Prompt, r.Prompt
+			i := 0
+			for i < len(a) && i < len(b) && a[i] == b[i] {
+				i++
+			}
+			t.Fatalf("request %d does not start with request %d's prompt; they part at %d:\n%q\n%q", r.Seq, prev.Seq, i, a[max(i-80, 0):min(i+80, len(a))], b[max(i-80, 0):min(i+80, len(b))])
+		}
+		if prev != nil && r.CachedTokens < prev.PromptTokens/2 {
+			t.Fatalf("request %d reused %d cached tokens of %d", r.Seq, r.CachedTokens, prev.PromptTokens)
+		}
+		rr := r
+		prev = &rr
+	}
+}
+
+// A window set above the model's own maximum is the maximum: the server
+// caps it, and counting with the larger one would send requests the
+// server refuses.
+func TestASetWindowIsCappedAtTheModelsMaximum(t *testing.T) {
+	_, eng := smallWindow(t)
+	w, err := agent.NewModelView(eng, "tiny", agent.ViewOptions{NumCtx: 8192, NumCtxSource: "--num-ctx"}).Window(context.Background())
+	if err != nil || w.Tokens != 2048 || !strings.Contains(w.Source, "capped at the model's maximum") {
+		t.Fatalf("window %+v, %v", w, err)
+	}
+}

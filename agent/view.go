@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"slices"
 	"sort"
@@ -85,6 +86,8 @@ type ModelView struct {
 	ratio map[string]float64
 	// toolTokens caches the estimate of each tool definition.
 	toolTokens map[string]int
+	// cuts remembers how each oversized result was cut (see cutFor).
+	cuts map[cutKey]string
 	// families caches each model's family, which sets what an image
 	// costs it (asked only once a request carries images).
 	families map[string]string
@@ -99,7 +102,7 @@ func NewModelView(eng engine.InferenceEngine, model string, opts ViewOptions) *M
 	if opts.CompactAt <= 0 || opts.CompactAt > 1 {
 		opts.CompactAt = DefaultCompactAt
 	}
-	return &ModelView{eng: eng, opts: opts, model: model, ratio: map[string]float64{}, toolTokens: map[string]int{}, families: map[string]string{}}
+	return &ModelView{eng: eng, opts: opts, model: model, ratio: map[string]float64{}, toolTokens: map[string]int{}, families: map[string]string{}, cuts: map[cutKey]string{}}
 }
 
 // Options returns the view's options.
@@ -164,13 +167,6 @@ func (v *ModelView) Window(ctx context.Context) (Window, error) {
 // resolveWindow finds the window: the person's, else the one the server
 // loaded the model with, else min(the model's maximum, DefaultWindow).
 func resolveWindow(ctx context.Context, eng engine.InferenceEngine, model string, opts ViewOptions) (Window, error) {
-	if opts.NumCtx > 0 {
-		src := opts.NumCtxSource
-		if src == "" {
-			src = "set in the configuration (num_ctx)"
-		}
-		return Window{Tokens: opts.NumCtx, Source: src}, nil
-	}
 	var max int
 	if d, ok := eng.(engine.Describer); ok {
 		details, err := d.Show(ctx, model)
@@ -178,8 +174,22 @@ func resolveWindow(ctx context.Context, eng engine.InferenceEngine, model string
 		case err == nil:
 			max = details.ContextLength
 		case errors.Is(err, engine.ErrUnreachable), ctx.Err() != nil:
-			return Window{}, err
+			if opts.NumCtx == 0 {
+				return Window{}, err
+			}
 		}
+	}
+	if opts.NumCtx > 0 {
+		src := opts.NumCtxSource
+		if src == "" {
+			src = "set in the configuration (num_ctx)"
+		}
+		if max > 0 && opts.NumCtx > max {
+			// The server caps a window at the model's own maximum: count
+			// with the window the model really gets.
+			return Window{Tokens: max, ModelMax: max, Source: fmt.Sprintf("%s as %s tokens, capped at the model's maximum", src, groupDigits(opts.NumCtx))}, nil
+		}
+		return Window{Tokens: opts.NumCtx, Source: src, ModelMax: max}, nil
 	}
 	if l, ok := eng.(engine.LoadLister); ok {
 		if loaded, err := l.Loaded(ctx); err == nil {
@@ -351,7 +361,7 @@ func (v *ModelView) Prepare(ctx context.Context, in Request) (engine.ChatRequest
 		raw := estimateMessage(m)
 		cut := false
 		if kind == PartResult && scale(raw) > limit {
-			m.Content = cutResult(m, limit, ratio)
+			m.Content = v.cutFor(m, limit, ratio, w.Tokens)
 			raw, cut = estimateMessage(m), true
 			b.CutResults++
 		}
@@ -389,6 +399,39 @@ func (v *ModelView) Prepare(ctx context.Context, in Request) (engine.ChatRequest
 	v.mu.Unlock()
 	return req, b, nil
 }
+
+// cutFor returns m's content cut for the model. A result is cut once and
+// the same way from then on (until the window changes): the calibration
+// moves after the first reply, and a cut that moved with it would change
+// the prompt's prefix and void the server's cache every turn.
+func (v *ModelView) cutFor(m engine.Message, limit int, ratio float64, window int) string {
+	key := cutKey{window: window, id: m.ToolCallID, size: len(m.Content), sum: crc32.ChecksumIEEE([]byte(m.Content))}
+	v.mu.Lock()
+	cut, ok := v.cuts[key]
+	v.mu.Unlock()
+	if ok {
+		return cut
+	}
+	cut = cutResult(m, limit, ratio)
+	v.mu.Lock()
+	if len(v.cuts) >= maxCuts {
+		clear(v.cuts)
+	}
+	v.cuts[key] = cut
+	v.mu.Unlock()
+	return cut
+}
+
+// cutKey identifies a result and the window it was cut for.
+type cutKey struct {
+	window int
+	id     string
+	size   int
+	sum    uint32
+}
+
+// maxCuts bounds the remembered cuts (a long session's results).
+const maxCuts = 4096
 
 // isResult reports whether m carries a tool's result: a tool message, or
 // the text protocol's Observation.
