@@ -24,7 +24,8 @@ type Options struct {
 	// the status line; nil discards.
 	Bus events.Publisher
 	// ConnectTimeout bounds starting a server, the MCP handshake and
-	// listing its tools (default 60s: `npx` may download a package first).
+	// listing its tools, for servers whose config sets no start_timeout
+	// (default DefaultStartTimeoutSeconds).
 	ConnectTimeout time.Duration
 	// StopGrace is how long a stdio server may take to exit after its stdin
 	// is closed before it is sent SIGTERM, then SIGKILL (default 2s).
@@ -49,7 +50,7 @@ func (o Options) withDefaults() Options {
 		o.Bus = events.Discard
 	}
 	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = 60 * time.Second
+		o.ConnectTimeout = DefaultStartTimeoutSeconds * time.Second
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 2 * time.Second
@@ -149,6 +150,24 @@ func (m *Manager) WaitReady(ctx context.Context) error {
 	}
 	return nil
 }
+
+// StartWait is how long a caller of WaitReady may have to wait: the
+// longest start timeout of the enabled servers, and a few seconds for a
+// failed one to report why.
+func (m *Manager) StartWait() time.Duration {
+	longest := time.Duration(0)
+	for _, s := range m.servers {
+		if s.cfg.IsEnabled() {
+			longest = max(longest, s.startTimeout())
+		}
+	}
+	return longest + startReportMargin
+}
+
+// startReportMargin covers what follows a failed start before it is
+// reported: waiting for the process's exit (up to a second) to say how it
+// ended.
+const startReportMargin = 3 * time.Second
 
 // Close stops every server (stdio servers with their whole process group)
 // and waits for them. Calls in flight fail cleanly. Subscription channels
