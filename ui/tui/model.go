@@ -81,6 +81,7 @@ type model struct {
 	mcpChanges <-chan struct{}
 	mcpStop    func()
 	mcpDirty   bool
+	mcpDown    map[string]bool // servers whose failure the transcript was told (mcp.go)
 
 	running   bool
 	runID     string
