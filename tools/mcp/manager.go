@@ -151,6 +151,32 @@ func (m *Manager) WaitReady(ctx context.Context) error {
 	return nil
 }
 
+// WaitReadyReporting is WaitReady for someone watching: about once a
+// second while it waits, report receives the status of the servers still
+// starting, so that a terminal can say what is being waited for.
+func (m *Manager) WaitReadyReporting(ctx context.Context, report func(starting []ServerStatus)) error {
+	ready := make(chan error, 1)
+	go func() { ready <- m.WaitReady(ctx) }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-ready:
+			return err
+		case <-tick.C:
+			var starting []ServerStatus
+			for _, st := range m.Status() {
+				if st.State == StateStarting {
+					starting = append(starting, st)
+				}
+			}
+			if len(starting) > 0 {
+				report(starting)
+			}
+		}
+	}
+}
+
 // StartWait is how long a caller of WaitReady may have to wait: the
 // longest start timeout of the enabled servers, and a few seconds for a
 // failed one to report why.

@@ -258,28 +258,7 @@ func Inspect(ctx context.Context, cfg Config, opts InspectOptions) ([]ServerStat
 	// margin covers a process that takes its time to exit after failing.
 	limit := m.StartWait()
 	wctx, cancel := context.WithTimeout(ctx, limit)
-	ready := make(chan error, 1)
-	go func() { ready <- m.WaitReady(wctx) }()
-	tick := time.NewTicker(time.Second)
-	var waitErr error
-wait:
-	for {
-		select {
-		case waitErr = <-ready:
-			break wait
-		case <-tick.C:
-			var starting []ServerStatus
-			for _, st := range m.Status() {
-				if st.State == StateStarting {
-					starting = append(starting, st)
-				}
-			}
-			if len(starting) > 0 {
-				progress(starting, false)
-			}
-		}
-	}
-	tick.Stop()
+	waitErr := m.WaitReadyReporting(wctx, func(starting []ServerStatus) { progress(starting, false) })
 	cancel()
 	list := m.Status()
 	progress(nil, true)

@@ -79,7 +79,10 @@ func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if r, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.book.observeResult(r.Result)
 	}
-	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+	// The end of stdout (io.EOF, or io.ErrUnexpectedEOF when the process
+	// died in the middle of a message) and jarvis closing the pipe are
+	// the process's exit, which its exit status explains.
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) {
 		c.proc.noteBadOutput(err)
 	}
 	return msg, err

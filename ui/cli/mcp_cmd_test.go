@@ -115,6 +115,19 @@ func TestMCPListSaysWhatItWaitsFor(t *testing.T) {
 	}
 }
 
+// Commands that use MCP tools wait for the servers too, and say so.
+func TestToolsRunSaysWhichServerItWaitsFor(t *testing.T) {
+	bin := mcpTestServer(t)
+	cfg := writeConfig(t, "[[mcp.servers]]\nname = \"stuck\"\ncommand = \""+bin+"\"\nargs = [\"-hang\"]\nstart_timeout = 1.5\n")
+	run := runInTerminal(t, "--config", cfg, "tools", "run", "stuck__echo", `{"text":"hi"}`)
+	if !strings.Contains(string(run.raw), "Waiting for MCP server stuck ("+bin+" -hang): waiting for its answer to the MCP handshake, 1s of 1.5s") {
+		t.Errorf("no status line while waiting:\n%q", run.raw)
+	}
+	if !strings.Contains(run.screen, "note: MCP server stuck is not available, so its tools are left out: the server did not answer the MCP handshake within 1.5s") {
+		t.Errorf("screen:\n%s", run.screen)
+	}
+}
+
 func TestMCPProgressLine(t *testing.T) {
 	var b strings.Builder
 	p := &mcpProgress{w: &b, width: func() int { return 60 }}

@@ -63,7 +63,14 @@ func (a *app) startMCP(ctx context.Context, env *environment, wait bool, logTo i
 		// Each server's first attempt ends within its own start timeout
 		// (start_timeout in the config), which bounds this wait.
 		wctx, cancel := context.WithTimeout(ctx, m.StartWait())
-		err := m.WaitReady(wctx)
+		var err error
+		if isTerminal(a.io.Err) && logTo != io.Discard {
+			p := newMCPProgress(a.io.Err)
+			err = m.WaitReadyReporting(wctx, func(starting []mcp.ServerStatus) { p.update(starting, false) })
+			p.update(nil, false)
+		} else {
+			err = m.WaitReady(wctx)
+		}
 		cancel()
 		if err != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
