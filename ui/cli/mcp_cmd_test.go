@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,8 +107,8 @@ func TestMCPListHungServer(t *testing.T) {
 func TestMCPListSaysWhatItWaitsFor(t *testing.T) {
 	bin := mcpTestServer(t)
 	cfg := writeConfig(t, "[[mcp.servers]]\nname = \"stuck\"\ncommand = \""+bin+"\"\nargs = [\"-hang\"]\n")
-	run := runInTerminal(t, "--config", cfg, "mcp", "list", "--wait", "1500ms")
-	if !strings.Contains(string(run.raw), "Waiting for MCP server stuck ("+bin+" -hang): waiting for its answer to the MCP handshake, 1s of 1.5s") {
+	run := runInTerminal(t, "--config", cfg, "mcp", "list", "--wait", "2500ms")
+	if !regexp.MustCompile(`Waiting for MCP server stuck \(`+regexp.QuoteMeta(bin)+` -hang\): waiting for its answer to the MCP handshake, [12]s of 2.5s`).Match(run.raw) {
 		t.Errorf("no status line while waiting:\n%q", run.raw)
 	}
 	if strings.Contains(run.screen, "Waiting for") || !strings.Contains(run.screen, "stuck   stdio      failed") {
@@ -118,12 +119,12 @@ func TestMCPListSaysWhatItWaitsFor(t *testing.T) {
 // Commands that use MCP tools wait for the servers too, and say so.
 func TestToolsRunSaysWhichServerItWaitsFor(t *testing.T) {
 	bin := mcpTestServer(t)
-	cfg := writeConfig(t, "[[mcp.servers]]\nname = \"stuck\"\ncommand = \""+bin+"\"\nargs = [\"-hang\"]\nstart_timeout = 1.5\n")
+	cfg := writeConfig(t, "[[mcp.servers]]\nname = \"stuck\"\ncommand = \""+bin+"\"\nargs = [\"-hang\"]\nstart_timeout = 2.5\n")
 	run := runInTerminal(t, "--config", cfg, "tools", "run", "stuck__echo", `{"text":"hi"}`)
-	if !strings.Contains(string(run.raw), "Waiting for MCP server stuck ("+bin+" -hang): waiting for its answer to the MCP handshake, 1s of 1.5s") {
+	if !regexp.MustCompile(`Waiting for MCP server stuck \(`+regexp.QuoteMeta(bin)+` -hang\): waiting for its answer to the MCP handshake, [12]s of 2.5s`).Match(run.raw) {
 		t.Errorf("no status line while waiting:\n%q", run.raw)
 	}
-	if !strings.Contains(run.screen, "note: MCP server stuck is not available, so its tools are left out: the server did not answer the MCP handshake within 1.5s") {
+	if !strings.Contains(run.screen, "note: MCP server stuck is not available, so its tools are left out: the server did not answer the MCP handshake within 2.5s") {
 		t.Errorf("screen:\n%s", run.screen)
 	}
 }
