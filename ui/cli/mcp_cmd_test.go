@@ -108,7 +108,7 @@ func TestMCPListSaysWhatItWaitsFor(t *testing.T) {
 	bin := mcpTestServer(t)
 	cfg := writeConfig(t, "[[mcp.servers]]\nname = \"stuck\"\ncommand = \""+bin+"\"\nargs = [\"-hang\"]\n")
 	run := runInTerminal(t, "--config", cfg, "mcp", "list", "--wait", "2500ms")
-	if !regexp.MustCompile(`Waiting for MCP server stuck \(`+regexp.QuoteMeta(bin)+` -hang\): waiting for its answer to the MCP handshake, [12]s of 2.5s`).Match(run.raw) {
+	if !regexp.MustCompile(`Waiting for MCP server stuck \(` + regexp.QuoteMeta(bin) + ` -hang\): waiting for its answer to the MCP handshake, [12]s of 2.5s`).Match(run.raw) {
 		t.Errorf("no status line while waiting:\n%q", run.raw)
 	}
 	if strings.Contains(run.screen, "Waiting for") || !strings.Contains(run.screen, "stuck   stdio      failed") {
@@ -121,7 +121,7 @@ func TestToolsRunSaysWhichServerItWaitsFor(t *testing.T) {
 	bin := mcpTestServer(t)
 	cfg := writeConfig(t, "[[mcp.servers]]\nname = \"stuck\"\ncommand = \""+bin+"\"\nargs = [\"-hang\"]\nstart_timeout = 2.5\n")
 	run := runInTerminal(t, "--config", cfg, "tools", "run", "stuck__echo", `{"text":"hi"}`)
-	if !regexp.MustCompile(`Waiting for MCP server stuck \(`+regexp.QuoteMeta(bin)+` -hang\): waiting for its answer to the MCP handshake, [12]s of 2.5s`).Match(run.raw) {
+	if !regexp.MustCompile(`Waiting for MCP server stuck \(` + regexp.QuoteMeta(bin) + ` -hang\): waiting for its answer to the MCP handshake, [12]s of 2.5s`).Match(run.raw) {
 		t.Errorf("no status line while waiting:\n%q", run.raw)
 	}
 	if !strings.Contains(run.screen, "note: MCP server stuck is not available, so its tools are left out: the server did not answer the MCP handshake within 2.5s") {
