@@ -269,7 +269,7 @@ func (r *redactor) sort() {
 // addHostLabel registers the first label of u's host name. Some webhook
 // services put the credential there (https://eo1a2b3c4d5.m.pipedream.net/),
 // and the host, unlike the URL, appears in reachability checks and in
-// network errors ("could not reach HOST", "lookup HOST: no such host").
+// network errors ("could not connect to HOST", "lookup HOST: no such host").
 // A host of one or two labels (localhost, webhook.site) is left readable:
 // its first label is a registered domain everyone can look up, not a
 // credential someone was issued. Callers also leave out a service's own

@@ -63,10 +63,10 @@ func TestStatusHidesSecretInWebhookHost(t *testing.T) {
 
 			// An unreachable host: the network error names it too.
 			r = statusVia(t, cfg, "hook", nil)
-			assertContains(t, r, false, "could not reach <webhook host>.")
+			assertContains(t, r, false, "could not connect to <webhook host>.")
 			assertNoSecret(t, r, hostSecret, strings.ToUpper(hostSecret))
 			r = sendVia(t, cfg, "hook", nil)
-			assertContains(t, r, false, "could not reach <webhook host>.")
+			assertContains(t, r, false, "could not connect to <webhook host>.")
 			assertNoSecret(t, r, hostSecret, strings.ToUpper(hostSecret))
 		})
 	}

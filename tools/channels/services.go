@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -39,50 +37,6 @@ type step struct {
 	what   string
 	ok     bool
 	detail string
-}
-
-// answer is a service's HTTP answer, with the body capped.
-type answer struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// maxAnswer caps what is read of a service's answer.
-const maxAnswer = 64 << 10
-
-// do sends one request. A network failure is described by host only: the
-// URL may be a secret, and the *url.Error that carries it is unwrapped.
-func do(ctx context.Context, c *http.Client, method string, u *url.URL, header http.Header, body []byte) (answer, error) {
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), r)
-	if err != nil {
-		return answer{}, errors.New("the request could not be built")
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		var oe *net.OpError
-		if errors.As(err, &oe) && oe.Err != nil {
-			err = oe.Err
-		}
-		if ctx.Err() != nil {
-			return answer{}, failf("the request to %s was cancelled or timed out", u.Host)
-		}
-		return answer{}, failf("could not reach %s: %v", u.Host, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	return answer{status: resp.StatusCode, header: resp.Header, body: b}, nil
 }
 
 // detail extracts a service's own error message from an answer body.
@@ -349,10 +303,12 @@ func (t *telegram) call(ctx context.Context, c *http.Client, method string, para
 	if msg := commonError("Telegram", a, reply.Parameters.RetryAfter); msg != "" {
 		return nil, errors.New(msg)
 	}
-	switch a.status {
-	case http.StatusUnauthorized, http.StatusNotFound:
+	switch {
+	case a.status == http.StatusUnauthorized, a.status == http.StatusNotFound:
 		return nil, failf("Telegram rejected the bot token (%s); check token for this channel (from @BotFather)", a.code())
-	case http.StatusOK:
+	case a.status == http.StatusBadRequest && strings.Contains(strings.ToLower(reply.Description), "chat not found"):
+		return nil, failf("Telegram refused %s: the bot does not know chat %s (%s); check chat_id for this channel, and that the bot was added to the group or channel (a person must first start a chat with the bot)", method, t.chatID, a.code())
+	case a.status == http.StatusOK:
 		return nil, failf("Telegram answered %s with something that is not a Bot API reply; check api_url", method)
 	}
 	return nil, failf("Telegram refused %s (%s)", method, a.code())

@@ -59,7 +59,7 @@ func TestSlack(t *testing.T) {
 	// A network failure names the host, not the webhook URL.
 	down := Config{"team": {Type: "slack", URL: "http://127.0.0.1:1" + slackPath}}
 	r = send(t, down, "team", "x")
-	assertContains(t, r, false, "could not reach 127.0.0.1:1")
+	assertContains(t, r, false, "could not connect to 127.0.0.1:1: the connection was refused (nothing listens there); the message was not sent")
 	assertNoSecret(t, r, slackPath, slackToken)
 
 	// Status reaches the host's root only.
@@ -233,7 +233,9 @@ func TestTelegram(t *testing.T) {
 
 	wrongChat := Config{"ops": {Type: "telegram", Token: telegramToken, ChatID: "42", APIURL: srv.URL}}
 	r = check(t, wrongChat, "ops")
-	assertContains(t, r, false, "- getMe: ok", "- getChat: FAILED, Telegram refused getChat (HTTP 400: Bad Request: chat not found)")
+	assertContains(t, r, false, "- getMe: ok", "- getChat: FAILED, Telegram refused getChat: the bot does not know chat 42 (HTTP 400: Bad Request: chat not found); check chat_id for this channel")
+	r = send(t, wrongChat, "ops", "x")
+	assertContains(t, r, false, `Sending to channel "ops" (telegram) failed: Telegram refused sendMessage: the bot does not know chat 42`, "a person must first start a chat with the bot")
 
 	for _, c := range []struct {
 		reply func(http.ResponseWriter, request)

@@ -2,6 +2,7 @@ package channels
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -98,12 +99,7 @@ func (t *Send) Execute(ctx context.Context, args tools.Args) tools.Result {
 	}
 	for i, p := range parts {
 		if err := c.svc.send(ctx, t.set.client, p); err != nil {
-			reason := c.red.redact(err.Error())
-			r := tools.Fail("Sending to channel %s failed: %s", c.label(), reason)
-			if i > 0 {
-				r = tools.Fail("Sent %d of %d parts to channel %s, then part %d failed: %s", i, len(parts), c.label(), i+1, reason)
-			}
-			return r.WithMeta("channel", c.name).WithMeta("type", c.kind).WithMeta("parts_sent", i)
+			return sendFailure(c, err, i, len(parts))
 		}
 	}
 	out := fmt.Sprintf("Message sent to channel %s.", c.label())
@@ -111,7 +107,34 @@ func (t *Send) Execute(ctx context.Context, args tools.Args) tools.Result {
 		out = fmt.Sprintf("Message sent to channel %s in %d parts (it was %d %s; %s accepts %d per message).",
 			c.label(), len(parts), size, l.unit(), l.service, l.max)
 	}
-	return tools.OK(out).WithMeta("channel", c.name).WithMeta("type", c.kind).WithMeta("parts_sent", len(parts))
+	return tools.OK(out).WithMeta("channel", c.name).WithMeta("type", c.kind).WithMeta("parts_sent", len(parts)).WithMeta("delivery", "sent")
+}
+
+// sendFailure reports that part i of n failed with err. A part that was
+// sent but got no answer may have been posted: the result says so, and
+// that the channel should be checked before sending again, rather than
+// calling it a failure the model would answer by posting twice.
+func sendFailure(c *channel, err error, i, n int) tools.Result {
+	reason := c.red.redact(err.Error())
+	var se *sendError
+	if errors.As(err, &se) && !se.sent {
+		reason += "; the message was not sent"
+	}
+	var r tools.Result
+	delivery := "failed"
+	switch {
+	case maybeDelivered(err) && n == 1:
+		delivery = "unknown"
+		r = tools.Fail("The message to channel %s may have been delivered: %s. Check the channel before sending it again, so that it is not posted twice.", c.label(), reason)
+	case maybeDelivered(err):
+		delivery = "unknown"
+		r = tools.Fail("Sent %d of %d parts to channel %s; part %d may have been delivered too: %s. Check the channel before sending the rest, so that nothing is posted twice.", i, n, c.label(), i+1, reason)
+	case i > 0:
+		r = tools.Fail("Sent %d of %d parts to channel %s, then part %d failed: %s", i, n, c.label(), i+1, reason)
+	default:
+		r = tools.Fail("Sending to channel %s failed: %s", c.label(), reason)
+	}
+	return r.WithMeta("channel", c.name).WithMeta("type", c.kind).WithMeta("parts_sent", i).WithMeta("delivery", delivery)
 }
 
 // Spec returns channel_list's spec.

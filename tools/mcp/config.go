@@ -7,11 +7,19 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // DefaultTimeoutSeconds bounds one call to an MCP tool when the server's
 // config sets no timeout: external tools may do long work (a build, a crawl).
 const DefaultTimeoutSeconds = 600
+
+// DefaultStartTimeoutSeconds bounds starting a server, the MCP handshake
+// and its first tool listing when neither the server's start_timeout nor
+// Options.ConnectTimeout says otherwise. A local server answers in well
+// under a second and npx or uvx fetch a package in a few; a server that
+// has said nothing for this long is stuck, or not an MCP server.
+const DefaultStartTimeoutSeconds = 30
 
 // maxServerNameLen leaves room for the tool part of SERVER__TOOL within the
 // 64 characters model APIs accept for a function name.
@@ -50,6 +58,11 @@ type ServerConfig struct {
 	Trusted bool `toml:"trusted" json:"trusted,omitempty"`
 	// Timeout bounds one tool call, in seconds; 0 means DefaultTimeoutSeconds.
 	Timeout float64 `toml:"timeout" json:"timeout,omitempty"`
+	// StartTimeout bounds starting the server, the MCP handshake and the
+	// first listing of its tools, in seconds; 0 means the manager's
+	// ConnectTimeout (DefaultStartTimeoutSeconds unless set). A server
+	// that installs itself on first use (npx -y, uvx) may need more.
+	StartTimeout float64 `toml:"start_timeout" json:"start_timeout,omitempty"`
 	// Enabled is true when unset: a server is listed to be used.
 	Enabled *bool `toml:"enabled" json:"enabled,omitempty"`
 }
@@ -73,6 +86,15 @@ func (s ServerConfig) Transport() Transport {
 
 // IsEnabled reports whether the server should be started.
 func (s ServerConfig) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// startTimeout is the effective bound on one start, def when the entry
+// sets none.
+func (s ServerConfig) startTimeout(def time.Duration) time.Duration {
+	if s.StartTimeout <= 0 {
+		return def
+	}
+	return time.Duration(s.StartTimeout * float64(time.Second))
+}
 
 // TimeoutSeconds is the effective per-call timeout.
 func (s ServerConfig) TimeoutSeconds() float64 {
@@ -157,6 +179,9 @@ func (s ServerConfig) problems() []string {
 	}
 	if s.Timeout < 0 {
 		out = append(out, fmt.Sprintf("timeout must be a positive number of seconds, got %v (leave it out for %d)", s.Timeout, DefaultTimeoutSeconds))
+	}
+	if s.StartTimeout < 0 {
+		out = append(out, fmt.Sprintf("start_timeout must be a positive number of seconds, got %v (leave it out for %d)", s.StartTimeout, DefaultStartTimeoutSeconds))
 	}
 	return out
 }

@@ -22,6 +22,12 @@
 //     server is pinged and restarted if it no longer answers.
 //   - A stdio server runs in its own process group; Close (and any restart)
 //     stops the whole group, so no server or helper process outlives jarvis.
+//   - Every reason (a status, a notice, a failed call) says what happened
+//     and what to do in jarvis's words, not the SDK's, and ends with the
+//     original error as "(detail: ...)": output on stdout that is not MCP,
+//     how the process exited (status, signal, last stderr lines), an HTTP
+//     answer that is not MCP, a handshake that ran out of its start
+//     timeout (see reasons.go).
 //
 // Change notification: Subscribe returns a channel that receives a (coalesced)
 // signal whenever a server's status or tool list changes, including after a

@@ -116,7 +116,7 @@ func TestServerThatHangsAtStart(t *testing.T) {
 	opts.RestartMin, opts.RestartMax = time.Hour, time.Hour
 	m := startManager(t, opts, stdioServer("stuck", "-hang", "-pidfile", pidfile))
 	st := waitFor(t, m, "stuck", "failed", func(s ServerStatus) bool { return s.State == StateFailed })
-	if want := "connecting failed: the server did not answer within 300ms"; st.Reason != want {
+	if want := "the server did not answer the MCP handshake within 300ms; it may still be installing itself (npx, uvx), be waiting for something, or not be an MCP server: run its command in a terminal to see what it does, or raise start_timeout for this server"; st.Reason != want {
 		t.Errorf("reason %q, want %q", st.Reason, want)
 	}
 	// The hung process (which ignores stdin closing) was killed.
@@ -205,7 +205,8 @@ func TestHTTPServerDown(t *testing.T) {
 	addr := freeAddr(t)
 	m := startManager(t, fastOptions(), ServerConfig{Name: "web", URL: "http://" + addr + "/mcp"})
 	st := waitFor(t, m, "web", "failed", func(s ServerStatus) bool { return s.State == StateFailed })
-	if !strings.HasPrefix(st.Reason, "connecting failed: ") || !strings.Contains(st.Reason, "connection refused") {
+	want := "nothing is listening at " + addr + " (connection refused); is the server running, and is url right? (detail: Post " + addr + ": dial tcp " + addr + ": connect: connection refused)"
+	if st.Reason != want {
 		t.Errorf("reason %q", st.Reason)
 	}
 }

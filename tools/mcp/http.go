@@ -2,11 +2,13 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"sort"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -20,10 +22,10 @@ const maxRecordedBody = 8 << 20
 // responses. The http.Client has no overall timeout on purpose: the
 // server-sent event streams it carries are long-lived; calls are bounded by
 // their context instead.
-func newHTTPTransport(cfg ServerConfig, book *schemaBook) (*sdk.StreamableClientTransport, *http.Transport, error) {
+func newHTTPTransport(cfg ServerConfig, book *schemaBook) (*sdk.StreamableClientTransport, *http.Transport, *httpAnswers, error) {
 	endpoint, err := expand("url", cfg.URL)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	headers := make(http.Header, len(cfg.Headers))
 	keys := make([]string, 0, len(cfg.Headers))
@@ -34,24 +36,27 @@ func newHTTPTransport(cfg ServerConfig, book *schemaBook) (*sdk.StreamableClient
 	for _, k := range keys {
 		v, err := expand(fmt.Sprintf("header %s", k), cfg.Headers[k])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		headers.Set(k, v)
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	rt := &recordingRoundTripper{base: base, headers: headers, book: book}
+	seen := &httpAnswers{}
+	rt := &recordingRoundTripper{base: base, headers: headers, book: book, seen: seen}
 	return &sdk.StreamableClientTransport{
 		Endpoint:   endpoint,
 		HTTPClient: &http.Client{Transport: rt},
-	}, base, nil
+	}, base, seen, nil
 }
 
-// recordingRoundTripper adds the configured headers and lets the schema book
-// read the responses to POSTs (the only ones that carry tools/list results).
+// recordingRoundTripper adds the configured headers, lets the schema book
+// read the responses to POSTs (the only ones that carry tools/list
+// results), and notes answers that are not MCP for the failure reasons.
 type recordingRoundTripper struct {
 	base    http.RoundTripper
 	headers http.Header
 	book    *schemaBook
+	seen    *httpAnswers
 }
 
 func (r *recordingRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -66,13 +71,113 @@ func (r *recordingRoundTripper) RoundTrip(req *http.Request) (*http.Response, er
 		return resp, err
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	switch mt {
-	case "application/json":
+	switch {
+	case resp.StatusCode >= 400:
+		r.seen.note(resp)
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0:
+	case mt == "application/json":
 		resp.Body = &jsonRecorder{ReadCloser: resp.Body, book: r.book}
-	case "text/event-stream":
+	case mt == "text/event-stream":
 		resp.Body = &sseRecorder{ReadCloser: resp.Body, book: r.book}
+	default:
+		r.seen.note(resp)
 	}
 	return resp, nil
+}
+
+// httpAnswers keeps the last answer to a POST that was not MCP: an error
+// status or a body of another kind (a web page, plain text).
+type httpAnswers struct {
+	mu   sync.Mutex
+	last *httpAnswer
+}
+
+// httpAnswer is one such answer.
+type httpAnswer struct {
+	status      int
+	statusText  string
+	contentType string
+	message     string // the start of a short text or JSON error body
+}
+
+// maxAnswerPeek is how much of an error body is read for its message.
+const maxAnswerPeek = 512
+
+// note records resp, reading the start of its body without taking it from
+// the SDK, which reads it after.
+func (h *httpAnswers) note(resp *http.Response) {
+	if h == nil {
+		return
+	}
+	a := &httpAnswer{status: resp.StatusCode, statusText: resp.Status}
+	a.contentType, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode >= 400 && resp.Body != nil {
+		peek, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswerPeek))
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(peek), resp.Body), resp.Body}
+		a.message = errorMessage(a.contentType, peek)
+	}
+	h.mu.Lock()
+	h.last = a
+	h.mu.Unlock()
+}
+
+// problem returns the answer noted last, nil when there is none.
+func (h *httpAnswers) problem() *httpAnswer {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last
+}
+
+// reason says what the answer means for someone configuring the server.
+func (a *httpAnswer) reason(host string) string {
+	status := "HTTP " + a.statusText
+	if a.message != "" {
+		status += ": " + a.message
+	}
+	switch {
+	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
+		return fmt.Sprintf("%s refused the request as unauthorized (%s); check the credentials in headers for this server", host, status)
+	case a.status == http.StatusNotFound:
+		return fmt.Sprintf("%s has no MCP endpoint at the configured url (%s); check its path (streamable HTTP servers usually serve /mcp)", host, status)
+	case a.status == http.StatusMethodNotAllowed:
+		return fmt.Sprintf("the configured url of %s does not accept MCP requests (%s); it may be an older SSE-only endpoint, and jarvis speaks streamable HTTP", host, status)
+	case a.status >= 500:
+		return fmt.Sprintf("%s failed on its side (%s); try again later, or look at the server's own logs", host, status)
+	case a.status >= 400:
+		return fmt.Sprintf("%s refused the request (%s)", host, status)
+	case a.contentType == "":
+		return fmt.Sprintf("%s answered without saying what it sent, not with MCP; check that url is the server's MCP endpoint", host)
+	}
+	return fmt.Sprintf("%s answered with %s, not MCP; check that url is the server's MCP endpoint rather than a web page or another API", host, a.contentType)
+}
+
+// errorMessage is a short error body's text: a JSON body's usual message
+// field, or plain text.
+func errorMessage(contentType string, body []byte) string {
+	var v map[string]any
+	if json.Unmarshal(body, &v) == nil {
+		for _, k := range []string{"error_description", "message", "error", "detail"} {
+			if s, ok := v[k].(string); ok && s != "" {
+				return oneLine(s, 200)
+			}
+			if m, ok := v[k].(map[string]any); ok {
+				if s, ok := m["message"].(string); ok && s != "" {
+					return oneLine(s, 200)
+				}
+			}
+		}
+		return ""
+	}
+	if contentType == "text/plain" {
+		return oneLine(string(body), 200)
+	}
+	return ""
 }
 
 // jsonRecorder buffers a JSON body as it is read and records it at EOF.

@@ -24,7 +24,8 @@ type Options struct {
 	// the status line; nil discards.
 	Bus events.Publisher
 	// ConnectTimeout bounds starting a server, the MCP handshake and
-	// listing its tools (default 60s: `npx` may download a package first).
+	// listing its tools, for servers whose config sets no start_timeout
+	// (default DefaultStartTimeoutSeconds).
 	ConnectTimeout time.Duration
 	// StopGrace is how long a stdio server may take to exit after its stdin
 	// is closed before it is sent SIGTERM, then SIGKILL (default 2s).
@@ -49,7 +50,7 @@ func (o Options) withDefaults() Options {
 		o.Bus = events.Discard
 	}
 	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = 60 * time.Second
+		o.ConnectTimeout = DefaultStartTimeoutSeconds * time.Second
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 2 * time.Second
@@ -149,6 +150,50 @@ func (m *Manager) WaitReady(ctx context.Context) error {
 	}
 	return nil
 }
+
+// WaitReadyReporting is WaitReady for someone watching: about once a
+// second while it waits, report receives the status of the servers still
+// starting, so that a terminal can say what is being waited for.
+func (m *Manager) WaitReadyReporting(ctx context.Context, report func(starting []ServerStatus)) error {
+	ready := make(chan error, 1)
+	go func() { ready <- m.WaitReady(ctx) }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-ready:
+			return err
+		case <-tick.C:
+			var starting []ServerStatus
+			for _, st := range m.Status() {
+				if st.State == StateStarting {
+					starting = append(starting, st)
+				}
+			}
+			if len(starting) > 0 {
+				report(starting)
+			}
+		}
+	}
+}
+
+// StartWait is how long a caller of WaitReady may have to wait: the
+// longest start timeout of the enabled servers, and a few seconds for a
+// failed one to report why.
+func (m *Manager) StartWait() time.Duration {
+	longest := time.Duration(0)
+	for _, s := range m.servers {
+		if s.cfg.IsEnabled() {
+			longest = max(longest, s.startTimeout())
+		}
+	}
+	return longest + startReportMargin
+}
+
+// startReportMargin covers what follows a failed start before it is
+// reported: waiting for the process's exit (up to a second) to say how it
+// ended.
+const startReportMargin = 3 * time.Second
 
 // Close stops every server (stdio servers with their whole process group)
 // and waits for them. Calls in flight fail cleanly. Subscription channels

@@ -328,7 +328,7 @@ func TestProtocolErrorIsAFailedResult(t *testing.T) {
 		waitReady(t, m, "test")
 		e := executor(t, m, tools.ExecutorOptions{})
 		r := e.Execute(context.Background(), call("test__reject", ""))
-		want := "MCP server 'test' returned an error for 'reject': this call is not accepted (code -32602)"
+		want := "MCP server 'test' returned an error for 'reject': this call is not accepted (code -32602, invalid arguments)"
 		if r.Success || r.Content != want {
 			t.Fatalf("result %q, want %q", r.Content, want)
 		}

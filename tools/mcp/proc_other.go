@@ -20,3 +20,6 @@ func signalGroup(p *os.Process, _ syscall.Signal) {
 
 // continueGroup has nothing to resume here.
 func continueGroup(*os.Process) {}
+
+// signalName describes sig; these systems have no names like SIGKILL.
+func signalName(sig syscall.Signal) string { return sig.String() }

@@ -3,8 +3,11 @@
 package mcp
 
 import (
+	"fmt"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // sysProcAttr puts a server in a process group of its own, so one signal
@@ -26,3 +29,11 @@ func signalGroup(p *os.Process, sig syscall.Signal) {
 
 // continueGroup resumes a stopped group so that it can handle SIGTERM.
 func continueGroup(p *os.Process) { signalGroup(p, syscall.SIGCONT) }
+
+// signalName is the conventional name of sig (SIGKILL), or its number.
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}

@@ -31,7 +31,15 @@ func TestConvertResult(t *testing.T) {
 			StructuredContent: map[string]any{"n": 1}}, true, `{ "n": 1 }`, 0},
 		{"structured beside other text", &sdk.CallToolResult{
 			Content:           []sdk.Content{&sdk.TextContent{Text: "found 1"}},
-			StructuredContent: []any{"a"}}, true, "found 1\n[\"a\"]", 0},
+			StructuredContent: []any{"a"}}, true, "found 1", 0},
+		// The reference filesystem server answers like this: the text for a
+		// reader, the same as structured content. The model reads it once.
+		{"structured repeating the text in other words", &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: "[FILE] a.txt\n[DIR] src"}},
+			StructuredContent: map[string]any{"content": "[FILE] a.txt\n[DIR] src"}}, true, "[FILE] a.txt\n[DIR] src", 0},
+		{"structured beside an image only", &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.ImageContent{MIMEType: "image/png", Data: make([]byte, 10)}},
+			StructuredContent: map[string]any{"w": 1}}, true, "[image: image/png, 10 B]\n{\"w\":1}", 1},
 		{"image", &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{MIMEType: "image/png", Data: make([]byte, 12*1024)}}},
 			true, "[image: image/png, 12 KB]", 1},
 		{"large audio without type", &sdk.CallToolResult{Content: []sdk.Content{&sdk.AudioContent{Data: make([]byte, 3*1024*1024/2)}}},

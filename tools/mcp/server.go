@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,7 @@ type server struct {
 	attempts   int
 	since      time.Time
 	info       string
+	step       string // what a starting server is waiting for
 	conn       *conn
 	tools      []*remoteTool
 	byOriginal map[string]*remoteTool
@@ -62,6 +64,8 @@ type conn struct {
 	sess     *sdk.ClientSession
 	stdio    *stdioTransport // nil for HTTP
 	http     *http.Transport // nil for stdio
+	answers  *httpAnswers    // HTTP answers that were not MCP; nil for stdio
+	host     string          // the HTTP server's host, for reasons
 	done     chan struct{}   // closed when the session has ended
 	checking atomic.Bool     // a health check is running
 
@@ -120,6 +124,39 @@ func (c *conn) exitReason(d time.Duration) string {
 	return p.exitReason()
 }
 
+// failure says why the connection failed with err, as far as the
+// transport knows better than err: output on stdout that is not MCP (the
+// process then exits because jarvis closed it, so this comes first), the
+// process's exit, an HTTP answer that is not MCP or a network failure. It
+// waits up to d for a process to finish exiting. "" means err says it all.
+func (c *conn) failure(err error, d time.Duration) string {
+	if c.stdio != nil {
+		if p := c.stdio.process(); p != nil {
+			if bad := p.unreadable(); bad != nil {
+				return bad.reason()
+			}
+		}
+		return c.exitReason(d)
+	}
+	return httpReason(c.host, c.answers, err)
+}
+
+// stderrTail is the end of a stdio server's stderr, for reasons that quote
+// it: " (stderr: A | B)", or "".
+func (c *conn) stderrTail() string {
+	if c.stdio == nil {
+		return ""
+	}
+	p := c.stdio.process()
+	if p == nil {
+		return ""
+	}
+	if lines := p.stderr.lastLines(stderrLinesShown); len(lines) > 0 {
+		return " (stderr: " + strings.Join(lines, " | ") + ")"
+	}
+	return ""
+}
+
 func newServer(cfg ServerConfig, m *Manager) *server {
 	secrets := newScrubber(cfg)
 	s := &server{
@@ -161,6 +198,7 @@ func (s *server) run(ctx context.Context) {
 				c.markLost(reason) // calls cut short by close report it
 			}
 			c.close()
+			c = nil
 			if ctx.Err() != nil {
 				return
 			}
@@ -170,9 +208,15 @@ func (s *server) run(ctx context.Context) {
 			err = errors.New(reason)
 		}
 		failures++
-		delay := s.m.backoff(failures)
-		s.setFailed(err.Error(), delay)
-		t := time.NewTimer(delay)
+		retryAt := time.Now().Add(s.m.backoff(failures))
+		// Say why before stopping what failed to start: a server that
+		// ignores its stdin closing takes seconds more to stop, and those
+		// waiting for the outcome need not wait for that.
+		s.setFailed(err.Error(), time.Until(retryAt))
+		if c != nil {
+			c.close()
+		}
+		t := time.NewTimer(time.Until(retryAt))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -182,26 +226,36 @@ func (s *server) run(ctx context.Context) {
 	}
 }
 
+// startTimeout bounds one start of the server.
+func (s *server) startTimeout() time.Duration {
+	return s.cfg.startTimeout(s.m.opts.ConnectTimeout)
+}
+
 // connect starts or reaches the server, completes the handshake and lists
-// its tools, all within ConnectTimeout.
+// its tools, all within the server's start timeout. On failure it returns
+// the connection too, not yet closed, for the caller to close once the
+// failure is reported.
 func (s *server) connect(ctx context.Context) (*conn, error) {
 	s.setStarting()
-	cctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 	defer cancel()
 
 	c := &conn{done: make(chan struct{}), lost: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	var transport sdk.Transport
 	if s.cfg.Transport() == TransportHTTP {
-		t, base, err := newHTTPTransport(s.cfg, s.book)
+		t, base, answers, err := newHTTPTransport(s.cfg, s.book)
 		if err != nil {
 			c.cancel()
 			return nil, err
 		}
-		transport, c.http = t, base
+		transport, c.http, c.answers = t, base, answers
+		c.host = hostOf(t.Endpoint)
+		s.setStep("connecting to " + c.host + " for the MCP handshake")
 	} else {
 		c.stdio = &stdioTransport{cfg: s.cfg, grace: s.m.opts.StopGrace, log: s.log, book: s.book}
 		transport = c.stdio
+		s.setStep("waiting for its answer to the MCP handshake")
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "jarvis", Version: s.m.opts.ClientVersion}, &sdk.ClientOptions{
 		Logger:       s.log,
@@ -217,20 +271,17 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	})
 	sess, err := client.Connect(cctx, transport, nil)
 	if err != nil {
-		err = s.explain(ctx, cctx, c, "connecting failed", err)
-		c.close()
-		return nil, err
+		return c, s.explain(ctx, cctx, c, false, err)
 	}
 	c.sess = sess
 	go func() {
 		_ = sess.Wait()
 		close(c.done)
 	}()
+	s.setStep("listing its tools")
 	list, err := s.listTools(cctx, sess)
 	if err != nil {
-		err = s.explain(ctx, cctx, c, "listing tools failed", err)
-		c.close()
-		return nil, err
+		return c, s.explain(ctx, cctx, c, true, err)
 	}
 	info := ""
 	if r := sess.InitializeResult(); r != nil && r.ServerInfo != nil {
@@ -243,25 +294,56 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// explain turns a connection error into the reason people read: a process
-// that exited says how, a handshake that ran out of time says so.
-func (s *server) explain(ctx, cctx context.Context, c *conn, what string, err error) error {
+// explain turns a failure to connect (listing: to list the tools after the
+// handshake) into the reason people read: what went wrong, what to do,
+// then the original error.
+func (s *server) explain(ctx, cctx context.Context, c *conn, listing bool, err error) error {
 	var se *startError
 	if errors.As(err, &se) {
 		return se
 	}
+	if c.stdio != nil {
+		if p := c.stdio.process(); p != nil {
+			if bad := p.unreadable(); bad != nil {
+				return errors.New(bad.reason())
+			}
+		}
+	}
 	if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%s: the server did not answer within %s", what, s.m.opts.ConnectTimeout)
+		return errors.New(s.startTimeoutReason(c, listing))
 	}
 	// When the server answered with an error, that answer is the reason,
 	// even if the process then exited because the session was closed.
 	var wire *jsonrpc.Error
-	if !errors.As(err, &wire) || wire.Code == codeRejected {
-		if exit := c.exitReason(time.Second); exit != "" {
-			return errors.New(exit)
+	if errors.As(err, &wire) && wire.Code != codeRejected {
+		if listing {
+			return fmt.Errorf("the server refused to list its tools: %s", wireReason(wire))
 		}
+		return fmt.Errorf("the server refused the MCP handshake: %s", wireReason(wire))
 	}
-	return fmt.Errorf("%s: %s", what, describeErr(err))
+	if why := c.failure(err, time.Second); why != "" {
+		return errors.New(why)
+	}
+	if strings.Contains(err.Error(), "unsupported protocol version") {
+		return errors.New(withDetail("the server speaks a version of MCP that jarvis does not support; look for a newer release of the server", err))
+	}
+	if listing {
+		return fmt.Errorf("listing tools failed: %s", describeErr(err))
+	}
+	return fmt.Errorf("connecting failed: %s", describeErr(err))
+}
+
+// startTimeoutReason says that a start ran out of time, what the server
+// may be doing instead, and what to do.
+func (s *server) startTimeoutReason(c *conn, listing bool) string {
+	d := limitString(s.startTimeout())
+	if listing {
+		return fmt.Sprintf("the server answered the MCP handshake but did not list its tools within %s%s; if it needs longer, raise start_timeout for this server", d, c.stderrTail())
+	}
+	if c.stdio != nil {
+		return fmt.Sprintf("the server did not answer the MCP handshake within %s%s; it may still be installing itself (npx, uvx), be waiting for something, or not be an MCP server: run its command in a terminal to see what it does, or raise start_timeout for this server", d, c.stderrTail())
+	}
+	return fmt.Sprintf("%s did not answer the MCP handshake within %s; check that the server is running and that url is its MCP endpoint, or raise start_timeout for this server", c.host, d)
 }
 
 // serve watches a ready connection until it ends and returns why.
@@ -271,14 +353,17 @@ func (s *server) serve(ctx context.Context, c *conn) string {
 		case <-ctx.Done():
 			return ""
 		case <-c.done:
-			if exit := c.exitReason(time.Second); exit != "" {
-				return exit
+			if why := c.failure(nil, time.Second); why != "" {
+				return why
+			}
+			if c.stdio != nil {
+				return "the server closed its stdout, which ends the MCP connection"
 			}
 			return "the connection to the server was closed"
 		case <-c.lost:
 			return c.lostReason
 		case <-s.relist:
-			lctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
+			lctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 			list, err := s.listTools(lctx, c.sess)
 			cancel()
 			var wire *jsonrpc.Error
@@ -289,8 +374,11 @@ func (s *server) serve(ctx context.Context, c *conn) string {
 				return ""
 			case errors.As(err, &wire) && wire.Code != codeRejected:
 				// The server answered but refused: keep the tools we have.
-				s.noteError(fmt.Sprintf("listing tools after a change failed: %s", wire.Message))
+				s.noteError("the server refused to list its tools after they changed: " + wireReason(wire))
 			default:
+				if why := c.failure(err, time.Second); why != "" {
+					return why
+				}
 				return "listing tools after a change failed: " + describeErr(err)
 			}
 		}
@@ -387,7 +475,7 @@ func (s *server) connFor(original string) (*conn, string) {
 // connectionLost is called by a call whose session failed under it. It asks
 // the supervisor to reconnect and returns the reason for the call's result.
 func (s *server) connectionLost(c *conn, err error) string {
-	reason := c.exitReason(time.Second)
+	reason := c.failure(err, time.Second)
 	if reason == "" {
 		reason = describeErr(err)
 	}
@@ -424,6 +512,14 @@ func (s *server) setStarting() {
 	s.attempts++
 	s.mu.Unlock()
 	s.m.changed()
+}
+
+// setStep says what a starting server is waiting for; it is read by those
+// who poll the status while waiting (jarvis mcp list), so no signal.
+func (s *server) setStep(step string) {
+	s.mu.Lock()
+	s.step = step
+	s.mu.Unlock()
 }
 
 func (s *server) setReady(c *conn, info string, list *toolList) {
@@ -525,6 +621,10 @@ func (s *server) snapshot() ServerStatus {
 		ServerInfo:     s.info,
 		Listed:         s.listed,
 		Skipped:        append([]string(nil), s.skipped...),
+		StartTimeout:   s.startTimeout().Seconds(),
+	}
+	if s.state == StateStarting {
+		st.Step = s.step
 	}
 	if s.attempts > 1 {
 		st.Restarts = s.attempts - 1

@@ -43,6 +43,11 @@ type ServerStatus struct {
 	// Restarts counts the attempts after the first.
 	Restarts int       `json:"restarts"`
 	Since    time.Time `json:"since"`
+	// StartTimeout bounds each start, in seconds (the server's
+	// start_timeout or the manager's default).
+	StartTimeout float64 `json:"start_timeout_seconds"`
+	// Step says what a starting server is waiting for.
+	Step string `json:"step,omitempty"`
 	// ServerInfo is the name and version the server reported.
 	ServerInfo string `json:"server_info,omitempty"`
 	// Listed is true once the server's tools have been listed; Tools then
@@ -201,15 +206,23 @@ type InspectOptions struct {
 	// Only names the servers to inspect (all when empty). A named server is
 	// started even when the config disables it: asking for it is consent.
 	Only []string
-	// Wait bounds how long servers may take to come up (default 30s).
-	Wait time.Duration
+	// StartTimeout, when set, replaces every server's start_timeout: how
+	// long each may take to start, answer the handshake and list its
+	// tools.
+	StartTimeout time.Duration
+	// Progress, when set, is told what Inspect waits for: about once a
+	// second while servers are starting, with the status of those still
+	// starting (each with its Step, Since and StartTimeout); once with
+	// stopping set when it stops them; and once with neither when it is
+	// done. A caller on a terminal draws a status line from it.
+	Progress func(starting []ServerStatus, stopping bool)
 	// Options configure the manager.
 	Options Options
 }
 
-// Inspect starts the servers, waits until each has come up or failed (or
-// Wait has passed), returns their status with their tools, and stops them.
-// It is what `jarvis mcp list` and `jarvis mcp tools` run.
+// Inspect starts the servers, waits until each has come up or failed
+// (each within its start timeout), returns their status with their tools,
+// and stops them. It is what `jarvis mcp list` and `jarvis mcp tools` run.
 func Inspect(ctx context.Context, cfg Config, opts InspectOptions) ([]ServerStatus, error) {
 	if len(opts.Only) > 0 {
 		var picked Config
@@ -224,30 +237,63 @@ func Inspect(ctx context.Context, cfg Config, opts InspectOptions) ([]ServerStat
 		}
 		cfg = picked
 	}
-	if opts.Wait <= 0 {
-		opts.Wait = 30 * time.Second
+	if opts.StartTimeout > 0 {
+		servers := make([]ServerConfig, len(cfg.Servers))
+		for i, sc := range cfg.Servers {
+			sc.StartTimeout = opts.StartTimeout.Seconds()
+			servers[i] = sc
+		}
+		cfg.Servers = servers
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func([]ServerStatus, bool) {}
 	}
 	m, err := New(cfg, opts.Options)
 	if err != nil {
 		return nil, err
 	}
 	m.Start()
-	wctx, cancel := context.WithTimeout(ctx, opts.Wait)
-	waitErr := m.WaitReady(wctx)
+	// Each server's first attempt ends within its own start timeout; the
+	// margin covers a process that takes its time to exit after failing.
+	limit := m.StartWait()
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	waitErr := m.WaitReadyReporting(wctx, func(starting []ServerStatus) { progress(starting, false) })
 	cancel()
 	list := m.Status()
+	progress(nil, true)
 	m.Close()
+	progress(nil, false)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	for i := range list {
 		list[i].NextRetry = time.Time{} // the servers are stopped: nothing is retried
 		if waitErr != nil && list[i].State == StateStarting {
-			list[i].Reason = fmt.Sprintf("did not finish starting within %s", roundDuration(opts.Wait))
+			list[i].Reason = fmt.Sprintf("did not finish starting within %s", limitString(limit))
 			list[i].LastError = list[i].Reason
 		}
 	}
 	return list, nil
+}
+
+// Failed reports whether an inspected server did not come up: it failed,
+// or was still starting when the wait ended.
+func (s ServerStatus) Failed() bool {
+	return s.State == StateFailed || s.State == StateStarting
+}
+
+// Waiting says what a starting server is waiting for and for how long,
+// relative to now: "waiting for its answer to the MCP handshake, 4s of
+// 30s".
+func (s ServerStatus) Waiting(now time.Time) string {
+	step := s.Step
+	if step == "" {
+		step = "starting"
+	}
+	took := max(now.Sub(s.Since), 0).Truncate(time.Second)
+	limit := time.Duration(s.StartTimeout * float64(time.Second))
+	return fmt.Sprintf("%s, %s of %s", step, roundDuration(took), limitString(limit))
 }
 
 func plural(n int, word string) string {
@@ -268,6 +314,15 @@ func roundDuration(d time.Duration) string {
 	d = d.Round(time.Second)
 	if d%time.Minute == 0 {
 		return strings.TrimSuffix(d.String(), "0s")
+	}
+	return d.String()
+}
+
+// limitString formats a configured limit exactly (1.5s, 300ms), and a
+// whole number of seconds as roundDuration does (30s, 2m).
+func limitString(d time.Duration) string {
+	if d%time.Second == 0 {
+		return roundDuration(d)
 	}
 	return d.String()
 }

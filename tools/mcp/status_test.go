@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,6 +121,16 @@ func TestRoundDuration(t *testing.T) {
 			t.Errorf("roundDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
+	for d, want := range map[time.Duration]string{
+		1500 * time.Millisecond: "1.5s",
+		300 * time.Millisecond:  "300ms",
+		30 * time.Second:        "30s",
+		2 * time.Minute:         "2m",
+	} {
+		if got := limitString(d); got != want {
+			t.Errorf("limitString(%v) = %q, want %q", d, got, want)
+		}
+	}
 }
 
 func TestBackoff(t *testing.T) {
@@ -170,10 +181,29 @@ func TestInspect(t *testing.T) {
 		t.Errorf("unknown server: %v", err)
 	}
 
-	// A server that does not come up in time is reported as such.
+	// A server that does not come up in time is reported as such, after
+	// its own start timeout, and the wait is told about while it lasts
+	// (once a second: the timeout leaves room for a late tick).
 	slow := Config{Servers: []ServerConfig{stdioServer("slow", "-hang")}}
-	list, err = Inspect(context.Background(), slow, InspectOptions{Wait: 200 * time.Millisecond, Options: fastOptions()})
-	if err != nil || list[0].State != StateStarting || list[0].Reason != "did not finish starting within 200ms" {
+	var mu sync.Mutex
+	var seen []string
+	stopped := false
+	progress := func(starting []ServerStatus, stopping bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, st := range starting {
+			seen = append(seen, st.Name+": "+st.Waiting(st.Since.Add(time.Second)))
+		}
+		stopped = stopped || stopping
+	}
+	list, err = Inspect(context.Background(), slow, InspectOptions{StartTimeout: 2500 * time.Millisecond, Options: fastOptions(), Progress: progress})
+	want := "the server did not answer the MCP handshake within 2.5s; it may still be installing itself (npx, uvx), be waiting for something, or not be an MCP server: run its command in a terminal to see what it does, or raise start_timeout for this server"
+	if err != nil || list[0].State != StateFailed || list[0].Reason != want || !list[0].Failed() {
 		t.Errorf("slow: %+v %v", list, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 || seen[0] != "slow: waiting for its answer to the MCP handshake, 1s of 2.5s" || !stopped {
+		t.Errorf("progress: %q, stopping told: %v", seen, stopped)
 	}
 }

@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,12 +48,13 @@ func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
 	t.mu.Lock()
 	t.proc = p
 	t.mu.Unlock()
-	inner, err := (&sdk.IOTransport{Reader: p.stdout, Writer: stopOnClose{p}}).Connect(context.Background())
+	stdout := &tapReader{ReadCloser: p.stdout, tail: p.stdoutTail}
+	inner, err := (&sdk.IOTransport{Reader: stdout, Writer: stopOnClose{p}}).Connect(context.Background())
 	if err != nil {
 		p.stop()
 		return nil, err
 	}
-	return &recordingConn{Connection: inner, book: t.book}, nil
+	return &recordingConn{Connection: inner, book: t.book, proc: p}, nil
 }
 
 // process returns the started process, nil before Connect.
@@ -62,16 +65,25 @@ func (t *stdioTransport) process() *process {
 }
 
 // recordingConn hands every JSON-RPC response to the schema book before the
-// SDK decodes it, which is where the order of schema properties is lost.
+// SDK decodes it, which is where the order of schema properties is lost,
+// and keeps the first thing on stdout that could not be read as a message:
+// the SDK reports it only as a JSON error deep inside "connection closed".
 type recordingConn struct {
 	sdk.Connection
 	book *schemaBook
+	proc *process
 }
 
 func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if r, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.book.observeResult(r.Result)
+	}
+	// The end of stdout (io.EOF, or io.ErrUnexpectedEOF when the process
+	// died in the middle of a message) and jarvis closing the pipe are
+	// the process's exit, which its exit status explains.
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) {
+		c.proc.noteBadOutput(err)
 	}
 	return msg, err
 }
@@ -83,6 +95,12 @@ type process struct {
 	stdout *onceCloser
 	stderr *tail
 	grace  time.Duration
+	// stdoutTail keeps the last lines read from stdout, so that a failure
+	// to read a message can quote what the server printed instead.
+	stdoutTail *tail
+
+	badMu     sync.Mutex
+	badOutput *badOutput // the first unreadable output, if any
 
 	exited     chan struct{}
 	exitErr    error         // set before exited is closed
@@ -169,6 +187,7 @@ func spawn(cfg ServerConfig, grace time.Duration, log *slog.Logger) (*process, e
 		stdin:      inW,
 		stdout:     &onceCloser{File: outR},
 		stderr:     newTail(8, 2048),
+		stdoutTail: newTail(16, 200),
 		grace:      grace,
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -241,24 +260,31 @@ func (p *process) exitReason() string {
 	if p.signalled.Load() {
 		return ""
 	}
-	var msg string
-	var ee *exec.ExitError
-	switch {
-	case p.exitErr == nil:
-		msg = "the server process exited"
-	case errors.As(p.exitErr, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			msg = "the server process was killed by signal " + ws.Signal().String()
-		} else {
-			msg = fmt.Sprintf("the server process exited with status %d", ee.ExitCode())
-		}
-	default:
-		msg = "the server process ended: " + p.exitErr.Error()
+	msg := describeExit(p.exitErr)
+	if lines := p.stderr.lastLines(stderrLinesShown); len(lines) > 0 {
+		return msg + " (stderr: " + strings.Join(lines, " | ") + ")"
 	}
-	if last := p.stderr.last(); last != "" {
-		msg += " (stderr: " + last + ")"
+	return msg + "; it wrote nothing to stderr: run its command in a terminal to see what it does"
+}
+
+// stderrLinesShown is how many of the last stderr lines a reason quotes.
+const stderrLinesShown = 3
+
+// noteBadOutput keeps the first failure to read a message from stdout,
+// with the line that caused it.
+func (p *process) noteBadOutput(err error) {
+	p.badMu.Lock()
+	defer p.badMu.Unlock()
+	if p.badOutput == nil {
+		p.badOutput = &badOutput{err: err, line: p.stdoutTail.firstNotMessage()}
 	}
-	return msg
+}
+
+// unreadable returns what made stdout unreadable, nil when nothing did.
+func (p *process) unreadable() *badOutput {
+	p.badMu.Lock()
+	defer p.badMu.Unlock()
+	return p.badOutput
 }
 
 // readStderr keeps the last lines for error messages and logs each at debug
@@ -369,32 +395,105 @@ type tail struct {
 	lines []string
 	max   int
 	width int
+	// partial is the start of a line not yet ended (write only).
+	partial []byte
 }
 
 func newTail(lines, width int) *tail { return &tail{max: lines, width: width} }
 
 func (t *tail) add(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.addLocked(line)
+}
+
+func (t *tail) addLocked(line string) {
 	line = strings.TrimSpace(line)
 	if line == "" {
 		return
 	}
 	if len(line) > t.width {
-		line = line[:t.width] + "…"
+		line = strings.ToValidUTF8(line[:t.width], "") + "…"
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if len(t.lines) == t.max {
 		t.lines = append(t.lines[:0], t.lines[1:]...)
 	}
 	t.lines = append(t.lines, line)
 }
 
-// last returns the most recent line.
-func (t *tail) last() string {
+// write takes a stream of bytes and keeps its last lines; a line still
+// unfinished counts too, so output without a newline can be quoted.
+func (t *tail) write(b []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return ""
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if room := t.width + 1 - len(t.partial); room > 0 {
+				t.partial = append(t.partial, b[:min(room, len(b))]...)
+			}
+			return
+		}
+		room := max(t.width+1-len(t.partial), 0)
+		line := string(t.partial) + string(b[:min(room, i)])
+		t.partial = t.partial[:0]
+		t.addLocked(line)
+		b = b[i+1:]
 	}
-	return t.lines[len(t.lines)-1]
+}
+
+// lastLines returns the n most recent lines, oldest first.
+func (t *tail) lastLines(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.lines[max(len(t.lines)-n, 0):]...)
+}
+
+// firstNotMessage returns the first kept line of stdout (or the unfinished
+// one) that is not a JSON-RPC 2.0 message, "" when every line is one.
+func (t *tail) firstNotMessage() string {
+	t.mu.Lock()
+	lines := append([]string(nil), t.lines...)
+	if p := strings.TrimSpace(string(t.partial)); p != "" {
+		lines = append(lines, strings.ToValidUTF8(p, ""))
+	}
+	t.mu.Unlock()
+	for _, l := range lines {
+		if !looksLikeMessage(l) {
+			return l
+		}
+	}
+	return ""
+}
+
+// looksLikeMessage reports whether a line of stdout is a JSON-RPC 2.0
+// message; a line cut short passes when it starts like a JSON object.
+func looksLikeMessage(line string) bool {
+	if cut, ok := strings.CutSuffix(line, "…"); ok {
+		return strings.HasPrefix(cut, "{") || strings.HasPrefix(cut, "[")
+	}
+	var m struct {
+		Version string `json:"jsonrpc"`
+	}
+	if strings.HasPrefix(line, "[") {
+		var batch []json.RawMessage
+		if json.Unmarshal([]byte(line), &batch) != nil || len(batch) == 0 {
+			return false
+		}
+		return json.Unmarshal(batch[0], &m) == nil && m.Version == "2.0"
+	}
+	return json.Unmarshal([]byte(line), &m) == nil && m.Version == "2.0"
+}
+
+// tapReader copies what the server writes on stdout into a tail as the
+// SDK reads it.
+type tapReader struct {
+	io.ReadCloser
+	tail *tail
+}
+
+func (r *tapReader) Read(b []byte) (int, error) {
+	n, err := r.ReadCloser.Read(b)
+	r.tail.write(b[:n])
+	return n, err
 }

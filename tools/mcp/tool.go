@@ -81,7 +81,7 @@ func (t *remoteTool) execute(ctx context.Context, args tools.Args) tools.Result 
 	if errors.As(err, &wire) && wire.Code != codeRejected {
 		// The server is fine; it refused this call (unknown tool, bad
 		// arguments, an internal error it reported as such).
-		return tools.Fail("MCP server '%s' returned an error for '%s': %s (code %d)", s.cfg.Name, t.original, wire.Message, wire.Code)
+		return tools.Fail("MCP server '%s' returned an error for '%s': %s", s.cfg.Name, t.original, wireReason(wire))
 	}
 	reason := s.connectionLost(c, err)
 	return tools.Fail("MCP server '%s' failed while '%s' was running: %s; it is being restarted", s.cfg.Name, t.original, reason)
@@ -123,10 +123,12 @@ type Attachment struct {
 
 // convertResult turns an MCP result into a jarvis result: text parts become
 // the content, other parts are described in it and kept as attachments,
-// structured content is added as JSON, and IsError makes a failed result.
+// structured content becomes the content (as JSON) only when there is no
+// other and is kept in the metadata, and IsError makes a failed result.
 func convertResult(tool string, res *sdk.CallToolResult) tools.Result {
 	var parts []string
 	var attachments []Attachment
+	hasText := false
 	for _, c := range res.Content {
 		text, att := describeContent(c)
 		if text != "" {
@@ -135,19 +137,19 @@ func convertResult(tool string, res *sdk.CallToolResult) tools.Result {
 		if att != nil {
 			attachments = append(attachments, *att)
 		}
-	}
-	content := strings.Join(parts, "\n")
-	if res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil && !sameJSON([]byte(content), b) {
-			// Servers usually repeat structured output as text; add it
-			// only when the text does not already say it.
-			if content == "" {
-				content = string(b)
-			} else {
-				content += "\n" + string(b)
-			}
+		if tc, ok := c.(*sdk.TextContent); ok && strings.TrimSpace(tc.Text) != "" {
+			hasText = true
 		}
 	}
+	if res.StructuredContent != nil && !hasText {
+		// Servers repeat structured output as text (the spec asks them
+		// to), in the words they chose for a reader: the model gets that
+		// text, and the JSON only when the server sent no text.
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	content := strings.Join(parts, "\n")
 	var r tools.Result
 	switch {
 	case res.IsError && content == "":

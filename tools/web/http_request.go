@@ -147,23 +147,28 @@ var refusedHeaders = map[string]string{
 
 // Execute sends the request described by args.
 func (h *HTTPRequest) Execute(ctx context.Context, args tools.Args) tools.Result {
-	req, timeout, fail := h.buildRequest(args)
+	req, lim, fail := h.buildRequest(args)
 	if fail != nil {
 		return *fail
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+	rctx, cancel := context.WithTimeout(ctx, lim.timeout)
 	defer cancel()
-	req = req.WithContext(rctx)
+	sent := &sendState{}
+	req = req.WithContext(httptrace.WithClientTrace(rctx, sent.trace()))
 
-	var redirects int
+	var redirects, redirectStatus int
 	current, previous := req.URL.Redacted(), ""
 	guard := &redirectGuard{open: h.transport, strict: h.strict}
 	client := &http.Client{
 		Transport: guard,
 		CheckRedirect: func(next *http.Request, via []*http.Request) error {
 			from := via[len(via)-1].URL.Redacted()
+			status := 0
+			if next.Response != nil {
+				status = next.Response.StatusCode
+			}
 			if len(via) > MaxRedirects {
-				return fmt.Errorf("stopped after %d redirects (the last one from %s to %s); the URL redirects too often or in a loop", MaxRedirects, from, next.URL.Redacted())
+				return &tooManyRedirects{from: from, to: next.URL.Redacted()}
 			}
 			policy := h.policy
 			if !guard.trusted() {
@@ -172,11 +177,11 @@ func (h *HTTPRequest) Execute(ctx context.Context, args tools.Args) tools.Result
 			if err := policy.CheckURL(next.URL); err != nil {
 				var be *BlockedError
 				if errors.As(err, &be) {
-					be.From, be.URL = from, next.URL.Redacted()
+					be.From, be.URL, be.Status = from, next.URL.Redacted(), status
 				}
 				return err
 			}
-			redirects = len(via)
+			redirects, redirectStatus = len(via), status
 			current, previous = next.URL.Redacted(), from
 			return nil
 		},
@@ -186,22 +191,29 @@ func (h *HTTPRequest) Execute(ctx context.Context, args tools.Args) tools.Result
 	resp, err := client.Do(req)
 	headersAt := time.Since(start)
 	if err != nil {
-		return h.failure(ctx, err, req.URL.Redacted(), current, previous, timeout)
+		at := attempt{requested: req.URL.Redacted(), current: current, previous: previous, redirectStatus: redirectStatus,
+			method: req.Method, sent: sent, limits: lim}
+		return h.failure(ctx, err, at)
 	}
 	defer resp.Body.Close()
 
 	body, truncated, readErr := readCapped(resp.Body, h.cfg.MaxBytes)
 	elapsed := time.Since(start)
+	timedOut := readErr != nil && rctx.Err() != nil && ctx.Err() == nil
 	if readErr != nil && len(body) == 0 {
-		if rctx.Err() != nil && ctx.Err() == nil {
-			return tools.Fail("The response from %s started (HTTP %d) but its body did not arrive within %gs.", current, resp.StatusCode, timeout.Seconds())
+		if timedOut {
+			return tools.Fail("The response from %s started (HTTP %d) but none of its body arrived within the %s timeout. %s",
+				current, resp.StatusCode, secondsText(lim.timeout), lim.advice())
 		}
-		return tools.Fail("Reading the response from %s failed: %v", current, unwrapURLError(readErr))
+		return tools.Fail("The response from %s started (HTTP %d) but reading its body failed: %s", current, resp.StatusCode, connectionTrouble(readErr))
 	}
 
 	r := formatResponse(resp, body, truncated, h.cfg.MaxBytes, redirects > 0)
-	if readErr != nil {
-		r.note = fmt.Sprintf("[response incomplete: the connection failed after %d bytes: %v]", len(body), unwrapURLError(readErr))
+	switch {
+	case timedOut:
+		r.note = fmt.Sprintf("[response incomplete: only %d bytes arrived within the %s timeout]", len(body), secondsText(lim.timeout))
+	case readErr != nil:
+		r.note = fmt.Sprintf("[response incomplete: the connection failed after %d bytes: %s]", len(body), connectionTrouble(readErr))
 	}
 	res := tools.OK(r.content())
 	res.Success = resp.StatusCode < 400
@@ -220,7 +232,7 @@ func (h *HTTPRequest) Execute(ctx context.Context, args tools.Args) tools.Result
 		WithMeta("bytes", len(body)).
 		WithMeta("truncated", truncated).
 		WithMeta("binary", r.binary).
-		WithMeta("timeout_seconds", timeout.Seconds()).
+		WithMeta("timeout_seconds", lim.timeout.Seconds()).
 		WithMeta("time_to_headers_ms", headersAt.Milliseconds()).
 		WithMeta("elapsed_ms", elapsed.Milliseconds())
 }
@@ -268,10 +280,10 @@ func (g *redirectGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // buildRequest turns args into a request and its timeout, or a failed
 // result saying which argument is wrong.
-func (h *HTTPRequest) buildRequest(args tools.Args) (*http.Request, time.Duration, *tools.Result) {
-	failf := func(format string, a ...any) (*http.Request, time.Duration, *tools.Result) {
+func (h *HTTPRequest) buildRequest(args tools.Args) (*http.Request, limits, *tools.Result) {
+	failf := func(format string, a ...any) (*http.Request, limits, *tools.Result) {
 		r := tools.Fail(format, a...)
-		return nil, 0, &r
+		return nil, limits{}, &r
 	}
 	raw := strings.TrimSpace(args.String("url"))
 	if raw == "" {
@@ -283,7 +295,7 @@ func (h *HTTPRequest) buildRequest(args tools.Args) (*http.Request, time.Duratio
 	}
 	if err := h.policy.CheckURL(u); err != nil {
 		r := tools.Fail("%v", err).WithMeta("blocked", true)
-		return nil, 0, &r
+		return nil, limits{}, &r
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 
@@ -296,14 +308,15 @@ func (h *HTTPRequest) buildRequest(args tools.Args) (*http.Request, time.Duratio
 		return failf("A HEAD request cannot carry a body; use POST, PUT or PATCH to send one.")
 	}
 
-	timeout := seconds(h.cfg.Timeout)
+	lim := limits{timeout: seconds(h.cfg.Timeout), max: h.cfg.MaxTimeout}
 	if t, ok, err := args.Float("timeout"); err != nil {
 		return failf("%v.", err)
 	} else if ok {
 		if t <= 0 {
 			return failf("Parameter 'timeout' must be a positive number of seconds, got %g.", t)
 		}
-		timeout = seconds(min(t, h.cfg.MaxTimeout))
+		lim.asked = t
+		lim.timeout = seconds(min(t, h.cfg.MaxTimeout))
 	}
 
 	var reader io.Reader
@@ -349,45 +362,7 @@ func (h *HTTPRequest) buildRequest(args tools.Args) (*http.Request, time.Duratio
 			req.Header.Set("Content-Type", "text/plain; charset=utf-8")
 		}
 	}
-	return req, timeout, nil
-}
-
-// failure turns a client error into a failed result that says what
-// happened in words a model (and a person) can act on.
-// current is the URL being fetched when err happened and previous the one
-// that redirected to it, if any.
-func (h *HTTPRequest) failure(parent context.Context, err error, requested, current, previous string, timeout time.Duration) tools.Result {
-	var blocked *BlockedError
-	if errors.As(err, &blocked) {
-		if blocked.URL == "" && blocked.From == "" {
-			blocked.URL, blocked.From = current, previous
-		}
-		return tools.Fail("%v", blocked).WithMeta("blocked", true).WithMeta("url", requested)
-	}
-	if parent.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
-		return tools.Fail("The request to %s timed out after %gs without an answer. Try again later or pass a larger 'timeout' (at most %g).", current, timeout.Seconds(), h.cfg.MaxTimeout).
-			WithMeta("url", requested)
-	}
-	return tools.Fail("The request to %s failed: %v", current, unwrapURLError(err)).WithMeta("url", requested)
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// unwrapURLError drops the "Get \"URL\": " prefix of a *url.Error (the
-// message names the URL already) and the "dial tcp" noise of an *OpError.
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		return oe.Err
-	}
-	return err
+	return req, lim, nil
 }
 
 // validHeaderName reports whether s is an HTTP token (RFC 9110).

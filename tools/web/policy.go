@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -145,6 +146,9 @@ type BlockedError struct {
 	// AllowListed marks a destination allow_hosts lists that a redirect
 	// from a destination it does not list pointed to.
 	AllowListed bool
+	// Status is the status of the answer that redirected (302), for
+	// redirect refusals; 0 when unknown.
+	Status int
 }
 
 func (e *BlockedError) Error() string {
@@ -156,10 +160,12 @@ func (e *BlockedError) Error() string {
 	b.WriteString("Refused: ")
 	switch {
 	case e.Unsupported:
-		fmt.Fprintf(&b, "%s cannot be fetched: %s. http_request only fetches http:// and https:// URLs.", orUnknown(subject), e.Reason)
+		fmt.Fprintf(&b, "%s cannot be fetched: %s. http_request only fetches http:// and https:// URLs", orUnknown(subject), e.Reason)
+		b.WriteString(e.outcome())
 		return b.String()
 	case e.Numeric:
-		fmt.Fprintf(&b, "%s names its host as %q, a non-standard numeric form that some resolvers read as the address %s. Write IPv4 addresses as four decimal numbers (like 93.184.215.14); the request was not sent.", orUnknown(subject), e.Host, e.Addr)
+		fmt.Fprintf(&b, "%s names its host as %q, a non-standard numeric form that some resolvers read as the address %s. Write IPv4 addresses as four decimal numbers (like 93.184.215.14)", orUnknown(subject), e.Host, e.Addr)
+		b.WriteString(e.outcome())
 		return b.String()
 	case e.Host != "" && e.Host != e.Addr:
 		if subject != "" {
@@ -176,11 +182,28 @@ func (e *BlockedError) Error() string {
 		fmt.Fprintf(&b, "%s points to %s, %s", orUnknown(subject), e.Addr, e.Reason)
 	}
 	if e.AllowListed {
-		b.WriteString(". allow_hosts lists it, but http_request follows a redirect to an allow-listed destination only from another allow-listed one, so that a public site cannot send an approved request, and its body, into this machine or its network; the redirect was not followed. Request that URL directly if it is meant to be fetched.")
+		b.WriteString(". allow_hosts lists it, but http_request follows a redirect to an allow-listed destination only from another allow-listed one, so that a public site cannot send an approved request, and its body, into this machine or its network")
+		b.WriteString(e.outcome())
+		b.WriteString(" Request that URL directly if it is meant to be fetched.")
 		return b.String()
 	}
-	b.WriteString(". http_request does not connect to loopback, private, link-local or other non-public addresses, so that a model cannot reach services on this machine or its network; the request was not sent. If this destination is meant to be reachable, add its host name or address to allow_hosts under [web.http] in the config file.")
+	b.WriteString(". http_request does not connect to loopback, private, link-local or other non-public addresses, so that a model cannot reach services on this machine or its network")
+	b.WriteString(e.outcome())
+	b.WriteString(" If this destination is meant to be reachable, add its host name or address to allow_hosts under [web.http] in the config file.")
 	return b.String()
+}
+
+// outcome says what was sent: nothing at all, or, for a refused redirect,
+// the first request (which the redirect answered) and not the next one.
+func (e *BlockedError) outcome() string {
+	if e.From == "" {
+		return "; the request was not sent."
+	}
+	answer := "a redirect"
+	if e.Status != 0 {
+		answer = fmt.Sprintf("a redirect (HTTP %d %s)", e.Status, http.StatusText(e.Status))
+	}
+	return fmt.Sprintf("; the request to %s was sent and answered with %s, which was not followed: nothing was sent to %s.", e.From, answer, orUnknown(e.URL))
 }
 
 func orUnknown(s string) string {

@@ -38,6 +38,9 @@ type hit struct {
 type backend interface {
 	// name is the service's display name.
 	name() string
+	// where names the service for messages: with its URL when that is
+	// the user's choice (a SearXNG instance, an endpoint override).
+	where() string
 	// search returns at most n hits for query.
 	search(ctx context.Context, c *http.Client, query string, n int) ([]hit, error)
 }
@@ -228,17 +231,22 @@ func formatHits(query string, hits []hit) string {
 	return strings.Join(blocks, "\n\n")
 }
 
-// describeError words a backend failure.
+// describeError words a backend failure, naming the service and, for one
+// the user runs or chose, its URL.
 func (w *WebSearch) describeError(ctx context.Context, err error) string {
 	var api *apiError
-	if errors.As(err, &api) {
+	var done searchFailure
+	switch {
+	case errors.As(err, &api):
 		return api.Error()
+	case errors.As(err, &done):
+		return done.msg
 	}
-	name := w.backend.name()
+	where := w.backend.where()
 	if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
-		return fmt.Sprintf("%s did not answer within %gs. Try again later.", name, w.client.Timeout.Seconds())
+		return fmt.Sprintf("%s did not answer within %gs (timeout under [web.search] in the config). Try again later.", where, w.client.Timeout.Seconds())
 	}
-	return fmt.Sprintf("The search request to %s failed: %v", name, unwrapURLError(err))
+	return fmt.Sprintf("The search request to %s failed: %s.", where, connectionTrouble(err))
 }
 
 // redact removes API keys from text, in case a service echoes one.

@@ -134,7 +134,7 @@ func TestTavilyWireFormat(t *testing.T) {
 
 	bad := newSearch(t, SearchConfig{TavilyAPIKey: "tvly-wrong", TavilyURL: srv.URL + "/search"})
 	r = search(bad, tools.Args{"query": "q"})
-	if r.Success || !strings.Contains(r.Content, "Tavily rejected the request as unauthorized (HTTP 401: Unauthorized: missing or invalid API key.)") ||
+	if r.Success || !strings.Contains(r.Content, "rejected the request as unauthorized (HTTP 401 Unauthorized: Unauthorized: missing or invalid API key.)") ||
 		!strings.Contains(r.Content, "TAVILY_API_KEY") {
 		t.Fatalf("bad key: %q", r.Content)
 	}
@@ -169,17 +169,17 @@ func TestSearchErrorAnswers(t *testing.T) {
 		wantNot string
 	}{
 		{401, nil, `{"error":{"code":"SUBSCRIPTION_TOKEN_INVALID","detail":"The key ` + braveKey + tavilyKey + ` is invalid."}}`,
-			[]string{"rejected the request as unauthorized (HTTP 401: The key <redacted><redacted> is invalid.)"}, ""},
-		{403, nil, "", []string{"rejected the request as unauthorized (HTTP 403)"}, ""},
+			[]string{"rejected the request as unauthorized (HTTP 401 Unauthorized: The key <redacted><redacted> is invalid.)"}, ""},
+		{403, nil, "", []string{" (HTTP 403 Forbidden)."}, ""},
 		{429, http.Header{"Retry-After": {"17"}}, `{"message":"slow down"}`,
-			[]string{"rate-limited the search (HTTP 429: slow down). Retry after 17 seconds."}, ""},
+			[]string{"rate-limited the search (HTTP 429 Too Many Requests: slow down). Retry after 17 seconds."}, ""},
 		{429, http.Header{"X-Ratelimit-Reset": {"3, 86400"}}, "",
-			[]string{"rate-limited the search (HTTP 429). Retry after 3 seconds."}, ""},
+			[]string{"rate-limited the search (HTTP 429 Too Many Requests). Retry after 3 seconds."}, ""},
 		{500, http.Header{"Content-Type": {"text/plain"}}, "database exploded",
-			[]string{"failed on its side (HTTP 500: database exploded). Try again later."}, ""},
+			[]string{"failed on its side (HTTP 500 Internal Server Error: database exploded). Try again later."}, ""},
 		{502, http.Header{"Content-Type": {"text/html"}}, "<html><body>Bad gateway</body></html>",
-			[]string{"failed on its side (HTTP 502). Try again later."}, "<html>"},
-		{422, nil, `{"detail":"query too long"}`, []string{"refused the search (HTTP 422: query too long)."}, ""},
+			[]string{"failed on its side (HTTP 502 Bad Gateway). Try again later."}, "<html>"},
+		{422, nil, `{"detail":"query too long"}`, []string{"refused the search (HTTP 422 Unprocessable Entity: query too long)."}, ""},
 	}
 	for _, b := range backends {
 		for _, a := range answers {
@@ -208,22 +208,69 @@ func TestSearchErrorAnswers(t *testing.T) {
 	}
 }
 
-func TestSearXNGHintsAtDisabledJSON(t *testing.T) {
+// A SearXNG instance that refuses the JSON format (its default) is named
+// by its URL, and the message says what to change in its settings.
+func TestSearXNGThatRefusesJSON(t *testing.T) {
 	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusForbidden)
+		if r.URL.Query().Get("format") == "json" {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, "<html><body>403 Forbidden</body></html>")
+			return
+		}
+		io.WriteString(w, "<html>results</html>")
 	})
-	r := search(newSearch(t, SearchConfig{SearxNGURL: srv.URL}), tools.Args{"query": "x"})
-	if !strings.Contains(r.Content, "add json to search.formats") {
-		t.Fatalf("content = %q", r.Content)
+	r := search(newSearch(t, SearchConfig{SearxNGURL: "http://user:pw-secret@" + strings.TrimPrefix(srv.URL, "http://") + "/?lang=en"}), tools.Args{"query": "x"})
+	want := "SearXNG at " + srv.URL + "/search refused to answer in JSON (HTTP 403 Forbidden). " +
+		"SearXNG answers 403 to format=json when the instance does not allow the JSON format: add json to search.formats in its settings.yml (formats: [html, json]) and restart it. " +
+		"If the instance sits behind authentication, put the credentials in searxng_url (https://user:password@host)."
+	if r.Success || r.Content != want {
+		t.Fatalf("\n got %q\nwant %q", r.Content, want)
+	}
+	assertNoSecret(t, r, "pw-secret")
+
+	// A URL that leads to a web page instead of the instance's API.
+	page := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<!doctype html><title>Welcome to nginx</title>")
+	})
+	r = search(newSearch(t, SearchConfig{SearxNGURL: page.URL}), tools.Args{"query": "x"})
+	if r.Success || !strings.HasPrefix(r.Content, "SearXNG at "+page.URL+"/search answered with a web page instead of JSON results (HTTP 200). Check searxng_url: it should be the instance's base URL") ||
+		!strings.HasSuffix(r.Content, `(detail: Content-Type "text/html": invalid character '<' looking for beginning of value)`) {
+		t.Fatalf("HTML answer: %q", r.Content)
 	}
 
-	html := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, "<!doctype html><title>SearXNG</title>")
+	// The limiter, and an instance that is not running.
+	limited := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
+	r = search(newSearch(t, SearchConfig{SearxNGURL: limited.URL}), tools.Args{"query": "x"})
+	if !strings.Contains(r.Content, "rate-limited the search (HTTP 429 Too Many Requests). Wait before searching again. SearXNG's limiter turns away clients it takes for bots") {
+		t.Errorf("limiter: %q", r.Content)
+	}
+	down := limited.URL
+	limited.Close()
+	r = search(newSearch(t, SearchConfig{SearxNGURL: down}), tools.Args{"query": "x"})
+	if !strings.HasPrefix(r.Content, "The search request to SearXNG at "+down+"/search failed: the connection was refused: nothing listens on that port (") {
+		t.Errorf("down: %q", r.Content)
+	}
+}
+
+// Titles and snippets lose their markup but keep text that only looks
+// like it: entities are decoded, real tags removed, raw angle brackets kept.
+func TestSearchResultsKeepAngleBrackets(t *testing.T) {
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"results":[
+			{"title":"std::vector&lt;int&gt; &amp; friends","url":"https://a.example/","content":"Use <span class=\"highlight\">vector</span>&lt;int&gt;.<br>Fast &quot;enough&quot;"},
+			{"title":"std::vector<int> reference","url":"https://b.example/","content":"if a<b then Map<String, List<T>>"},
+			{"title":"<strong>Go</strong> generics: <em>type</em> parameters","url":"https://c.example/","content":"1 < 2 &amp;&amp; 3 > 2"}
+		]}`)
 	})
-	r = search(newSearch(t, SearchConfig{SearxNGURL: html.URL}), tools.Args{"query": "x"})
-	if r.Success || !strings.Contains(r.Content, `not its JSON API (Content-Type "text/html"`) {
-		t.Fatalf("HTML answer: %q", r.Content)
+	r := search(newSearch(t, SearchConfig{SearxNGURL: srv.URL}), tools.Args{"query": "vector"})
+	want := "1. std::vector<int> & friends\n   https://a.example/\n   Use vector<int>. Fast \"enough\"\n\n" +
+		"2. std::vector<int> reference\n   https://b.example/\n   if a<b then Map<String, List<T>>\n\n" +
+		"3. Go generics: type parameters\n   https://c.example/\n   1 < 2 && 3 > 2"
+	if !r.Success || r.Content != want {
+		t.Fatalf("\n got %q\nwant %q", r.Content, want)
 	}
 }
 

@@ -14,10 +14,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-// mcpWait bounds how long a headless command waits for MCP servers before
-// going on with those that are ready.
-const mcpWait = 30 * time.Second
-
 // mcpConfig is the [[mcp.servers]] part of the configuration, validated by
 // config.Load.
 func (a *app) mcpConfig() (mcp.Config, error) {
@@ -64,15 +60,30 @@ func (a *app) startMCP(ctx context.Context, env *environment, wait bool, logTo i
 	m.Start()
 	a.closers = append(a.closers, func() { m.Close() })
 	if wait {
-		wctx, cancel := context.WithTimeout(ctx, mcpWait)
-		err := m.WaitReady(wctx)
+		// Each server's first attempt ends within its own start timeout
+		// (start_timeout in the config), which bounds this wait.
+		wctx, cancel := context.WithTimeout(ctx, m.StartWait())
+		var err error
+		if isTerminal(a.io.Err) && logTo != io.Discard {
+			p := newMCPProgress(a.io.Err)
+			err = m.WaitReadyReporting(wctx, func(starting []mcp.ServerStatus) { p.update(starting, false) })
+			p.update(nil, false)
+		} else {
+			err = m.WaitReady(wctx)
+		}
 		cancel()
 		if err != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		for _, s := range m.Status() {
-			if s.State == mcp.StateFailed && logTo != io.Discard {
-				fmt.Fprintf(logTo, "note: MCP server %s is not available: %s\n", s.Name, safe.Text(s.Reason))
+			if logTo == io.Discard {
+				break
+			}
+			switch s.State {
+			case mcp.StateFailed:
+				fmt.Fprintf(logTo, "note: MCP server %s is not available, so its tools are left out: %s\n", s.Name, safe.Text(s.Reason))
+			case mcp.StateStarting:
+				fmt.Fprintf(logTo, "note: MCP server %s has not finished starting, so its tools are left out (%s)\n", s.Name, safe.Text(s.Waiting(time.Now())))
 			}
 		}
 	}

@@ -26,9 +26,11 @@ func (m *model) waitMCP() tea.Cmd {
 	}
 }
 
-// mcpChanged rebuilds the tools so enabled MCP tools follow their servers;
-// during a run it waits for the run to end.
+// mcpChanged tells the transcript about servers that failed or came back,
+// and rebuilds the tools so enabled MCP tools follow their servers; during
+// a run the rebuild waits for the run to end.
 func (m *model) mcpChanged() tea.Cmd {
+	m.noteMCPOutages()
 	if m.running {
 		m.mcpDirty = true
 		return m.waitMCP()
@@ -71,4 +73,40 @@ func (m *model) mcpRows(enabled map[string]bool) []toolRow {
 		}
 	}
 	return rows
+}
+
+// noteMCPOutages says in the transcript, once per outage, that a server
+// failed (why, and where to look), and that it is back when it recovers:
+// without it a failed server shows only in the Tools tab, and its tools
+// just go missing. A server restarting in a loop is told about once.
+func (m *model) noteMCPOutages() {
+	if m.opts.MCP == nil {
+		return
+	}
+	if m.mcpDown == nil {
+		m.mcpDown = map[string]bool{}
+	}
+	for _, s := range m.opts.MCP.Status() {
+		switch {
+		case s.State == mcp.StateFailed && !m.mcpDown[s.Name]:
+			m.mcpDown[s.Name] = true
+			m.mcpNote(fmt.Sprintf("MCP server '%s' failed: %s. Its tools are unavailable while jarvis restarts it; "+
+				"the Tools tab (F3) shows its state, and `jarvis mcp tools %s` in a shell starts it alone and shows the whole error.",
+				s.Name, strings.TrimSuffix(s.Reason, "."), s.Name), true)
+		case s.State == mcp.StateReady && m.mcpDown[s.Name]:
+			delete(m.mcpDown, s.Name)
+			m.mcpNote(fmt.Sprintf("MCP server '%s' is back, with %s.", s.Name, format.Count(len(s.Tools), "tool")), false)
+		}
+	}
+}
+
+// mcpNote adds a note where the transcript is being written: to the reply
+// in progress during a run, else after the last item.
+func (m *model) mcpNote(text string, isErr bool) {
+	text = safe.Text(text)
+	if m.running && m.current != nil {
+		m.current.note(text, isErr)
+		return
+	}
+	m.addNote(text, isErr)
 }

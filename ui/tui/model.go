@@ -93,6 +93,7 @@ type model struct {
 	mcpChanges <-chan struct{}
 	mcpStop    func()
 	mcpDirty   bool
+	mcpDown    map[string]bool // servers whose failure the transcript was told (mcp.go)
 
 	running   bool
 	runID     string

@@ -226,3 +226,7 @@ func TestPNG() []byte {
 	}
 	return buf.Bytes()
 }
+
+// KillSelf ends the calling process with SIGKILL (where there are
+// signals), for tests of a server killed from outside.
+func KillSelf() error { return killSelf() }

@@ -5,10 +5,12 @@
 //	mcptest -http 127.0.0.1:0      # HTTP; prints the endpoint URL on stdout
 //
 // A few flags make it misbehave on purpose, for the client's failure tests:
-// -exit-at-start exits before answering anything, -hang reads requests and
-// never answers, -spawn-child starts a helper process that would outlive a
-// careless client, and -pidfile records the process ids to check for
-// orphans.
+// -exit-at-start exits before answering anything, -kill-at-start has the
+// process killed by SIGKILL, -hang reads requests and never answers,
+// -stdout prints a line on stdout before serving (as a server that logs to
+// the wrong stream does), -spawn-child starts a helper process that would
+// outlive a careless client, and -pidfile records the process ids to check
+// for orphans.
 package main
 
 import (
@@ -42,6 +44,8 @@ func run(args []string) int {
 	spawnChild := fs.Bool("spawn-child", false, "start a helper process that sleeps until killed")
 	exitAtStart := fs.Int("exit-at-start", 0, "exit at once with this status (non-zero), writing a reason to stderr")
 	hang := fs.Bool("hang", false, "read requests but never answer them")
+	killAtStart := fs.Bool("kill-at-start", false, "write a reason to stderr, then kill this process with SIGKILL")
+	stdoutLine := fs.String("stdout", "", "print this line on stdout before serving (stdio only)")
 	idle := fs.Bool("idle", false, "do nothing until killed (the helper of -spawn-child)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -53,6 +57,13 @@ func run(args []string) int {
 	case *exitAtStart != 0:
 		fmt.Fprintf(os.Stderr, "mcptest: exiting at start with status %d as asked\n", *exitAtStart)
 		return *exitAtStart
+	case *killAtStart:
+		fmt.Fprintln(os.Stderr, "mcptest: allocating far too much memory")
+		if err := mcptest.KillSelf(); err != nil {
+			fmt.Fprintf(os.Stderr, "mcptest: %v\n", err)
+			return 1
+		}
+		select {} // the signal is on its way
 	}
 
 	pids := []string{fmt.Sprint(os.Getpid())}
@@ -81,6 +92,9 @@ func run(args []string) int {
 		select {} // even after stdin closes: only a signal ends a hung server
 	}
 
+	if *stdoutLine != "" {
+		fmt.Println(*stdoutLine)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := mcptest.NewServer(mcptest.Options{Name: *name, ProcessControl: true})
