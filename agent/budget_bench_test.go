@@ -12,8 +12,8 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/tools/compute"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
+	"github.com/jarvis-workbench/jarvis/tools/compute"
 )
 
 // BenchmarkBudget2000Messages23Tools measures what the Context tab and
