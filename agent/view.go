@@ -88,6 +88,9 @@ type ModelView struct {
 	toolTokens map[string]int
 	// cuts remembers how each oversized result was cut (see cutFor).
 	cuts map[cutKey]string
+	// rendered holds tools' costs measured on the server's rendering (see
+	// MeasureToolCosts).
+	rendered map[renderedKey]int
 	// families caches each model's family, which sets what an image
 	// costs it (asked only once a request carries images).
 	families map[string]string
@@ -102,7 +105,7 @@ func NewModelView(eng engine.InferenceEngine, model string, opts ViewOptions) *M
 	if opts.CompactAt <= 0 || opts.CompactAt > 1 {
 		opts.CompactAt = DefaultCompactAt
 	}
-	return &ModelView{eng: eng, opts: opts, model: model, ratio: map[string]float64{}, toolTokens: map[string]int{}, families: map[string]string{}, cuts: map[cutKey]string{}}
+	return &ModelView{eng: eng, opts: opts, model: model, ratio: map[string]float64{}, toolTokens: map[string]int{}, families: map[string]string{}, cuts: map[cutKey]string{}, rendered: map[renderedKey]int{}}
 }
 
 // Options returns the view's options.
@@ -443,9 +446,12 @@ func isResult(m engine.Message) bool {
 const observationPrefix = "Observation: "
 
 func (v *ModelView) toolEstimate(d engine.ToolDef) int {
-	key := d.Name + "\x00" + d.Description
+	key := toolKey(d)
 	v.mu.Lock()
-	n, ok := v.toolTokens[key]
+	n, ok := v.rendered[renderedKey{model: v.model, tool: key}]
+	if !ok {
+		n, ok = v.toolTokens[key]
+	}
 	v.mu.Unlock()
 	if ok {
 		return n

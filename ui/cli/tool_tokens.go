@@ -64,14 +64,9 @@ func (a *app) countToolTokens(ctx context.Context, list []tools.Tool) (toolCosts
 	if out.Model == "" {
 		return out, nil
 	}
-	r, ok := env.engine.(engine.Renderer)
-	if !ok {
-		return out, nil
-	}
 	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	base := engine.ChatRequest{Model: env.model, Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}}
-	without, err := r.RenderPrompt(rctx, base)
+	costs, err := view.MeasureToolCosts(rctx, defs)
 	switch {
 	case errors.Is(err, engine.ErrUnsupported):
 		return out, nil
@@ -82,13 +77,7 @@ func (a *app) countToolTokens(ctx context.Context, list []tools.Tool) (toolCosts
 		return out, failErr("rendering the prompt for %s: %v", out.Model, err)
 	}
 	for i, d := range defs {
-		req := base
-		req.Tools = []engine.ToolDef{d}
-		with, err := r.RenderPrompt(rctx, req)
-		if err != nil {
-			return out, failErr("rendering the prompt for %s with %s: %v", out.Model, d.Name, err)
-		}
-		out.Tools[i].Schema = max(agent.EstimateTokens(with)-agent.EstimateTokens(without), 0)
+		out.Tools[i].Schema = costs[d.Name]
 	}
 	out.Rendered = true
 	out.Note = "jarvis's estimate of what each tool adds to the prompt as " + out.Model + "'s chat template renders it"

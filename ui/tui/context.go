@@ -81,6 +81,15 @@ func (m *model) refreshContext(render bool) tea.Cmd {
 		if errors.Is(out.renderErr, engine.ErrUnsupported) {
 			out.unsupported, out.renderErr = true, nil
 		}
+		if out.renderErr == nil && !out.unsupported && len(in.Tools) > 0 && !view.ToolCostsMeasured(in.Tools) {
+			// The tools' costs as this model's template renders them, once:
+			// then the budget counts what the model reads, not the JSON.
+			if _, err := view.MeasureToolCosts(ctx, in.Tools); err == nil {
+				if _, b, err := view.Prepare(ctx, in); err == nil {
+					out.budget = b
+				}
+			}
+		}
 		return out
 	}
 }
@@ -93,6 +102,7 @@ func (m *model) applyContext(msg contextMsg) {
 	m.ctab.err = msg.err
 	if msg.err == nil {
 		m.ctab.budget, m.ctab.have = msg.budget, true
+		m.countToolTokens() // measured costs may have come with it
 	}
 	if msg.withRender {
 		m.ctab.rendered, m.ctab.renderErr, m.ctab.unsupported, m.ctab.renderedAt = msg.rendered, msg.renderErr, msg.unsupported, m.now()
