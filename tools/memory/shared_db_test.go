@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,8 @@ func TestMain(m *testing.M) {
 }
 
 // indexChild indexes DIR into DB, saying "started" when its first batch
-// is committed and "done" at the end.
+// is committed, "batch MS" after each batch with how long it took, and
+// "done" at the end.
 func indexChild(spec string) int {
 	dbPath, dir, _ := strings.Cut(spec, "|")
 	db, err := store.New(dbPath, "memory index")
@@ -45,11 +47,18 @@ func indexChild(spec string) int {
 		return 1
 	}
 	said := false
+	last := time.Now()
 	_, err = IndexPath(context.Background(), s, dir, IndexOptions{Progress: func(p Progress) {
-		if !said && p.Files > 0 {
+		if p.Files == 0 {
+			last = time.Now() // the tree is listed: the first batch starts
+			return
+		}
+		if !said {
 			said = true
 			fmt.Println("started")
 		}
+		fmt.Println("batch", time.Since(last).Milliseconds())
+		last = time.Now()
 	}})
 	if err != nil {
 		fmt.Println("error", err)
@@ -96,9 +105,9 @@ func textTree(t testing.TB, size int) string {
 
 // saveDuringIndex starts another process indexing a tree of size bytes
 // into a database, saves one chat message every 100 ms from this one until
-// the index ends, and returns how long each save waited for the file and
-// the session's id.
-func saveDuringIndex(t testing.TB, size int) (waits []time.Duration, db *store.DB, sessionID string, saved int) {
+// the index ends, and returns how long each save waited for the file, the
+// longest batch the index took, and the session's id.
+func saveDuringIndex(t testing.TB, size int) (waits []time.Duration, longest time.Duration, db *store.DB, sessionID string, saved int) {
 	t.Helper()
 	dir := textTree(t, size)
 	dbPath := filepath.Join(t.TempDir(), "jarvis.db")
@@ -140,6 +149,11 @@ func saveDuringIndex(t testing.TB, size int) (waits []time.Duration, db *store.D
 	for done := false; !done; {
 		select {
 		case l := <-lines:
+			if ms, ok := strings.CutPrefix(l, "batch "); ok {
+				n, _ := strconv.Atoi(ms)
+				longest = max(longest, time.Duration(n)*time.Millisecond)
+				continue
+			}
 			if l != "done" {
 				t.Fatalf("the indexing process said %q", l)
 			}
@@ -157,17 +171,21 @@ func saveDuringIndex(t testing.TB, size int) (waits []time.Duration, db *store.D
 	if err := child.Wait(); err != nil {
 		t.Fatalf("the indexing process: %v", err)
 	}
-	return waits, db, sess.ID, saved
+	return waits, longest, db, sess.ID, saved
 }
 
 // A long index in one process and a chat saving a message every 100 ms in
 // another: every message is in the database afterwards, and no save waits
-// long (the bound here is generous; BenchmarkSaveWhileIndexing measures).
+// more than a second. A save waits for at most the batch in progress and
+// its own write; on a machine so loaded that one batch of the index takes
+// longer than that (batches aim at a quarter of a second, measured on the
+// machine), the bound is two batches. BenchmarkSaveWhileIndexing measures
+// the waits.
 func TestChatSavesWhileAnotherProcessIndexes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes several megabytes in another process")
 	}
-	waits, db, id, saved := saveDuringIndex(t, 6<<20)
+	waits, longest, db, id, saved := saveDuringIndex(t, 6<<20)
 	defer db.Close()
 	if saved < 5 {
 		t.Fatalf("the index ended after %d saves: too short to show anything", saved)
@@ -184,8 +202,9 @@ func TestChatSavesWhileAnotherProcessIndexes(t *testing.T) {
 			t.Fatalf("message %d is %q", i+1, m.Content)
 		}
 	}
-	if worst := slices.Max(waits); worst > time.Second {
-		t.Fatalf("a save waited %s for the indexing process (waits: %v)", worst, waits)
+	bound := max(time.Second, 2*longest)
+	if worst := slices.Max(waits); worst > bound {
+		t.Fatalf("a save waited %s for the indexing process, whose longest batch took %s (waits: %v)", worst, longest, waits)
 	}
 }
 
@@ -194,7 +213,7 @@ func TestChatSavesWhileAnotherProcessIndexes(t *testing.T) {
 func BenchmarkSaveWhileIndexing(b *testing.B) {
 	var all []time.Duration
 	for range b.N {
-		waits, db, _, _ := saveDuringIndex(b, 12<<20)
+		waits, _, db, _, _ := saveDuringIndex(b, 12<<20)
 		db.Close()
 		all = append(all, waits...)
 	}

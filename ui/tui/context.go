@@ -186,7 +186,7 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 	m.compacting = false
 	m.status = ""
 	if msg.err != nil {
-		m.addNote(msg.err.Error(), !errors.Is(msg.err, agent.ErrNothingToCompact))
+		m.addNote(sentence(msg.err.Error()), !errors.Is(msg.err, agent.ErrNothingToCompact))
 		return nil
 	}
 	if m.running {
@@ -227,6 +227,15 @@ func groupInt(n int) string {
 	s := strconv.Itoa(n)
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// sentence gives an error's text the capital a note starts with (Go's
+// errors start in lower case).
+func sentence(s string) string {
+	for i, r := range s {
+		return strings.ToUpper(string(r)) + s[i+len(string(r)):]
 	}
 	return s
 }
