@@ -23,6 +23,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // Defaults for HTTPConfig and SearchConfig fields left at zero.
@@ -112,7 +114,7 @@ func (c Config) Check(report func(key, problem, fix string)) {
 			continue
 		}
 		if _, err := serviceURL(u.key, u.raw); err != nil {
-			report("search."+u.key, strings.TrimPrefix(err.Error(), "[web.search] "), "write the service's address as an absolute URL, e.g. http://localhost:8888")
+			report("search."+u.key, fmt.Sprintf("%q is not an http:// or https:// URL", tools.RedactURL(u.raw)), "write the service's address as an absolute URL, e.g. http://localhost:8888")
 		}
 	}
 	if badSeconds(s.Timeout) {
@@ -138,7 +140,13 @@ func (c HTTPConfig) check(report func(key, problem, fix string)) {
 	}
 	for _, entry := range c.AllowHosts {
 		if _, err := NewPolicy([]string{entry}); err != nil {
-			report("allow_hosts", strings.TrimPrefix(err.Error(), "[web.http] "), "")
+			msg := strings.TrimPrefix(err.Error(), "[web.http] ")
+			if strings.ContainsAny(entry, "@?#") || strings.Contains(entry, "://") {
+				// Written as a URL, it may carry credentials, which the
+				// parser's own words would quote.
+				msg = fmt.Sprintf("allow_hosts entry %q must be a host name, an address or a network, not a URL", tools.RedactURL(entry))
+			}
+			report("allow_hosts", msg, "")
 		}
 	}
 }

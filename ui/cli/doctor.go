@@ -61,7 +61,7 @@ func (a *app) doctor(ctx context.Context) error {
 	cfg, problems := config.Read(a.globalConfigFlags())
 	if len(problems) > 0 {
 		for _, p := range problems {
-			add(check{name: "config", detail: p.Where() + ": " + p.Detail(), fix: p.Fix})
+			add(check{name: "config", detail: strings.TrimPrefix(p.Where(), "config ") + ": " + p.Detail(), fix: p.Fix})
 		}
 		return silentFail
 	}

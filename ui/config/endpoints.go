@@ -136,7 +136,7 @@ func checkEndpoints(c *Config, r *report) {
 			r.at(at+".host", "every endpoint needs a host", `add its base URL, e.g. host = "http://gpu-box:8000/v1"`)
 		case known:
 			if _, err := ParseServerHost(ep.Engine, ep.Host); err != nil {
-				r.at(at+".host", err.Error(), "")
+				r.at(at+".host", hideURL(err.Error(), ep.Host), "")
 			}
 		}
 		if ep.Engine == EngineOllama && ep.APIKey != "" {

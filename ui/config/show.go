@@ -48,6 +48,24 @@ type shower struct {
 	out []Setting
 }
 
+// source says where the value at path came from; a value inside one the
+// file set as a whole (a key of [tool.NAME.parameters]) is located at its
+// own line.
+func (s *shower) source(path string) string {
+	if src, ok := s.c.sources[path]; ok {
+		return src
+	}
+	for p := parentPath(path); p != ""; p = parentPath(p) {
+		if src, ok := s.c.sources[p]; ok {
+			if strings.HasPrefix(src, "config ") {
+				return s.c.fileSource(path)
+			}
+			return src
+		}
+	}
+	return "default"
+}
+
 func (s *shower) add(key, value, source string) {
 	s.out = append(s.out, Setting{Key: key, Value: value, Source: source})
 }
@@ -76,36 +94,36 @@ var display map[string]func(s *shower, v reflect.Value, key, path string)
 func init() {
 	display = map[string]func(s *shower, v reflect.Value, key, path string){
 		"model": func(s *shower, v reflect.Value, key, path string) {
-			s.add(key, orNone(s.c.Model, "(ask the server: the first model with tool support)"), s.c.Source(path))
+			s.add(key, orNone(s.c.Model, "(ask the server: the first model with tool support)"), s.source(path))
 		},
 		"engine": func(s *shower, _ reflect.Value, key, path string) {
-			s.add(key, s.c.EngineName(), s.c.Source(path))
+			s.add(key, s.c.EngineName(), s.source(path))
 		},
 		"host": func(s *shower, _ reflect.Value, key, path string) {
-			s.add(key, s.shown("host", s.c.HostOrDefault()), s.c.Source(path))
+			s.add(key, s.shown("host", s.c.HostOrDefault()), s.source(path))
 		},
 		"api_key": func(s *shower, _ reflect.Value, key, path string) {
-			src := s.c.Source(path)
+			src := s.source(path)
 			if s.c.APIKey == "" && os.Getenv(EnvAPIKey) != "" {
 				src = "env " + EnvAPIKey
 			}
 			s.add(key, keySetting(s.c.APIKey, true), src)
 		},
 		"tools": func(s *shower, _ reflect.Value, key, path string) {
-			s.add(key, orNone(strings.Join(s.c.Tools, ","), "(none)"), s.c.Source(path))
+			s.add(key, orNone(strings.Join(s.c.Tools, ","), "(none)"), s.source(path))
 		},
 		"system": func(s *shower, _ reflect.Value, key, path string) {
-			s.add(key, orNone(s.shown("system", s.c.System), "(the agent's own)"), s.c.Source(path))
+			s.add(key, orNone(s.shown("system", s.c.System), "(the agent's own)"), s.source(path))
 		},
 		"db": func(s *shower, _ reflect.Value, key, path string) {
-			s.add(key, orNone(s.c.DB, store.DefaultPath()), s.c.Source(path))
+			s.add(key, orNone(s.c.DB, store.DefaultPath()), s.source(path))
 		},
 		"options.num_ctx": func(s *shower, _ reflect.Value, key, path string) {
 			if s.c.Options.NumCtx == 0 {
 				s.add(key, "(the server's window for the model, else min(its maximum, 4096))", "default")
 				return
 			}
-			s.add(key, strconv.Itoa(s.c.Options.NumCtx), s.c.Source(path))
+			s.add(key, strconv.Itoa(s.c.Options.NumCtx), s.source(path))
 		},
 		"prices.*":             showPrice,
 		"endpoints.*.prices.*": showPrice,
@@ -118,12 +136,12 @@ func init() {
 		"mcp.servers.*.headers.*": showHidden,
 		"mcp.servers.*.url": func(s *shower, v reflect.Value, key, path string) {
 			if u := v.String(); u != "" {
-				s.add(key, tools.RedactURL(u), s.c.Source(path))
+				s.add(key, tools.RedactURL(u), s.source(path))
 			}
 		},
 		"mcp.servers.*.args": func(s *shower, v reflect.Value, key, path string) {
 			if args := v.Interface().([]string); len(args) > 0 {
-				s.add(key, strings.Join(redactCommandArgs(args), " "), s.c.Source(path))
+				s.add(key, strings.Join(redactCommandArgs(args), " "), s.source(path))
 			}
 		},
 		"web.search.searxng_url":    envFallback(web.EnvSearxNGURL, false),
@@ -177,7 +195,7 @@ var defaults = map[string]string{
 	"memory.max_file_bytes":     strconv.Itoa(memorytools.DefaultMaxFileBytes),
 	"context.tool_result_share": "0.25",
 	"context.compact_at":        "0.85",
-	"scheduler.timeout":         tasks.DefaultTimeout.String(),
+	"scheduler.timeout":         strings.TrimSuffix(tasks.DefaultTimeout.String(), "0s"),
 	"endpoints":                 "(none)",
 	"images.max_bytes":          strconv.Itoa(attach.DefaultMaxBytes),
 }
@@ -195,7 +213,7 @@ func (s *shower) value(v reflect.Value, key, path, pattern string, entry bool) {
 	switch {
 	case t == secretType:
 		if !entry || v.String() != "" {
-			s.add(key, keySetting(Secret(v.String()), false), s.c.Source(path))
+			s.add(key, keySetting(Secret(v.String()), false), s.source(path))
 		}
 		return
 	case t.Kind() == reflect.Struct:
@@ -290,7 +308,7 @@ func (s *shower) leaf(v reflect.Value, key, path, pattern string, entry bool) {
 		text = "(none)"
 	}
 	name := pattern[strings.LastIndexByte(pattern, '.')+1:]
-	s.add(key, s.shown(name, text), s.c.Source(path))
+	s.add(key, s.shown(name, text), s.source(path))
 }
 
 // shown is text fit to show as the value of a setting called name: hidden
@@ -323,7 +341,7 @@ func showHidden(s *shower, v reflect.Value, key, path string) {
 // when the file does not.
 func envFallback(env string, secret bool) func(s *shower, v reflect.Value, key, path string) {
 	return func(s *shower, v reflect.Value, key, path string) {
-		val, src := v.String(), s.c.Source(path)
+		val, src := v.String(), s.source(path)
 		if strings.TrimSpace(val) == "" {
 			val = strings.TrimSpace(os.Getenv(env))
 			src = "env " + env

@@ -48,7 +48,7 @@ func checkTop(c *Config, r *report) {
 			if c.EngineName() == EngineOpenAI {
 				fix = "write the server's base URL, e.g. http://127.0.0.1:8080/v1"
 			}
-			r.value("host", err.Error(), fix)
+			r.value("host", hideURL(err.Error(), c.Host), fix)
 		}
 	}
 	if c.EngineName() == EngineOpenAI {
@@ -74,14 +74,26 @@ func checkTop(c *Config, r *report) {
 	}
 }
 
-// toolNames are the names tools and [tool.NAME] may use: the built-in
-// tools. Tools of MCP servers are checked by toolProblem.
+// hideURL replaces raw in msg by its redacted form: a server address
+// quoted in an error may carry credentials.
+func hideURL(msg, raw string) string {
+	if raw == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, raw, tools.RedactURL(raw))
+}
+
+// toolNames are the names tools and [tool.NAME] may use besides those of
+// MCP servers (which toolProblem checks by their server): the built-in
+// tools. A section that defines tools of its own adds their names here.
 func (c *Config) toolNames() []string { return c.builtinTools }
 
 // toolProblem says why name cannot be a tool of this configuration ("":
 // it can). An MCP tool, SERVER__TOOL, is known once its server runs, so
-// only its server is checked.
-func (c *Config) toolProblem(name string) string {
+// only its server is checked: configured, and enabled when running is
+// what the tool is named for (in tools, not in [tool.NAME], whose
+// settings may wait for the server to be enabled again).
+func (c *Config) toolProblem(name string, mustRun bool) string {
 	if slices.Contains(c.toolNames(), name) {
 		return ""
 	}
@@ -90,7 +102,7 @@ func (c *Config) toolProblem(name string) string {
 		switch {
 		case err != nil:
 			return fmt.Sprintf("%q is an MCP tool name (SERVER__TOOL), but %s", name, err)
-		case !s.IsEnabled():
+		case mustRun && !s.IsEnabled():
 			return fmt.Sprintf("%q is a tool of the MCP server %q, which is disabled (enabled = false)", name, server)
 		}
 		return ""
@@ -109,7 +121,7 @@ func (c *Config) toolsFix() string {
 // checkTools checks the names in tools.
 func checkTools(c *Config, r *report) {
 	for _, name := range c.Tools {
-		if p := c.toolProblem(name); p != "" {
+		if p := c.toolProblem(name, true); p != "" {
 			r.value("tools", p, c.toolsFix())
 		}
 	}
@@ -129,7 +141,7 @@ func checkToolSettings(c *Config, r *report) {
 	var reg *tools.Registry
 	for _, name := range names {
 		s, at := c.Tool[name], "tool."+name
-		if p := c.toolProblem(name); p != "" {
+		if p := c.toolProblem(name, false); p != "" {
 			r.at(at, p, c.toolsFix())
 			continue
 		}
