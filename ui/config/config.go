@@ -1,8 +1,10 @@
 // Package config reads jarvis's configuration once, at the edge: defaults,
 // then the TOML file, then environment variables, then flags, each level
 // overriding the one before. It remembers where every value came from so
-// `jarvis config show` can say why a value is what it is, and it reports a
-// bad file with the file, line and key.
+// `jarvis config show` can say why a value is what it is, and it checks
+// the whole configuration at once: every problem, each with its file and
+// line (or the variable or flag) and key and what to do, so that no
+// command starts with a value it would later refuse.
 package config
 
 import (
@@ -346,7 +348,11 @@ func (c *Config) NumCtxSource() string {
 	if c.Options.NumCtx == 0 {
 		return ""
 	}
-	return c.Source("options.num_ctx")
+	src := c.Source("options.num_ctx")
+	if strings.HasPrefix(src, "config ") {
+		return "num_ctx in " + src
+	}
+	return src
 }
 
 // EngineOptions converts [options] for the engine.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -53,7 +54,8 @@ func checkTop(c *Config, r *report) {
 	}
 	if c.EngineName() == EngineOpenAI {
 		if _, err := c.APIKeyValue(); err != nil {
-			if ke, ok := err.(*KeyError); ok {
+			var ke *KeyError
+			if errors.As(err, &ke) {
 				r.value("api_key", fmt.Sprintf("is ${%s}, but %s is not set in the environment", ke.Var, ke.Var),
 					fmt.Sprintf("export %s=..., or write the key in the config", ke.Var))
 			}
