@@ -1,6 +1,7 @@
 package code
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -89,6 +90,45 @@ type DockerConfig struct {
 	// Timeout is the wall-clock limit of one call, container start
 	// included, in seconds.
 	Timeout float64 `toml:"timeout"`
+}
+
+// Check reports the limits of the [code] section that cannot be meant,
+// negative or not a number, each with its key under [code]
+// ("docker.cpus"). Zero is not one of them: it keeps the default, as
+// withDefaults does, which also replaces the ones reported here, so the
+// tools never run with them.
+func (c Config) Check(report func(key, problem, fix string)) {
+	for _, f := range []struct {
+		key   string
+		value int
+		def   string
+	}{
+		{"cpu_seconds", c.CPUSeconds, fmt.Sprint(DefaultCPUSeconds)},
+		{"memory_mb", c.MemoryMB, fmt.Sprint(DefaultMemoryMB)},
+		{"max_processes", c.MaxProcesses, fmt.Sprint(DefaultMaxProcesses)},
+		{"max_file_size_mb", c.MaxFileSizeMB, fmt.Sprint(DefaultMaxFileSizeMB)},
+		{"max_output_bytes", c.MaxOutputBytes, fmt.Sprint(DefaultMaxOutputBytes)},
+		{"session_cpu_seconds", c.SessionCPUSeconds, fmt.Sprintf("%d times cpu_seconds", DefaultSessionCPUFactor)},
+		{"docker.memory_mb", c.Docker.MemoryMB, fmt.Sprint(DefaultDockerMemoryMB)},
+		{"docker.pids_limit", c.Docker.PidsLimit, fmt.Sprint(DefaultDockerPidsLimit)},
+	} {
+		if f.value < 0 {
+			report(f.key, fmt.Sprintf("must be a positive number, got %d", f.value), "leave it out for the default ("+f.def+")")
+		}
+	}
+	for _, f := range []struct {
+		key   string
+		value float64
+		def   float64
+	}{
+		{"timeout", c.Timeout, DefaultTimeout},
+		{"docker.cpus", c.Docker.CPUs, DefaultDockerCPUs},
+		{"docker.timeout", c.Docker.Timeout, DefaultDockerTimeout},
+	} {
+		if f.value < 0 || math.IsNaN(f.value) || math.IsInf(f.value, 0) {
+			report(f.key, fmt.Sprintf("must be a positive number, got %v", f.value), fmt.Sprintf("leave it out for the default (%g)", f.def))
+		}
+	}
 }
 
 // withDefaults returns c with every zero or invalid field replaced by its

@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"regexp"
@@ -126,59 +127,91 @@ var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // naming the entry and what to change.
 func (c Config) Validate() error {
 	var errs []error
+	c.each(func(i int, _, problem string) {
+		where := fmt.Sprintf("mcp.servers[%d]", i)
+		if name := c.Servers[i].Name; name != "" {
+			where += fmt.Sprintf(" (%q)", name)
+		}
+		errs = append(errs, fmt.Errorf("%s: %s", where, problem))
+	})
+	return errors.Join(errs...)
+}
+
+// Check reports the same problems as Validate, each with its key under
+// [mcp] ("servers[1].command"), for a configuration that lists every
+// problem of every section with its line. The problems say what to do,
+// so the fix is empty.
+func (c Config) Check(report func(key, problem, fix string)) {
+	c.each(func(i int, field, problem string) {
+		report(fmt.Sprintf("servers[%d].%s", i, field), problem, "")
+	})
+}
+
+// each calls fn with every problem of every entry, in order: the index of
+// the entry, the key the problem is about, and the problem.
+func (c Config) each(fn func(i int, field, problem string)) {
 	seen := map[string]int{}
 	for i, s := range c.Servers {
-		where := fmt.Sprintf("mcp.servers[%d]", i)
-		if s.Name != "" {
-			where += fmt.Sprintf(" (%q)", s.Name)
-		}
-		for _, problem := range s.problems() {
-			errs = append(errs, fmt.Errorf("%s: %s", where, problem))
+		for _, p := range s.problems() {
+			fn(i, p.field, p.msg)
 		}
 		if s.Name != "" {
 			if j, dup := seen[s.Name]; dup {
-				errs = append(errs, fmt.Errorf("%s: name %q is already used by mcp.servers[%d]; server names must be unique", where, s.Name, j))
+				fn(i, "name", fmt.Sprintf("name %q is already used by mcp.servers[%d]; server names must be unique", s.Name, j))
 			} else {
 				seen[s.Name] = i
 			}
 		}
 	}
-	return errors.Join(errs...)
 }
 
-// problems lists what is wrong with one entry, as phrases that say what to do.
-func (s ServerConfig) problems() []string {
-	var out []string
+// serverProblem is one thing wrong with an entry: the key it is about and
+// a phrase that says what to do.
+type serverProblem struct{ field, msg string }
+
+// problems lists what is wrong with one entry.
+func (s ServerConfig) problems() []serverProblem {
+	var out []serverProblem
+	add := func(field, format string, args ...any) {
+		out = append(out, serverProblem{field, fmt.Sprintf(format, args...)})
+	}
 	switch {
 	case s.Name == "":
-		out = append(out, "name is required (it prefixes the server's tool names, as NAME__TOOL)")
+		add("name", "name is required (it prefixes the server's tool names, as NAME__TOOL)")
 	case !serverNameRE.MatchString(s.Name):
-		out = append(out, fmt.Sprintf("name %q may contain only letters, digits, '_' and '-' (it becomes part of tool names)", s.Name))
+		add("name", "name %q may contain only letters, digits, '_' and '-' (it becomes part of tool names)", s.Name)
 	case strings.Contains(s.Name, "__") || strings.HasSuffix(s.Name, "_"):
-		out = append(out, fmt.Sprintf("name %q must not contain \"__\" or end with '_': \"__\" separates server and tool in tool names", s.Name))
+		add("name", "name %q must not contain \"__\" or end with '_': \"__\" separates server and tool in tool names", s.Name)
 	case len(s.Name) > maxServerNameLen:
-		out = append(out, fmt.Sprintf("name %q is %d characters long; use at most %d so tool names stay within 64", s.Name, len(s.Name), maxServerNameLen))
+		add("name", "name %q is %d characters long; use at most %d so tool names stay within 64", s.Name, len(s.Name), maxServerNameLen)
 	}
 	switch {
 	case s.Command == "" && s.URL == "":
-		out = append(out, "set command (a stdio server) or url (a streamable HTTP server)")
+		add("command", "set command (a stdio server) or url (a streamable HTTP server)")
 	case s.Command != "" && s.URL != "":
-		out = append(out, "set either command (a stdio server) or url (a streamable HTTP server), not both")
+		add("url", "set either command (a stdio server) or url (a streamable HTTP server), not both")
 	case s.URL != "":
 		u, err := url.Parse(s.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			out = append(out, fmt.Sprintf("url %q must be an absolute http:// or https:// URL", RedactURL(s.URL)))
+			add("url", "url %q must be an absolute http:// or https:// URL", RedactURL(s.URL))
 		}
 		if len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
-			out = append(out, "args, env and cwd apply to stdio servers (command) only; remove them or use command instead of url")
+			field := "cwd"
+			switch {
+			case len(s.Args) > 0:
+				field = "args"
+			case len(s.Env) > 0:
+				field = "env"
+			}
+			add(field, "args, env and cwd apply to stdio servers (command) only; remove them or use command instead of url")
 		}
 	default:
 		if len(s.Headers) > 0 {
-			out = append(out, "headers apply to HTTP servers (url) only; remove them or use url instead of command")
+			add("headers", "headers apply to HTTP servers (url) only; remove them or use url instead of command")
 		}
 	}
-	if s.Timeout < 0 {
-		out = append(out, fmt.Sprintf("timeout must be a positive number of seconds, got %v (leave it out for %d)", s.Timeout, DefaultTimeoutSeconds))
+	if s.Timeout < 0 || math.IsNaN(s.Timeout) || math.IsInf(s.Timeout, 0) {
+		add("timeout", "timeout must be a positive number of seconds, got %v (leave it out for %d)", s.Timeout, DefaultTimeoutSeconds)
 	}
 	if s.StartTimeout < 0 {
 		out = append(out, fmt.Sprintf("start_timeout must be a positive number of seconds, got %v (leave it out for %d)", s.StartTimeout, DefaultStartTimeoutSeconds))

@@ -166,3 +166,18 @@ func TestProcessEnvOverrides(t *testing.T) {
 		t.Error("the overridden value is still there")
 	}
 }
+
+// Check reports Validate's problems under the key each is about.
+func TestCheckNamesTheKey(t *testing.T) {
+	cfg := Config{Servers: []ServerConfig{
+		{Name: "a", Command: "x", Headers: map[string]string{"A": "b"}},
+		{Name: "a", URL: "http://h/", Env: map[string]string{"K": "v"}},
+		{Name: "b", URL: "nohost", Timeout: -1},
+	}}
+	var got []string
+	cfg.Check(func(key, problem, fix string) { got = append(got, key) })
+	want := "servers[0].headers servers[1].env servers[1].name servers[2].url servers[2].timeout"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("keys %v, want %s", got, want)
+	}
+}

@@ -17,10 +17,14 @@
 package web
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // Defaults for HTTPConfig and SearchConfig fields left at zero.
@@ -90,25 +94,86 @@ type SearchConfig struct {
 	Timeout float64 `toml:"timeout"`
 }
 
-// withDefaults fills zero fields and checks the rest.
-func (c HTTPConfig) withDefaults() (HTTPConfig, error) {
+// Check reports every value of the [web] section that http_request or
+// web_search would refuse, each with its key under [web] ("http.timeout")
+// and what to do, so that the configuration can list them all before any
+// tool is built.
+func (c Config) Check(report func(key, problem, fix string)) {
+	c.HTTP.check(func(key, problem, fix string) { report("http."+key, problem, fix) })
+	s := c.Search
+	switch strings.ToLower(strings.TrimSpace(s.Backend)) {
+	case "", "searxng", "brave", "tavily":
+	default:
+		report("search.backend", fmt.Sprintf("%q is not a search backend jarvis knows", s.Backend),
+			"use searxng, brave or tavily, or leave it out to use the first one configured")
+	}
+	for _, u := range []struct{ key, raw string }{
+		{"searxng_url", s.SearxNGURL}, {"brave_url", s.BraveURL}, {"tavily_url", s.TavilyURL},
+	} {
+		if strings.TrimSpace(u.raw) == "" {
+			continue
+		}
+		if _, err := serviceURL(u.key, u.raw); err != nil {
+			report("search."+u.key, fmt.Sprintf("%q is not an http:// or https:// URL", tools.RedactURL(u.raw)), "write the service's address as an absolute URL, e.g. http://localhost:8888")
+		}
+	}
+	if badSeconds(s.Timeout) {
+		report("search.timeout", fmt.Sprintf("must be a positive number of seconds, got %v", s.Timeout), fmt.Sprintf("leave it out for %d", DefaultSearchTimeout))
+	}
+}
+
+// check reports what withDefaults refuses, keys relative to [web.http].
+func (c HTTPConfig) check(report func(key, problem, fix string)) {
 	if c.MaxBytes < 0 {
-		return c, fmt.Errorf("[web.http] max_bytes must be positive, got %d", c.MaxBytes)
+		report("max_bytes", fmt.Sprintf("must be a positive number of bytes, got %d", c.MaxBytes), fmt.Sprintf("leave it out for %d (1 MiB)", DefaultMaxBytes))
+	}
+	if badSeconds(c.Timeout) {
+		report("timeout", fmt.Sprintf("must be a positive number of seconds, got %v", c.Timeout), fmt.Sprintf("leave it out for %d", DefaultTimeout))
+	}
+	if badSeconds(c.MaxTimeout) {
+		report("max_timeout", fmt.Sprintf("must be a positive number of seconds, got %v", c.MaxTimeout), fmt.Sprintf("leave it out for %d", DefaultMaxTimeout))
+	}
+	if !badSeconds(c.Timeout) && !badSeconds(c.MaxTimeout) && c.Timeout > 0 {
+		if maxT := cmp.Or(c.MaxTimeout, DefaultMaxTimeout); c.Timeout > maxT {
+			report("timeout", fmt.Sprintf("%gs is larger than max_timeout (%gs)", c.Timeout, maxT), "lower timeout or raise max_timeout")
+		}
+	}
+	for _, entry := range c.AllowHosts {
+		if _, err := NewPolicy([]string{entry}); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "[web.http] ")
+			if strings.ContainsAny(entry, "@?#") || strings.Contains(entry, "://") {
+				// Written as a URL, it may carry credentials, which the
+				// parser's own words would quote.
+				msg = fmt.Sprintf("allow_hosts entry %q must be a host name, an address or a network, not a URL", tools.RedactURL(entry))
+			}
+			report("allow_hosts", msg, "")
+		}
+	}
+}
+
+// badSeconds reports a number of seconds that cannot be meant: negative,
+// or not a number (TOML has inf and nan).
+func badSeconds(s float64) bool { return s < 0 || math.IsNaN(s) || math.IsInf(s, 0) }
+
+// withDefaults fills zero fields and refuses what check reports.
+func (c HTTPConfig) withDefaults() (HTTPConfig, error) {
+	var first error
+	c.check(func(key, problem, _ string) {
+		if first == nil && key != "allow_hosts" { // NewPolicy reports those itself
+			first = fmt.Errorf("[web.http] %s %s", key, problem)
+		}
+	})
+	if first != nil {
+		return c, first
 	}
 	if c.MaxBytes == 0 {
 		c.MaxBytes = DefaultMaxBytes
-	}
-	if c.Timeout < 0 || c.MaxTimeout < 0 {
-		return c, fmt.Errorf("[web.http] timeout and max_timeout must be positive numbers of seconds")
 	}
 	if c.MaxTimeout == 0 {
 		c.MaxTimeout = DefaultMaxTimeout
 	}
 	if c.Timeout == 0 {
 		c.Timeout = min(DefaultTimeout, c.MaxTimeout)
-	}
-	if c.Timeout > c.MaxTimeout {
-		return c, fmt.Errorf("[web.http] timeout (%gs) is larger than max_timeout (%gs)", c.Timeout, c.MaxTimeout)
 	}
 	if strings.TrimSpace(c.UserAgent) == "" {
 		c.UserAgent = DefaultUserAgent

@@ -135,8 +135,9 @@ your approval.`,
 		SilenceErrors: true,
 		Args:          argsUsage(cobra.NoArgs),
 		Annotations:   map[string]string{ownsTerminal: "yes"},
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.guardStdout(cmd)
+			return a.refuseBadConfig(cmd)
 		},
 	}
 	var chat chatFlags

@@ -24,7 +24,10 @@ func (a *app) doctorCommand() *cobra.Command {
 		Long: `Check everything jarvis needs, and say how to fix what fails: the config
 file, the model server (Ollama, or an OpenAI-compatible server with
 --engine openai) and every configured endpoint, the model, its tool
-support, and the database. Exit status 1 when a check fails.`,
+support, and the database. Each problem of the configuration is a failed
+check of its own, with its file, line and fix; while there are any, the
+other checks wait (every other command refuses to run). Exit status 1 when a
+check fails.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.doctor(cmd.Context())
@@ -53,6 +56,16 @@ func (a *app) doctor(ctx context.Context) error {
 			fmt.Fprintf(a.io.Out, "  %s fix: %s\n", strings.Repeat(" ", 9), c.fix)
 		}
 	}
+	// Every problem of the configuration, each on its own line with its
+	// fix: every other command refuses to run until they are fixed.
+	cfg, problems := config.Read(a.globalConfigFlags())
+	if len(problems) > 0 {
+		for _, p := range problems {
+			add(check{name: "config", detail: strings.TrimPrefix(p.Where(), "config ") + ": " + p.Detail(), fix: p.Fix})
+		}
+		return silentFail
+	}
+	a.cfg = cfg
 	env, err := a.environment()
 	if err != nil {
 		add(check{name: "config", detail: err.Error(), fix: "correct the file named above, or run with --config pointing at a good one"})

@@ -1,8 +1,10 @@
 // Package config reads jarvis's configuration once, at the edge: defaults,
 // then the TOML file, then environment variables, then flags, each level
 // overriding the one before. It remembers where every value came from so
-// `jarvis config show` can say why a value is what it is, and it reports a
-// bad file with the file, line and key.
+// `jarvis config show` can say why a value is what it is, and it checks
+// the whole configuration at once: every problem, each with its file and
+// line (or the variable or flag) and key and what to do, so that no
+// command starts with a value it would later refuse.
 package config
 
 import (
@@ -10,9 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -22,10 +23,10 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	"github.com/jarvis-workbench/jarvis/tools/channels"
 	"github.com/jarvis-workbench/jarvis/tools/code"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
-	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	"github.com/jarvis-workbench/jarvis/tools/web"
 )
 
@@ -73,8 +74,15 @@ type Config struct {
 	// Images configures images attached to messages ([images]).
 	Images ImagesConfig `toml:"images"`
 
+	// sources says where each value came from, by its path in the file
+	// ("theme", "options.num_ctx", "mcp.servers[0].url"); lines locates
+	// every key the file sets.
 	sources map[string]string
+	lines   keyLines
 	path    string
+	// builtinTools are the names of the built-in tools, which tools and
+	// [tool.NAME] are checked against.
+	builtinTools []string
 }
 
 // MemoryConfig is [memory]: chunking, the optional embedding model whose
@@ -164,8 +172,8 @@ type Flags struct {
 	Theme  string
 	// NumCtx is --num-ctx (0: not given).
 	NumCtx int
-	// ToolNames are the built-in tool names, to check [tool.NAME] sections
-	// against (nil: not checked).
+	// ToolNames are the built-in tool names, to check tools and
+	// [tool.NAME] against (nil: those of tools/builtin).
 	ToolNames []string
 }
 
@@ -184,18 +192,32 @@ func DefaultPath() string {
 
 // Load builds the effective configuration. A missing file at the default
 // path is fine (defaults apply); a missing file named with --config or
-// JARVIS_CONFIG is an error, as is any problem inside a file.
+// JARVIS_CONFIG is a problem. Anything wrong, in the file or in a value
+// from the environment or a flag, makes Load return nil and Problems, all
+// of them at once.
 func Load(f Flags) (*Config, error) {
+	c, problems := Read(f)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return c, nil
+}
+
+// Read builds the configuration as far as it can, and returns it with
+// everything wrong with it (sorted by line): what `jarvis config show`
+// and `jarvis doctor` report. A value that cannot be read keeps its
+// default. Commands use Load, which refuses a configuration with
+// problems.
+func Read(f Flags) (*Config, Problems) {
 	c := &Config{
 		Tools:    append([]string(nil), DefaultTools...),
 		Agent:    DefaultAgent,
 		MaxTurns: DefaultMaxTurns,
 		Theme:    DefaultTheme,
 		sources:  map[string]string{},
+		lines:    keyLines{},
 	}
-	for _, k := range []string{"model", "engine", "host", "api_key", "agent", "tools", "system", "theme", "max_turns", "db"} {
-		c.sources[k] = "default"
-	}
+	r := &report{c: c}
 	path, explicit := f.ConfigPath, f.ConfigPath != ""
 	if !explicit {
 		if env := os.Getenv("JARVIS_CONFIG"); env != "" {
@@ -204,22 +226,27 @@ func Load(f Flags) (*Config, error) {
 			path = DefaultPath()
 		}
 	}
-	if err := c.loadFile(path, explicit); err != nil {
-		return nil, err
-	}
+	c.loadFile(path, explicit, r)
 	c.applyEngine(f.Engine)
 	c.applyEnv()
 	c.applyFlags(f)
-	if err := c.validate(f.ToolNames); err != nil {
-		return nil, err
+	c.builtinTools = f.ToolNames
+	if c.builtinTools == nil {
+		c.builtinTools = builtin.Registry(builtin.Deps{}).Names()
 	}
-	return c, nil
+	for _, check := range checks {
+		check(c, r)
+	}
+	sortProblems(r.problems)
+	return c, r.problems
 }
 
 // Path is the config file that was read ("" when none was).
 func (c *Config) Path() string { return c.path }
 
-// Source says where a top-level value came from.
+// Source says where a value came from: "default", "config FILE:LINE",
+// "env VAR" or "flag --name". Keys are paths in the file ("theme",
+// "options.num_ctx", "mcp.servers[0].url").
 func (c *Config) Source(key string) string {
 	if s, ok := c.sources[key]; ok {
 		return s
@@ -227,90 +254,53 @@ func (c *Config) Source(key string) string {
 	return "default"
 }
 
-// FileError is a problem in the config file, located for the person to fix.
-type FileError struct {
-	Path string
-	Line int
-	Key  string
-	Msg  string
+// fileSource is the source of a value set at path in the file.
+func (c *Config) fileSource(path string) string {
+	if l := c.lines.near(path); l > 0 {
+		return fmt.Sprintf("config %s:%d", c.path, l)
+	}
+	return "config " + c.path
 }
 
-func (e *FileError) Error() string {
-	loc := e.Path
-	if e.Line > 0 {
-		loc += ":" + strconv.Itoa(e.Line)
-	}
-	if e.Key != "" {
-		return fmt.Sprintf("config %s: key %q: %s", loc, e.Key, e.Msg)
-	}
-	return fmt.Sprintf("config %s: %s", loc, e.Msg)
-}
-
-var lineInMsg = regexp.MustCompile(`line (\d+)`)
-
-func (c *Config) loadFile(path string, explicit bool) error {
+// loadFile reads and decodes the file at path into c, reporting what is
+// wrong with it.
+func (c *Config) loadFile(path string, explicit bool, r *report) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !explicit {
-			return nil
+			return
 		}
-		return fmt.Errorf("cannot read config file %s: %w", path, err)
-	}
-	md, err := toml.Decode(string(data), c)
-	if err != nil {
-		fe := &FileError{Path: path, Msg: err.Error()}
-		var pe toml.ParseError
+		msg := err.Error()
+		var pe *os.PathError
 		if errors.As(err, &pe) {
-			fe.Line, fe.Key, fe.Msg = pe.Position.Line, pe.LastKey, pe.Message
-		} else if m := lineInMsg.FindStringSubmatch(err.Error()); m != nil {
-			fe.Line, _ = strconv.Atoi(m[1])
+			msg = pe.Err.Error()
 		}
-		return fe
-	}
-	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		key := undecoded[0].String()
-		return &FileError{Path: path, Line: findKeyLine(string(data), undecoded[0]), Key: key,
-			Msg: "unknown setting; see the README's configuration section for the keys jarvis reads"}
+		r.problems = append(r.problems, Problem{Path: path, Msg: "cannot read the file: " + msg,
+			Fix: "check the path given with --config or JARVIS_CONFIG, or leave both unset to use " + DefaultPath()})
+		return
 	}
 	c.path = path
-	for _, k := range md.Keys() {
-		if len(k) == 1 {
-			c.sources[k[0]] = "config " + path
-		}
-	}
-	return nil
-}
-
-// lineOf returns the line of the file where text starts a line (0: not
-// found or no file).
-func (c *Config) lineOf(text string) int {
-	if c.path == "" {
-		return 0
-	}
-	data, err := os.ReadFile(c.path)
+	var top map[string]toml.Primitive
+	md, err := toml.Decode(string(data), &top)
 	if err != nil {
-		return 0
-	}
-	for i, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), text) {
-			return i + 1
+		p := Problem{Path: path, Msg: err.Error()}
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			p.Line, p.Key, p.Msg = pe.Position.Line, pe.LastKey, pe.Message
+		} else if m := lineInMsg.FindStringSubmatch(err.Error()); m != nil {
+			p.Line, _ = strconv.Atoi(m[1])
 		}
+		p.Msg = tomlPrefix.ReplaceAllString(p.Msg, "")
+		p.Fix = "this is not valid TOML (https://toml.io); nothing else in the file was read"
+		r.problems = append(r.problems, p)
+		return
 	}
-	return 0
+	c.lines = locateKeys(string(data))
+	d := &decoder{md: md, report: r, decoded: func(key string) { c.sources[key] = c.fileSource(key) }}
+	d.table(top, reflect.ValueOf(c).Elem(), "")
 }
 
-// findKeyLine finds the line where the last part of key is set, for
-// messages about keys the decoder cannot point at.
-func findKeyLine(text string, key toml.Key) int {
-	last := key[len(key)-1]
-	re := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(last) + `"?\s*=`)
-	for i, line := range strings.Split(text, "\n") {
-		if re.MatchString(line) || strings.TrimSpace(line) == "["+key.String()+"]" {
-			return i + 1
-		}
-	}
-	return 0
-}
+var lineInMsg = regexp.MustCompile(`line (\d+)`)
 
 func (c *Config) set(key, value, source string, dst *string) {
 	if value == "" {
@@ -358,67 +348,11 @@ func (c *Config) NumCtxSource() string {
 	if c.Options.NumCtx == 0 {
 		return ""
 	}
-	if s, ok := c.sources["options.num_ctx"]; ok {
-		return s
+	src := c.Source("options.num_ctx")
+	if strings.HasPrefix(src, "config ") {
+		return "num_ctx in " + src
 	}
-	return "num_ctx in config " + c.path
-}
-
-func (c *Config) validate(toolNames []string) error {
-	known := false
-	for _, a := range Agents {
-		known = known || a == c.Agent
-	}
-	if !known {
-		return fmt.Errorf("unknown agent %q (from %s); choose one of: %s", c.Agent, c.Source("agent"), strings.Join(Agents, ", "))
-	}
-	if err := c.validateEngines(); err != nil {
-		return err
-	}
-	if c.MaxTurns < 1 {
-		return fmt.Errorf("max_turns must be at least 1 (got %d from %s)", c.MaxTurns, c.Source("max_turns"))
-	}
-	if _, err := c.EngineOptions(); err != nil {
-		return err
-	}
-	if n := c.Options.NumCtx; n < 0 || n > 0 && n < 256 || n > 1<<24 {
-		return fmt.Errorf("options.num_ctx (from %s) must be between 256 and %d tokens, got %d", orNone(c.NumCtxSource(), "config"), 1<<24, n)
-	}
-	if s := c.Context.ToolResultShare; s < 0 || s > 1 {
-		return &FileError{Path: c.path, Key: "context.tool_result_share", Line: c.lineOf("tool_result_share"), Msg: fmt.Sprintf("must be a share of the window between 0 and 1 (e.g. 0.25), got %g", s)}
-	}
-	if s := c.Context.CompactAt; s < 0 || s > 1 {
-		return &FileError{Path: c.path, Key: "context.compact_at", Line: c.lineOf("compact_at"), Msg: fmt.Sprintf("must be a share of the window between 0 and 1 (e.g. 0.85), got %g", s)}
-	}
-	if err := memorytools.CheckMaxFileBytes(c.Memory.MaxFileBytes); err != nil {
-		return &FileError{Path: c.path, Key: "memory.max_file_bytes", Line: c.lineOf("max_file_bytes"), Msg: err.Error()}
-	}
-	if c.Images.MaxBytes < 0 {
-		return &FileError{Path: c.path, Key: "images.max_bytes", Line: c.lineOf("max_bytes"), Msg: fmt.Sprintf("must be a size in bytes (e.g. 20971520 for 20 MiB), got %d", c.Images.MaxBytes)}
-	}
-	if t := c.Scheduler.Timeout; t != "" {
-		if d, err := time.ParseDuration(t); err != nil || d < time.Second {
-			return &FileError{Path: c.path, Key: "scheduler.timeout",
-				Msg: fmt.Sprintf("%q is not a time limit of at least 1s; use a duration such as \"10m\" or \"1h\"", t)}
-		}
-	}
-	if err := c.MCP.Validate(); err != nil {
-		return fmt.Errorf("config %s: %w", c.path, err)
-	}
-	for name := range c.Tool {
-		// MCP tools (SERVER__TOOL) appear only once their server runs.
-		if toolNames != nil && !strings.Contains(name, "__") && !slices.Contains(toolNames, name) {
-			return &FileError{Path: c.path, Key: "tool." + name, Line: c.lineOf("[tool." + name + "]"),
-				Msg: "no built-in tool has that name; the tools are: " + strings.Join(toolNames, ", ")}
-		}
-	}
-	c.Options.Think = strings.ToLower(strings.TrimSpace(c.Options.Think))
-	switch c.Options.Think {
-	case "", "true", "false", "low", "medium", "high":
-	default:
-		return fmt.Errorf("options.think must be true, false, low, medium or high (got %q)", c.Options.Think)
-	}
-	return nil
+	return src
 }
 
 // EngineOptions converts [options] for the engine.
@@ -465,89 +399,6 @@ func (c *Config) HostOrDefault() string {
 		return c.defaultHost()
 	}
 	return c.Host
-}
-
-// Setting is one line of `jarvis config show`.
-type Setting struct {
-	Key    string `json:"key"`
-	Value  string `json:"value"`
-	Source string `json:"source"`
-}
-
-// Settings lists the effective values with their sources, sorted by key.
-func (c *Config) Settings() []Setting {
-	tl := strings.Join(c.Tools, ",")
-	if tl == "" {
-		tl = "(none)"
-	}
-	out := []Setting{
-		{"model", orNone(c.Model, "(ask the server: first model with tool support)"), c.Source("model")},
-		{"host", c.HostOrDefault(), c.Source("host")},
-		{"agent", c.Agent, c.Source("agent")},
-		{"tools", tl, c.Source("tools")},
-		{"system", orNone(c.System, "(agent default)"), c.Source("system")},
-		{"theme", c.Theme, c.Source("theme")},
-		{"max_turns", strconv.Itoa(c.MaxTurns), c.Source("max_turns")},
-		{"db", orNone(c.DB, "(default path)"), c.Source("db")},
-	}
-	out = append(out, c.engineSettings()...)
-	fileSrc := "config " + c.path
-	if c.Options.NumCtx != 0 {
-		out = append(out, Setting{"options.num_ctx", strconv.Itoa(c.Options.NumCtx), c.NumCtxSource()})
-	} else {
-		out = append(out, Setting{"options.num_ctx", "(the server's window for the model, else min(its maximum, 4096))", "default"})
-	}
-	if c.Context.ToolResultShare != 0 {
-		out = append(out, Setting{"context.tool_result_share", strconv.FormatFloat(c.Context.ToolResultShare, 'g', -1, 64), fileSrc})
-	}
-	if c.Context.CompactAt != 0 {
-		out = append(out, Setting{"context.compact_at", strconv.FormatFloat(c.Context.CompactAt, 'g', -1, 64), fileSrc})
-	}
-	if c.Options.NumPredict != 0 {
-		out = append(out, Setting{"options.num_predict", strconv.Itoa(c.Options.NumPredict), fileSrc})
-	}
-	if c.Options.Temperature != nil {
-		out = append(out, Setting{"options.temperature", strconv.FormatFloat(*c.Options.Temperature, 'g', -1, 64), fileSrc})
-	}
-	if c.Options.Seed != nil {
-		out = append(out, Setting{"options.seed", strconv.Itoa(*c.Options.Seed), fileSrc})
-	}
-	if c.Options.KeepAlive != "" {
-		out = append(out, Setting{"options.keep_alive", c.Options.KeepAlive, fileSrc})
-	}
-	if c.Options.Think != "" {
-		out = append(out, Setting{"options.think", c.Options.Think, fileSrc})
-	}
-	if c.Scheduler.Timeout != "" {
-		out = append(out, Setting{"scheduler.timeout", c.Scheduler.Timeout, fileSrc})
-	}
-	models := make([]string, 0, len(c.Prices))
-	for m := range c.Prices {
-		models = append(models, m)
-	}
-	sort.Strings(models)
-	for _, m := range models {
-		p := c.Prices[m]
-		out = append(out, Setting{"prices." + m, fmt.Sprintf("$%g in / $%g out per million tokens", p.Input, p.Output), fileSrc})
-	}
-	names := make([]string, 0, len(c.Tool))
-	for n := range c.Tool {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		s := c.Tool[n]
-		if s.RequiresConfirmation != nil {
-			out = append(out, Setting{"tool." + n + ".confirm", strconv.FormatBool(*s.RequiresConfirmation), fileSrc})
-		}
-		if s.TimeoutSeconds != nil {
-			out = append(out, Setting{"tool." + n + ".timeout", strconv.FormatFloat(*s.TimeoutSeconds, 'g', -1, 64) + "s", fileSrc})
-		}
-		if len(s.AllowedDirs) > 0 {
-			out = append(out, Setting{"tool." + n + ".allowed_dirs", strings.Join(s.AllowedDirs, ", "), fileSrc})
-		}
-	}
-	return out
 }
 
 func orNone(s, none string) string {

@@ -52,7 +52,7 @@ timeout = 12
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Model != "file-model" || c.Agent != "react" || c.MaxTurns != 4 || c.Source("model") != "config "+p || c.Source("theme") != "default" {
+	if c.Model != "file-model" || c.Agent != "react" || c.MaxTurns != 4 || c.Source("model") != "config "+p+":2" || c.Source("theme") != "default" {
 		t.Fatalf("file level: %+v sources %v", c, c.sources)
 	}
 	if c.Tool["file_read"].AllowedDirs[0] != "/srv" || *c.Tool["file_read"].RequiresConfirmation != true || *c.Tool["file_read"].TimeoutSeconds != 12 {
@@ -130,9 +130,9 @@ func TestInvalidValues(t *testing.T) {
 	clearEnv(t)
 	for body, want := range map[string]string{
 		`agent = "smart"`:                `unknown agent "smart"`,
-		`max_turns = 0`:                  "max_turns must be at least 1",
+		`max_turns = 0`:                  `key "max_turns": must be at least 1`,
 		"[options]\nkeep_alive = \"5\"":  "not a duration",
-		"[options]\nthink = \"maybe\"":   "options.think must be",
+		"[options]\nthink = \"maybe\"":   `key "options.think": "maybe" is not`,
 		"[scheduler]\ntimeout = \"10\"":  "scheduler.timeout",
 		"[scheduler]\ntimeout = \"1ms\"": "at least 1s",
 	} {
@@ -173,7 +173,7 @@ func TestSettingsListsSources(t *testing.T) {
 	for _, s := range c.Settings() {
 		got[s.Key] = s
 	}
-	if got["model"].Source != "config "+p || got["host"].Source != "flag --host" || got["host"].Value != "http://h:1" {
+	if got["model"].Source != "config "+p+":1" || got["host"].Source != "flag --host" || got["host"].Value != "http://h:1" {
 		t.Fatalf("settings: %+v", got)
 	}
 	if got["tool.code_interpreter.confirm"].Value != "false" {
@@ -216,13 +216,18 @@ chat_id = -100123
 func TestMisspelledToolSectionIsAnError(t *testing.T) {
 	clearEnv(t)
 	p := writeConfig(t, "model = \"m\"\n\n[tool.fileread]\nallowed_dirs = [\"/srv\"]\n")
-	_, err := Load(Flags{ConfigPath: p, ToolNames: []string{"file_read", "calculator"}})
-	if err == nil || !strings.Contains(err.Error(), ":3") || !strings.Contains(err.Error(), `"tool.fileread"`) || !strings.Contains(err.Error(), "file_read") {
+	_, err := Load(Flags{ConfigPath: p})
+	if err == nil || !strings.Contains(err.Error(), p+":3") || !strings.Contains(err.Error(), `"tool.fileread"`) || !strings.Contains(err.Error(), `did you mean "file_read"?`) {
 		t.Fatalf("err = %v", err)
 	}
-	// MCP tool names are not known in advance and are accepted.
-	p = writeConfig(t, "[tool.github__create_issue]\nconfirm = true\n")
-	if _, err := Load(Flags{ConfigPath: p, ToolNames: []string{"file_read"}}); err != nil {
+	// An MCP tool's name is known once its server runs: only the server
+	// is checked.
+	p = writeConfig(t, "[tool.github__create_issue]\nconfirm = true\n\n[[mcp.servers]]\nname = \"github\"\ncommand = \"gh-mcp\"\n")
+	if _, err := Load(Flags{ConfigPath: p}); err != nil {
 		t.Fatal(err)
+	}
+	p = writeConfig(t, "[tool.gitlab__create_issue]\nconfirm = true\n\n[[mcp.servers]]\nname = \"github\"\ncommand = \"gh-mcp\"\n")
+	if _, err := Load(Flags{ConfigPath: p}); err == nil || !strings.Contains(err.Error(), `no MCP server named "gitlab"; configured servers: github`) {
+		t.Fatalf("unconfigured server: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -69,7 +68,8 @@ type Endpoint struct {
 	// models ([endpoints.prices."MODEL"]).
 	Prices map[string]Price `toml:"prices"`
 
-	line int // of its [[endpoints]] header
+	// line is of its [[endpoints]] header, keyLine of its api_key.
+	line, keyLine int
 }
 
 // Line is where the endpoint's entry starts in the config file (0 when
@@ -98,64 +98,51 @@ func (c *Config) applyEngine(flag string) {
 	c.Engine = strings.ToLower(strings.TrimSpace(c.Engine))
 }
 
-// validateEngines checks engine and every [[endpoints]] entry; a bad entry
-// is a FileError at its line.
-func (c *Config) validateEngines() error {
-	if c.Engine != "" && c.Engine != EngineOllama && c.Engine != EngineOpenAI {
-		msg := fmt.Sprintf("unknown engine %q; choose %s", c.Engine, strings.Join(Engines, " or "))
-		if src := c.Source("engine"); strings.HasPrefix(src, "config ") {
-			return &FileError{Path: c.path, Key: "engine", Line: c.lineOf("engine"), Msg: msg}
-		}
-		return fmt.Errorf("%s (from %s)", msg, c.Source("engine"))
-	}
+// checkEndpoints checks every [[endpoints]] entry, and notes where each
+// is in the file.
+func checkEndpoints(c *Config, r *report) {
 	seen := map[string]int{}
 	for i := range c.Endpoints {
 		ep := &c.Endpoints[i]
-		ep.line = c.nthLine(`[[endpoints]]`, i)
-		bad := func(key, msg string) error {
-			line := c.keyLineAfter(ep.line, key)
-			if line == 0 {
-				line = ep.line
-			}
-			k := "endpoints"
-			if ep.Name != "" {
-				k = "endpoints " + ep.Name
-			}
-			if key != "" {
-				k += "." + key
-			}
-			return &FileError{Path: c.path, Line: line, Key: k, Msg: msg}
-		}
+		at := fmt.Sprintf("endpoints[%d]", i)
+		ep.line = c.lines[at]
+		ep.keyLine = c.lines.near(at + ".api_key")
 		ep.Name = strings.TrimSpace(ep.Name)
 		ep.Engine = strings.ToLower(strings.TrimSpace(ep.Engine))
 		switch {
 		case ep.Name == "":
-			return bad("name", "every endpoint needs a name (used as NAME/MODEL, e.g. name = \"lab\")")
+			r.at(at+".name", "every endpoint needs a name", `add one, e.g. name = "lab" (its models are then lab/MODEL)`)
 		case !endpointName.MatchString(ep.Name):
-			return bad("name", fmt.Sprintf("%q cannot name an endpoint: use letters, digits, '.', '_' and '-' (no '/' or ':', which separate it from the model)", ep.Name))
+			r.at(at+".name", fmt.Sprintf("%q cannot name an endpoint", ep.Name), "use letters, digits, '.', '_' and '-' (no '/' or ':', which separate it from the model)")
+		default:
+			if first, dup := seen[ep.Name]; dup {
+				r.at(at+".name", fmt.Sprintf("the name %q is already used by the endpoint at line %d", ep.Name, first), "give each endpoint its own name")
+			} else {
+				seen[ep.Name] = ep.line
+			}
 		}
-		if first, dup := seen[ep.Name]; dup {
-			return bad("name", fmt.Sprintf("the name %q is already used by the endpoint at line %d", ep.Name, first))
-		}
-		seen[ep.Name] = ep.line
+		known := true
 		switch ep.Engine {
 		case EngineOllama, EngineOpenAI:
 		case "":
-			return bad("engine", fmt.Sprintf("say which kind of server it is: engine = %q or %q", EngineOllama, EngineOpenAI))
+			known = false
+			r.at(at+".engine", "says no kind of server", fmt.Sprintf("add engine = %q or %q", EngineOllama, EngineOpenAI))
 		default:
-			return bad("engine", fmt.Sprintf("unknown engine %q; choose %s", ep.Engine, strings.Join(Engines, " or ")))
+			known = false
+			r.at(at+".engine", fmt.Sprintf("unknown engine %q", ep.Engine), "choose "+strings.Join(Engines, " or "))
 		}
-		if strings.TrimSpace(ep.Host) == "" {
-			return bad("host", "every endpoint needs a host (its base URL, e.g. \"http://gpu-box:8000/v1\")")
-		}
-		if _, err := ParseServerHost(ep.Engine, ep.Host); err != nil {
-			return bad("host", err.Error())
+		switch {
+		case strings.TrimSpace(ep.Host) == "":
+			r.at(at+".host", "every endpoint needs a host", `add its base URL, e.g. host = "http://gpu-box:8000/v1"`)
+		case known:
+			if _, err := ParseServerHost(ep.Engine, ep.Host); err != nil {
+				r.at(at+".host", hideURL(err.Error(), ep.Host), "")
+			}
 		}
 		if ep.Engine == EngineOllama && ep.APIKey != "" {
-			return bad("api_key", "Ollama takes no API key; api_key is for openai endpoints")
+			r.at(at+".api_key", "Ollama takes no API key", "remove it; api_key is for openai endpoints")
 		}
 	}
-	return nil
 }
 
 // ParseServerHost checks and normalises a server address for an engine
@@ -166,52 +153,6 @@ func ParseServerHost(kind, host string) (string, error) {
 		return openai.ParseBaseURL(host)
 	}
 	return ollama.ParseHost(host)
-}
-
-// nthLine is the line of the (i+1)th line of the file that is exactly
-// text (0 when not found).
-func (c *Config) nthLine(text string, i int) int {
-	n := 0
-	for no, line := range c.fileLines() {
-		if strings.TrimSpace(line) == text {
-			if n == i {
-				return no + 1
-			}
-			n++
-		}
-	}
-	return 0
-}
-
-// keyLineAfter finds the line where key is set in the table that starts
-// at line from (0 when not found before the next table).
-func (c *Config) keyLineAfter(from int, key string) int {
-	if from == 0 || key == "" {
-		return 0
-	}
-	re := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(key) + `"?\s*=`)
-	lines := c.fileLines()
-	for i := from; i < len(lines); i++ {
-		t := strings.TrimSpace(lines[i])
-		if strings.HasPrefix(t, "[") && !strings.HasPrefix(t, "[endpoints.") {
-			return 0
-		}
-		if re.MatchString(lines[i]) {
-			return i + 1
-		}
-	}
-	return 0
-}
-
-func (c *Config) fileLines() []string {
-	if c.path == "" {
-		return nil
-	}
-	data, err := os.ReadFile(c.path)
-	if err != nil {
-		return nil
-	}
-	return strings.Split(string(data), "\n")
 }
 
 // Endpoint returns the endpoint called name.
@@ -314,7 +255,7 @@ func expandKey(raw Secret, where, path string, line int) (string, error) {
 // engine sends it.
 func (c *Config) APIKeyValue() (string, error) {
 	if c.APIKey != "" {
-		return expandKey(c.APIKey, "api_key", c.path, c.lineOf("api_key"))
+		return expandKey(c.APIKey, "api_key", c.path, c.lines["api_key"])
 	}
 	return strings.TrimSpace(os.Getenv(EnvAPIKey)), nil
 }
@@ -325,60 +266,16 @@ func (c *Config) KeyValue(ep Endpoint) (string, error) {
 	if ep.APIKey == "" {
 		return "", nil
 	}
-	line := c.keyLineAfter(ep.line, "api_key")
-	return expandKey(ep.APIKey, fmt.Sprintf("api_key of endpoint %q", ep.Name), c.path, line)
+	return expandKey(ep.APIKey, fmt.Sprintf("api_key of endpoint %q", ep.Name), c.path, ep.keyLine)
 }
 
-// keySetting describes a key for `config show` without showing it.
+// keySetting describes a key for `config show` without showing it;
+// envFallback is whether OPENAI_API_KEY stands in for a key not set.
 func keySetting(raw Secret, envFallback bool) string {
-	switch {
-	case raw == "" && envFallback && os.Getenv(EnvAPIKey) != "":
+	if raw == "" && envFallback && os.Getenv(EnvAPIKey) != "" {
 		return "(set; hidden)"
-	case raw == "":
-		return "(none)"
 	}
-	if m := envRef.FindAllStringSubmatch(raw.Reveal(), -1); m != nil {
-		var vars []string
-		for _, sub := range m {
-			state := "set"
-			if os.Getenv(sub[1]) == "" {
-				state = "NOT SET"
-			}
-			vars = append(vars, fmt.Sprintf("$%s (%s)", sub[1], state))
-		}
-		return "from " + strings.Join(vars, ", ") + "; hidden"
-	}
-	return "(set in the file; hidden)"
-}
-
-// engineSettings are the lines of `config show` for the engine, the key
-// and the endpoints.
-func (c *Config) engineSettings() []Setting {
-	fileSrc := "config " + c.path
-	keySrc := c.Source("api_key")
-	if c.APIKey == "" && os.Getenv(EnvAPIKey) != "" {
-		keySrc = "env " + EnvAPIKey
-	}
-	out := []Setting{
-		{"engine", c.EngineName(), c.Source("engine")},
-		{"api_key", keySetting(c.APIKey, true), keySrc},
-	}
-	for _, ep := range c.Endpoints {
-		out = append(out, Setting{"endpoints." + ep.Name, ep.Engine + " " + ep.Host, fileSrc})
-		if ep.APIKey != "" {
-			out = append(out, Setting{"endpoints." + ep.Name + ".api_key", keySetting(ep.APIKey, false), fileSrc})
-		}
-		models := make([]string, 0, len(ep.Prices))
-		for m := range ep.Prices {
-			models = append(models, m)
-		}
-		sort.Strings(models)
-		for _, m := range models {
-			p := ep.Prices[m]
-			out = append(out, Setting{"endpoints." + ep.Name + ".prices." + m, fmt.Sprintf("$%g in / $%g out per million tokens", p.Input, p.Output), fileSrc})
-		}
-	}
-	return out
+	return hidden(raw.Reveal())
 }
 
 // defaultHost is the default server's address when none is set.

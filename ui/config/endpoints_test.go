@@ -89,7 +89,7 @@ func TestKeysAreNeverShown(t *testing.T) {
 	for _, s := range settings {
 		show[s.Key] = s
 	}
-	if s := show["api_key"]; s.Value != "(set in the file; hidden)" || s.Source != "config "+p {
+	if s := show["api_key"]; s.Value != "(set in the file; hidden)" || s.Source != "config "+p+":2" {
 		t.Fatalf("api_key setting = %+v", s)
 	}
 	if s := show["endpoints.lab.api_key"]; s.Value != "from $LAB_KEY (set); hidden" {
@@ -129,7 +129,7 @@ func TestBadEndpointsNameFileAndLine(t *testing.T) {
 	}{
 		{"[[endpoints]]\nengine = \"openai\"\nhost = \"h:1/v1\"\n", []string{":1", "needs a name"}},
 		{"[[endpoints]]\nname = \"a/b\"\nengine = \"openai\"\nhost = \"h\"\n", []string{":2", "no '/'"}},
-		{"[[endpoints]]\nname = \"lab\"\nengine = \"vllm\"\nhost = \"h\"\n", []string{":3", `unknown engine "vllm"`, "endpoints lab.engine"}},
+		{"[[endpoints]]\nname = \"lab\"\nengine = \"vllm\"\nhost = \"h\"\n", []string{":3", `unknown engine "vllm"`, `"endpoints[0].engine"`}},
 		{"[[endpoints]]\nname = \"lab\"\nhost = \"h\"\n", []string{":1", "engine = \"ollama\" or \"openai\""}},
 		{"[[endpoints]]\nname = \"lab\"\nengine = \"openai\"\n", []string{":1", "needs a host"}},
 		{"[[endpoints]]\nname = \"lab\"\nengine = \"openai\"\nhost = \"ftp://h\"\n", []string{":4", "scheme must be http or https"}},
