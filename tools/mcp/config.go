@@ -214,7 +214,7 @@ func (s ServerConfig) problems() []serverProblem {
 		add("timeout", "timeout must be a positive number of seconds, got %v (leave it out for %d)", s.Timeout, DefaultTimeoutSeconds)
 	}
 	if s.StartTimeout < 0 {
-		out = append(out, fmt.Sprintf("start_timeout must be a positive number of seconds, got %v (leave it out for %d)", s.StartTimeout, DefaultStartTimeoutSeconds))
+		add("start_timeout", "start_timeout must be a positive number of seconds, got %v (leave it out for %d)", s.StartTimeout, DefaultStartTimeoutSeconds)
 	}
 	return out
 }

@@ -31,10 +31,10 @@ func TestContextTabInPseudoTerminal(t *testing.T) {
 	term.waitFor(5*time.Second, "of 2.0k tokens")
 
 	term.typeText("\x1b[17~") // F6: the side pane, on its Context tab
-	s := term.waitFor(10*time.Second, "Window 2,048 tokens", "the model's own maximum", "Next request:", "calibrated")
+	term.waitFor(10*time.Second, "Window 2,048 tokens", "the model's own maximum", "Next request:", "calibrated")
 	// The names template renders tools as "Tools: calculator": that is
 	// the server's rendering, not jarvis's own text.
-	s = term.waitFor(10*time.Second, "Tools: calculator", "user: What is 15% of 340?")
+	s := term.waitFor(10*time.Second, "Tools: calculator", "user: What is 15% of 340?")
 	if strings.Contains(s, "cannot render") {
 		t.Fatalf("the server renders, but the tab says it cannot:\n%s", s)
 	}
