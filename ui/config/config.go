@@ -24,6 +24,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/channels"
 	"github.com/jarvis-workbench/jarvis/tools/code"
+	"github.com/jarvis-workbench/jarvis/tools/command"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	"github.com/jarvis-workbench/jarvis/tools/web"
@@ -72,9 +73,13 @@ type Config struct {
 	Endpoints []Endpoint `toml:"endpoints"`
 	// Images configures images attached to messages ([images]).
 	Images ImagesConfig `toml:"images"`
+	// Commands are programs offered to the model as tools ([[commands]]).
+	Commands []command.Spec `toml:"commands"`
 
 	sources map[string]string
 	path    string
+	// commands are Commands checked and compiled (CommandTools).
+	commands []*command.Command
 }
 
 // MemoryConfig is [memory]: chunking, the optional embedding model whose
@@ -164,8 +169,9 @@ type Flags struct {
 	Theme  string
 	// NumCtx is --num-ctx (0: not given).
 	NumCtx int
-	// ToolNames are the built-in tool names, to check [tool.NAME] sections
-	// against (nil: not checked).
+	// ToolNames are the names of the tools besides the commands (built in
+	// and registered by the program), to check [tool.NAME] sections and
+	// command names against (nil: not checked).
 	ToolNames []string
 }
 
@@ -405,11 +411,15 @@ func (c *Config) validate(toolNames []string) error {
 	if err := c.MCP.Validate(); err != nil {
 		return fmt.Errorf("config %s: %w", c.path, err)
 	}
+	if err := c.validateCommands(toolNames); err != nil {
+		return err
+	}
+	toolNames = c.withCommandNames(toolNames)
 	for name := range c.Tool {
 		// MCP tools (SERVER__TOOL) appear only once their server runs.
 		if toolNames != nil && !strings.Contains(name, "__") && !slices.Contains(toolNames, name) {
 			return &FileError{Path: c.path, Key: "tool." + name, Line: c.lineOf("[tool." + name + "]"),
-				Msg: "no built-in tool has that name; the tools are: " + strings.Join(toolNames, ", ")}
+				Msg: "no tool has that name; the tools are: " + strings.Join(toolNames, ", ")}
 		}
 	}
 	c.Options.Think = strings.ToLower(strings.TrimSpace(c.Options.Think))
