@@ -15,7 +15,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
-	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
@@ -65,17 +64,7 @@ func (a *app) taskValidator() (func(agentName string, names []string) error, err
 	if err != nil {
 		return nil, err
 	}
-	return func(agentName string, names []string) error {
-		if !slices.Contains(agent.Names, agentName) {
-			return fmt.Errorf("unknown agent %q: use one of %s", agentName, strings.Join(agent.Names, ", "))
-		}
-		for _, n := range names {
-			if !env.registry.Has(n) {
-				return &tools.UnknownToolError{Name: n, Known: env.registry.Names()}
-			}
-		}
-		return nil
-	}, nil
+	return env.w.ValidateTask, nil
 }
 
 // registerMCPFor starts the configured MCP servers when names include an
