@@ -56,17 +56,6 @@ func (a *app) openScheduler(opts scheduler.Options) (*scheduler.Scheduler, *stor
 	return scheduler.New(db, opts), db, nil
 }
 
-// taskValidator checks a task's agent and tool names against the agents
-// and the built-in tool registry, the same names `--agent` and `--tools`
-// accept everywhere.
-func (a *app) taskValidator() (func(agentName string, names []string) error, error) {
-	env, err := a.environment()
-	if err != nil {
-		return nil, err
-	}
-	return env.w.ValidateTask, nil
-}
-
 // registerMCPFor starts the configured MCP servers when names include an
 // MCP tool (SERVER__TOOL) of one of them, so that the tool names can be
 // checked against what the servers offer.
