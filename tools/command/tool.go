@@ -93,7 +93,8 @@ func (t *Tool) Execute(ctx context.Context, args tools.Args) tools.Result {
 		return meta(tools.Fail("The command failed with exit status %d.\n%s", out.code,
 			code.FormatOutput(out.stdout.String(), out.stderr.String())))
 	}
-	text := out.stdout.String()
+	// The last newline ends the output; it says nothing to a model.
+	text := strings.TrimSuffix(out.stdout.String(), "\n")
 	if text == "" {
 		text = code.NoOutput
 	}
