@@ -289,3 +289,24 @@ func TestRegisteredToolsAreListed(t *testing.T) {
 		}
 	}
 }
+
+func TestQuestionsCanBeAskedAtOnce(t *testing.T) {
+	f := newFixture(t, "")
+	j := f.open(t)
+	defer j.Close()
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			res, err := j.Ask(context.Background(), "launch the rocket", sdk.AskOptions{Tools: []string{"launch"}, Yes: true})
+			if err == nil && (len(res.ToolResults) != 1 || !res.ToolResults[0].Success) {
+				err = errors.New("the tool did not run: " + res.Content)
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
