@@ -91,6 +91,9 @@ type Jarvis struct {
 	approvals *tools.Approvals
 	// mcpMu serialises starting the MCP servers.
 	mcpMu sync.Mutex
+	// closed makes Close run once; closeErr is its answer.
+	closed   sync.Once
+	closeErr error
 }
 
 // New reads the configuration and wires jarvis, without contacting the
@@ -124,18 +127,21 @@ func New(ctx context.Context, o Options) (*Jarvis, error) {
 const closeWait = 5 * time.Second
 
 // Close stops the MCP servers it started and releases the database,
-// after giving queued writes a moment to land.
+// after giving queued writes a moment to land. Calling it again returns
+// the first call's answer.
 func (j *Jarvis) Close() error {
-	if m := j.env.MCP(); m != nil {
-		m.Close()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
-	defer cancel()
-	err := j.db.Flush(ctx)
-	if cerr := j.db.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	j.closed.Do(func() {
+		if m := j.env.MCP(); m != nil {
+			m.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+		defer cancel()
+		j.closeErr = j.db.Flush(ctx)
+		if err := j.db.Close(); j.closeErr == nil {
+			j.closeErr = err
+		}
+	})
+	return j.closeErr
 }
 
 // Tools returns the names of the tools this jarvis can use, sorted: the

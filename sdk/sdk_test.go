@@ -147,6 +147,9 @@ func TestACallNeedingConfirmationIsDeniedUnlessApproved(t *testing.T) {
 	if err := j2.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if err := j2.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
