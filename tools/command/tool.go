@@ -77,8 +77,6 @@ func (t *Tool) Execute(ctx context.Context, args tools.Args) tools.Result {
 		return r
 	}
 	switch {
-	case out.err != nil:
-		return tools.Fail("The command could not be run: %v", out.err)
 	case ctx.Err() != nil:
 		r := tools.Fail("The command was stopped before it finished (%s); its processes were killed.", stopReason(ctx.Err()))
 		r.Status = tools.StatusCancelled
@@ -86,6 +84,8 @@ func (t *Tool) Execute(ctx context.Context, args tools.Args) tools.Result {
 			r.Status = tools.StatusTimeout
 		}
 		return meta(r)
+	case out.err != nil:
+		return tools.Fail("The command could not be run: %v", out.err)
 	case !out.exited:
 		return meta(tools.Fail("The command was killed by signal %d (%s).\n%s", int(out.signal), out.signal,
 			code.FormatOutput(out.stdout.String(), out.stderr.String())))
