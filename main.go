@@ -1,12 +1,9 @@
 // Command jarvis is a terminal workbench for local models and their tools.
+//
+// It is the smallest program package sdk makes: a program that registers
+// tools of its own before calling sdk.Main is jarvis with those tools.
 package main
 
-import (
-	"os"
+import "github.com/jarvis-workbench/jarvis/sdk"
 
-	"github.com/jarvis-workbench/jarvis/ui/cli"
-)
-
-func main() {
-	os.Exit(cli.Main(os.Args[1:], cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
-}
+func main() { sdk.Main() }

@@ -36,6 +36,8 @@ const (
 	SourceToolsRun  = "tools run"
 	SourceScheduler = "scheduler"
 	SourceEval      = "eval"
+	// SourceSDK: a Go program asking through package sdk.
+	SourceSDK = "sdk"
 )
 
 // Who or what decided (AuditEntry.By).

@@ -1,6 +1,7 @@
-// Package builtin assembles the registry of jarvis's built-in tools. It is
-// the one place that lists them, so `--tools a,b` means the same thing in
-// every command, and the one place their dependencies are injected.
+// Package builtin assembles the registry of jarvis's built-in tools, and of
+// the tools a program registers beside them (Register). It is the one place
+// that lists them, so `--tools a,b` means the same thing in every command,
+// and the one place their dependencies are injected.
 package builtin
 
 import (
@@ -52,9 +53,15 @@ type Deps struct {
 }
 
 // Registry returns a registry holding every built-in tool, their factories
-// closing over d.
+// closing over d, and every tool registered with Register.
 func Registry(d Deps) *tools.Registry {
 	r := tools.NewRegistry()
+	registerBuiltins(r, d)
+	registerExtras(r)
+	return r
+}
+
+func registerBuiltins(r *tools.Registry, d Deps) {
 	must(schedtools.Register(r, d.Scheduler))
 	must(memorytools.Register(r, d.Memory, d.MemoryTools))
 	must(r.Register("calculator", compute.NewCalculator))
@@ -70,14 +77,14 @@ func Registry(d Deps) *tools.Registry {
 	must(r.Register("repl", code.REPLFactory(d.Code)))
 	must(r.Register("code_interpreter_docker", code.DockerFactory(d.Code)))
 	must(r.Register(mcp.AdapterName, mcp.AdapterFactory(d.MCP)))
-	return r
 }
 
 // ToolDeps returns the tools.Deps that Registry's Build calls take.
 func (d Deps) ToolDeps() tools.Deps { return tools.Deps{Settings: d.Settings} }
 
 // must panics on a registration error, which can only be a duplicate name
-// in the lists above: a bug caught by the package's tests, never by a user.
+// in the lists above (Register refuses the others): a bug caught by the
+// package's tests, never by a user.
 func must(err error) {
 	if err != nil {
 		panic(err)

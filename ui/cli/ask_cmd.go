@@ -262,12 +262,7 @@ func (a *app) runAskIn(ctx context.Context, query string, images []engine.Image,
 	if err != nil {
 		return res, failErr("%v", err)
 	}
-	engOpts, _ := cfg.EngineOptions()
-	acfg := agent.Config{
-		Engine: env.engine, Model: model, Executor: exec, Bus: printer, System: cfg.System,
-		Options: engOpts, MaxTurns: cfg.MaxTurns, Price: priceAt(cfg, env.at.name),
-		View: agent.NewModelView(env.engine, model, cfg.ViewOptions()),
-	}
+	acfg := env.w.AgentConfig(model, exec, printer)
 	conv := &agent.Conversation{}
 	if sess != nil {
 		conv, acfg.OnMessage = sess.conv, sess.record

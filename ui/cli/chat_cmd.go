@@ -134,7 +134,7 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	// log of every decision.
 	always := approvals.New(db)
 	always.Source = tools.SourceTUI
-	opts.Always, opts.Audit = always, auditLog{audit.New(db)}
+	opts.Always, opts.Audit = always, auditLog{Log: audit.New(db)}
 	opts.Eval = a.evalSetup(cfg, db)
 	// The TUI runs the scheduler while it is open, so tasks run and the
 	// Scheduler tab is live; it leaves scheduled runs to a live `jarvis
@@ -145,7 +145,7 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	}
 	sopts.Events, sopts.Logger = bus, slog.New(noticeHandler{bus: bus, source: "scheduler"})
 	s := scheduler.New(db, sopts)
-	env.sched.use(s)
+	env.sched.Use(s)
 	opts.Scheduler, opts.ValidateTask = s, sopts.Validate
 	served := make(chan struct{})
 	go func() { defer close(served); s.Serve(ctx) }()

@@ -1,6 +1,7 @@
-// Package cli is the jarvis command line: it parses flags and configuration
-// once, wires the tool registry, the engine, the agents and the store
-// together, and hands over to the TUI or to a headless command.
+// Package cli is the jarvis command line: it parses flags once, builds its
+// environment with ui/wire (the configuration, the engines, the tool
+// registry, the database), and hands over to the TUI or to a headless
+// command.
 //
 // Exit codes are part of the interface: 0 success, 1 the work failed (a
 // failed tool result, an engine error), 2 the command was used wrongly.

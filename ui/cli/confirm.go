@@ -11,11 +11,11 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/jarvis-workbench/jarvis/store/approvals"
-	"github.com/jarvis-workbench/jarvis/store/audit"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // commandPolicy is the confirmation policy of a headless command (source:
@@ -39,27 +39,13 @@ func (a *app) commandPolicy(source string, yes bool) (pol *tools.Policy, canAsk 
 // database. Without a database (a broken path) there are neither, and
 // confirmation still works.
 func (a *app) sharedPolicy() tools.PolicyOptions {
-	var o tools.PolicyOptions
-	if env, err := a.environment(); err == nil {
-		o.Overrides = tools.ConfigOverrides(env.deps.Settings)
-	}
-	if db, err := a.database(); err == nil {
-		o.Always = approvals.New(db)
-		o.Audit = auditLog{audit.New(db)}
-	}
-	return o
+	cfg, _ := a.loadConfig(config.Flags{})
+	db, _ := a.database()
+	return wire.PolicyOptions(cfg, db)
 }
 
 // auditLog writes the policy's entries to the database's audit log.
-type auditLog struct{ log *audit.Log }
-
-func (l auditLog) Record(e tools.AuditEntry) {
-	l.log.Record(audit.Entry{
-		Time: e.Time, Tool: e.Tool, Via: e.Via, Args: e.Args, AskedArgs: e.AskedArgs,
-		Decision: string(e.Decision), By: e.By, Source: e.Source, Session: e.Session, Task: e.Task,
-		Reason: e.Reason, CallID: e.CallID,
-	})
-}
+type auditLog = wire.AuditLog
 
 // promptConfirmer asks on the terminal, one question at a time even when a
 // turn's calls run in parallel. One goroutine reads the terminal's lines

@@ -25,12 +25,12 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/audit"
 	"github.com/jarvis-workbench/jarvis/store/evals"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
-	"github.com/jarvis-workbench/jarvis/tools/files"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/evalview"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 	"github.com/jarvis-workbench/jarvis/ui/tui"
+	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 type evalFlags struct {
@@ -166,16 +166,7 @@ func evalEngines(spec, host string) ([]evalEngine, error) {
 // bound to each case's sandbox. MCP tools are left out: a suite runs on
 // any machine.
 func evalTools(cfg *config.Config, dbPath string) eval.ToolSource {
-	opts, _ := cfg.EngineOptions()
-	bd := builtin.Deps{Settings: cfg.Tool, Options: opts, Price: priceAt(cfg, ""), Web: cfg.Web, Channels: cfg.Channels, Code: cfg.Code}
-	bd.Code.HidePaths = slices.Clip(bd.Code.HidePaths)
-	for _, p := range []string{cfg.Path(), dbPath} {
-		if p != "" {
-			bd.Code.HidePaths = append(bd.Code.HidePaths, p)
-		}
-	}
-	files.ProtectJarvisFiles(cfg.Path(), dbPath)
-	return eval.BuiltinTools(bd)
+	return eval.BuiltinTools(wire.BaseDeps(cfg, dbPath))
 }
 
 // evalSetup is what the workbench's /eval needs: the evaluation's tools
@@ -183,7 +174,7 @@ func evalTools(cfg *config.Config, dbPath string) eval.ToolSource {
 // saving never waits for the file).
 func (a *app) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
 	return &tui.EvalSetup{
-		Tools: evalTools(cfg, db.Path()), EngineName: "ollama", Audit: auditLog{audit.New(db)},
+		Tools: evalTools(cfg, db.Path()), EngineName: "ollama", Audit: auditLog{Log: audit.New(db)},
 		Save: func(rep *eval.Report) error {
 			rep.AssignIDs()
 			return evals.New(db).SaveQueued(rep.Records()...)
@@ -293,7 +284,7 @@ func (a *app) runEval(ctx context.Context, f *evalFlags) error {
 	runner, err := eval.New(eval.Config{
 		Suite: suite, Targets: targets, Repeat: f.repeat, Tools: evalTools(cfg, db.Path()), Settings: cfg.Tool,
 		System: cfg.System, Options: opts, MaxTurns: cfg.MaxTurns, Price: priceAt(cfg, ""), Bus: bus, Progress: progress.show,
-		ScratchDir: scratch, Audit: auditLog{audit.New(db)},
+		ScratchDir: scratch, Audit: auditLog{Log: audit.New(db)},
 	})
 	if err != nil {
 		return usageErr("%v", err)

@@ -15,7 +15,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
-	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
@@ -55,27 +54,6 @@ func (a *app) openScheduler(opts scheduler.Options) (*scheduler.Scheduler, *stor
 		return nil, nil, err
 	}
 	return scheduler.New(db, opts), db, nil
-}
-
-// taskValidator checks a task's agent and tool names against the agents
-// and the built-in tool registry, the same names `--agent` and `--tools`
-// accept everywhere.
-func (a *app) taskValidator() (func(agentName string, names []string) error, error) {
-	env, err := a.environment()
-	if err != nil {
-		return nil, err
-	}
-	return func(agentName string, names []string) error {
-		if !slices.Contains(agent.Names, agentName) {
-			return fmt.Errorf("unknown agent %q: use one of %s", agentName, strings.Join(agent.Names, ", "))
-		}
-		for _, n := range names {
-			if !env.registry.Has(n) {
-				return &tools.UnknownToolError{Name: n, Known: env.registry.Names()}
-			}
-		}
-		return nil
-	}, nil
 }
 
 // registerMCPFor starts the configured MCP servers when names include an

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/jarvis-workbench/jarvis/agent"
@@ -11,6 +10,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // engineFactory builds the engine that speaks to a server of the given
@@ -22,7 +22,7 @@ type engineFactory func(kind, host string) (engine.InferenceEngine, error)
 // the configuration changed). No key is sent to them: a key goes only
 // where the configuration says.
 func taskEngine(kind, host string) (engine.InferenceEngine, error) {
-	return newEngine(kind, host, "", "an endpoint for this server in the config: scheduled tasks send keys only to the servers the configuration names")
+	return wire.NewEngine(kind, host, "", "an endpoint for this server in the config: scheduled tasks send keys only to the servers the configuration names")
 }
 
 // engineCache keeps one engine per server, so that the checks and runs of
@@ -72,9 +72,7 @@ func (c *engineCache) reach(ctx context.Context, srv tasks.Server) error {
 
 // server is the model server this process is configured for, as a task
 // records it.
-func (env *environment) server() tasks.Server {
-	return tasks.Server{Engine: env.at.kind, Host: env.engine.Host(), Model: env.model}
-}
+func (env *environment) server() tasks.Server { return env.w.TaskServer() }
 
 // schedOptions are the options every scheduler that runs tasks in this
 // process shares: who it is (command: "tui", "scheduler start", "scheduler
@@ -85,18 +83,12 @@ func (a *app) schedOptions(command string, bus events.Publisher) (scheduler.Opti
 	if err != nil {
 		return scheduler.Options{}, err
 	}
-	validate, err := a.taskValidator()
-	if err != nil {
-		return scheduler.Options{}, err
-	}
 	engines := newEngineCache(env, taskEngine)
-	return scheduler.Options{
-		Command: command, Server: env.server(), Reach: engines.reach, Timeout: env.cfg.TaskTimeout(),
-		Runner: newTaskRunner(env, bus, engines), Validate: validate,
-		// Runs decide confirmations through the shared policy (their
-		// approve list is added per run).
-		Policy: a.sharedPolicy(),
-	}, nil
+	// Runs decide confirmations through the shared policy (their approve
+	// list is added per run).
+	opts := env.w.SchedulerOptions(command)
+	opts.Reach, opts.Runner = engines.reach, newTaskRunner(env, bus, engines)
+	return opts, nil
 }
 
 // taskRunner prepares what a headless scheduler needs to run tasks: the
@@ -186,85 +178,4 @@ func (env *environment) taskPrice(srv tasks.Server) func(model string, in, out i
 		}
 	}
 	return priceAt(env.cfg, "")
-}
-
-// lazyScheduler lets the scheduler tools reach the task store without
-// opening the database until a tool is actually called: listing tools or
-// asking a question that uses none must not wait for another process's lock.
-// A failed open (the file was busy) is not kept: the next call tries again.
-type lazyScheduler struct {
-	mu   sync.Mutex
-	open func() (*scheduler.Scheduler, error)
-	s    *scheduler.Scheduler
-}
-
-// use makes the tools call s (a scheduler already running) from now on.
-func (l *lazyScheduler) use(s *scheduler.Scheduler) {
-	l.mu.Lock()
-	l.s = s
-	l.mu.Unlock()
-}
-
-func (l *lazyScheduler) get() (*scheduler.Scheduler, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.s != nil {
-		return l.s, nil
-	}
-	s, err := l.open()
-	if err != nil {
-		return nil, fmt.Errorf("the task database could not be opened: %w", err)
-	}
-	l.s = s
-	return s, nil
-}
-
-func (l *lazyScheduler) Create(ctx context.Context, nt tasks.NewTask) (tasks.Task, error) {
-	s, err := l.get()
-	if err != nil {
-		return tasks.Task{}, err
-	}
-	return s.Create(ctx, nt)
-}
-
-func (l *lazyScheduler) List(ctx context.Context, st tasks.Status) ([]tasks.Task, error) {
-	s, err := l.get()
-	if err != nil {
-		return nil, err
-	}
-	return s.List(ctx, st)
-}
-
-func (l *lazyScheduler) change(ctx context.Context, id string, fn func(*scheduler.Scheduler, context.Context, string) (tasks.Task, error)) (tasks.Task, error) {
-	s, err := l.get()
-	if err != nil {
-		return tasks.Task{}, err
-	}
-	return fn(s, ctx, id)
-}
-
-func (l *lazyScheduler) Pause(ctx context.Context, id string) (tasks.Task, error) {
-	return l.change(ctx, id, (*scheduler.Scheduler).Pause)
-}
-
-func (l *lazyScheduler) Resume(ctx context.Context, id string) (tasks.Task, error) {
-	return l.change(ctx, id, (*scheduler.Scheduler).Resume)
-}
-
-func (l *lazyScheduler) Cancel(ctx context.Context, id string) (tasks.Task, error) {
-	return l.change(ctx, id, (*scheduler.Scheduler).Cancel)
-}
-
-func closeIfCloser(t tools.Tool) {
-	for {
-		if c, ok := t.(interface{ Close() error }); ok {
-			c.Close()
-			return
-		}
-		u, ok := t.(interface{ Unwrap() tools.Tool })
-		if !ok {
-			return
-		}
-		t = u.Unwrap()
-	}
 }

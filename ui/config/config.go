@@ -26,6 +26,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	"github.com/jarvis-workbench/jarvis/tools/channels"
 	"github.com/jarvis-workbench/jarvis/tools/code"
+	"github.com/jarvis-workbench/jarvis/tools/command"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/tools/web"
 )
@@ -73,6 +74,8 @@ type Config struct {
 	Endpoints []Endpoint `toml:"endpoints"`
 	// Images configures images attached to messages ([images]).
 	Images ImagesConfig `toml:"images"`
+	// Commands are programs offered to the model as tools ([[commands]]).
+	Commands []command.Spec `toml:"commands"`
 
 	// sources says where each value came from, by its path in the file
 	// ("theme", "options.num_ctx", "mcp.servers[0].url"); lines locates
@@ -83,6 +86,8 @@ type Config struct {
 	// builtinTools are the names of the built-in tools, which tools and
 	// [tool.NAME] are checked against.
 	builtinTools []string
+	// commands are Commands checked and compiled (CommandTools).
+	commands []*command.Command
 }
 
 // MemoryConfig is [memory]: chunking, the optional embedding model whose
@@ -172,8 +177,10 @@ type Flags struct {
 	Theme  string
 	// NumCtx is --num-ctx (0: not given).
 	NumCtx int
-	// ToolNames are the built-in tool names, to check tools and
-	// [tool.NAME] against (nil: those of tools/builtin).
+	// ToolNames are the names of the tools besides the commands (built in
+	// and registered by the program), to check tools, [tool.NAME] and
+	// command names against (nil: those of tools/builtin, registered
+	// ones included).
 	ToolNames []string
 }
 

@@ -197,6 +197,7 @@ var defaults = map[string]string{
 	"context.compact_at":        "0.85",
 	"scheduler.timeout":         strings.TrimSuffix(tasks.DefaultTimeout.String(), "0s"),
 	"endpoints":                 "(none)",
+	"commands":                  "(none)",
 	"images.max_bytes":          strconv.Itoa(attach.DefaultMaxBytes),
 }
 

@@ -35,6 +35,7 @@ var checks = []func(*Config, *report){
 	checkContext,
 	checkScheduler,
 	checkImages,
+	checkCommands,
 }
 
 // checkTop checks the top-level settings that are not lists of tools.
@@ -88,7 +89,9 @@ func hideURL(msg, raw string) string {
 // toolNames are the names tools and [tool.NAME] may use besides those of
 // MCP servers (which toolProblem checks by their server): the built-in
 // tools. A section that defines tools of its own adds their names here.
-func (c *Config) toolNames() []string { return c.builtinTools }
+func (c *Config) toolNames() []string {
+	return append(slices.Clip(c.builtinTools), c.commandNames()...)
+}
 
 // toolProblem says why name cannot be a tool of this configuration ("":
 // it can). An MCP tool, SERVER__TOOL, is known once its server runs, so

@@ -1,0 +1,198 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/ui/wire"
+)
+
+// AskOptions are one question's settings; zero fields take the
+// configuration's.
+type AskOptions struct {
+	// Agent is simple, orchestrator or react.
+	Agent string
+	// Tools are the tools the model may call, by name. nil takes the
+	// configured ones; an empty, non-nil slice gives none.
+	Tools []string
+	// System replaces the agent's system prompt.
+	System string
+	// Yes approves every call that needs confirmation (the command's
+	// --yes).
+	Yes bool
+	// Confirm is asked about each call that needs confirmation and no
+	// earlier layer of the approval policy settled (the config, this
+	// Jarvis's session approvals, the always-approvals, Yes). Without it
+	// such calls are denied: nothing that can do harm runs unasked. Its
+	// AllowSession holds for this Jarvis's later questions; AllowAlways is
+	// remembered in the database. It may be called from several
+	// goroutines, one call at a time.
+	Confirm tools.ConfirmFunc
+	// OnEvent receives the run's events as they happen, the ones the
+	// workbench draws: tokens, thinking, tool calls starting and ending,
+	// confirmations, turns, notices. Calls are one at a time; it must
+	// return quickly, since the run waits for it.
+	OnEvent func(events.Event)
+}
+
+// Result is an answer (the spec's ask_full result).
+type Result struct {
+	Content  string `json:"content"`
+	Thinking string `json:"thinking,omitempty"`
+	// ToolResults are the calls' results, in the order they were made,
+	// whole (the model may have read them shortened).
+	ToolResults []tools.Result `json:"tool_results"`
+	Usage       events.Usage   `json:"usage"`
+	Model       string         `json:"model"`
+	Turns       int            `json:"turns"`
+	// Agent is the agent that answered (react after a fallback).
+	Agent string `json:"agent"`
+	// Notices are things to know about the run (a model picked because
+	// none was set, a fallback, a loop guard).
+	Notices []string `json:"notices,omitempty"`
+	// Stopped says why the run ended without a model answer:
+	// "max_turns", "loop_guard", "cancelled", or "".
+	Stopped string `json:"stopped,omitempty"`
+	// Context is the window the run had and what it took of it.
+	Context agent.RunContext `json:"context"`
+}
+
+// Ask asks one question in a conversation of its own and returns the
+// answer with every tool result. It returns a Result even when it fails:
+// what arrived before the failure (the partial answer, the tool results,
+// the usage). An unknown tool is a *tools.UnknownToolError; a model the
+// server does not have, or a server that does not answer, is the engine's
+// error. Nothing is saved as a session; approvals are decided and audited
+// as everywhere in jarvis (source "sdk").
+func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result, error) {
+	cfg := j.env.Config
+	res := &Result{Agent: cfg.Agent, Model: j.env.Model, ToolResults: []tools.Result{}}
+	if o.Agent != "" {
+		res.Agent = o.Agent
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return res, errors.New("ask: the question is empty")
+	}
+	names := cfg.Tools
+	if o.Tools != nil {
+		names = tools.ParseList(strings.Join(o.Tools, ","))
+	}
+	if len(names) > 0 && wire.NeedsMCP(cfg.MCP, names) {
+		if err := j.startMCP(ctx); err != nil {
+			return res, err
+		}
+	}
+	list, err := j.env.BuildTools(names)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		for _, t := range list {
+			wire.CloseTool(t)
+		}
+	}()
+	model, note, err := j.env.ResolveModel(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Model = model
+	if note != "" {
+		res.Notices = append(res.Notices, note)
+	}
+	bus := newEventFunc(o.OnEvent)
+	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: bus, Policy: j.policy(o)})
+	if err != nil {
+		return res, err
+	}
+	acfg := j.env.AgentConfig(model, exec, bus)
+	if o.System != "" {
+		acfg.System = o.System
+	}
+	ag, err := agent.New(res.Agent, acfg)
+	if err != nil {
+		return res, err
+	}
+	run, err := ag.Answer(ctx, &agent.Conversation{}, agent.Input{Text: prompt})
+	if run != nil {
+		notices := res.Notices
+		*res = fromAgent(run)
+		res.Notices = append(notices, res.Notices...)
+	}
+	return res, err
+}
+
+// policy is the approval policy of one question: the one every entry
+// point uses, with this Jarvis's session approvals, Yes, and Confirm as
+// the person to ask.
+func (j *Jarvis) policy(o AskOptions) *tools.Policy {
+	po := wire.PolicyOptions(j.env.Config, j.db)
+	po.Source, po.Yes, po.Approvals, po.Nobody = tools.SourceSDK, o.Yes, j.approvals, tools.ByNobody
+	if o.Confirm != nil {
+		po.Asker = guardedConfirm(o.Confirm)
+	}
+	return tools.NewPolicy(po)
+}
+
+func (j *Jarvis) startMCP(ctx context.Context) error {
+	j.mcpMu.Lock()
+	defer j.mcpMu.Unlock()
+	_, err := j.env.StartMCP(ctx, wire.MCPOptions{Wait: true, ClientVersion: "jarvis-sdk"})
+	return err
+}
+
+func fromAgent(r *agent.Result) Result {
+	out := Result{
+		Content: r.Content, Thinking: r.Thinking, ToolResults: append([]tools.Result{}, r.ToolResults...),
+		Usage: r.Usage, Model: r.Model, Turns: r.Turns, Agent: r.Agent, Notices: r.Notices,
+		Stopped: r.Stopped, Context: r.Context,
+	}
+	return out
+}
+
+// guardedConfirm asks f; a panic in it denies the call, saying why, so a
+// bug in the callback neither runs the tool nor brings the program down
+// from one of the executor's goroutines.
+type guardedConfirm tools.ConfirmFunc
+
+func (g guardedConfirm) Confirm(ctx context.Context, req tools.ConfirmRequest) (tools.Decision, error) {
+	a, err := g.Answer(ctx, req)
+	return a.Decision, err
+}
+
+func (g guardedConfirm) Answer(ctx context.Context, req tools.ConfirmRequest) (a tools.Answer, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a, err = tools.Answer{Decision: tools.Deny, Reason: fmt.Sprintf("the confirmation callback failed: %v", p)}, nil
+		}
+	}()
+	d, err := g(ctx, req)
+	if err != nil {
+		return tools.Answer{Decision: tools.Deny}, err
+	}
+	return tools.Answer{Decision: d}, nil
+}
+
+// eventFunc hands events to a function, one at a time.
+type eventFunc struct {
+	mu sync.Mutex
+	f  func(events.Event)
+}
+
+func newEventFunc(f func(events.Event)) events.Publisher {
+	if f == nil {
+		return events.Discard
+	}
+	return &eventFunc{f: f}
+}
+
+func (p *eventFunc) Publish(e events.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.f(e)
+}

@@ -1,0 +1,162 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/engine/ollama"
+	"github.com/jarvis-workbench/jarvis/engine/openai"
+	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/ui/format"
+)
+
+// Server is one model server jarvis is configured for: the default one
+// (Name "", engine and host from --engine, --host and the config) or a
+// named endpoint ([[endpoints]]), whose models are NAME/MODEL.
+type Server struct {
+	Name string
+	Kind string
+	// Engine is never nil: a server that cannot be used (its api_key's
+	// variable is not set) has an engine that answers every call with
+	// the reason, which Err holds.
+	Engine engine.InferenceEngine
+	Err    error
+	// Line is where an endpoint's entry starts in the config file.
+	Line int
+}
+
+// NewEngine builds the engine that speaks to a server of kind at host,
+// with key for an openai server ("" sends none); keyFrom says where that
+// key is configured, for the advice when the server refuses it ("" names
+// api_key and OPENAI_API_KEY).
+func NewEngine(kind, host, key, keyFrom string) (engine.InferenceEngine, error) {
+	switch kind {
+	case config.EngineOllama, "":
+		return ollama.New(host)
+	case config.EngineOpenAI:
+		if strings.TrimSpace(host) == "" {
+			host = config.DefaultOpenAIHost
+		}
+		return openai.New(host, openai.WithAPIKey(key), openai.WithKeyFrom(keyFrom))
+	}
+	return nil, fmt.Errorf("this jarvis cannot talk to %q servers (it knows: %s)", kind, strings.Join(config.Engines, ", "))
+}
+
+// BuildServers builds the default server and every endpoint. A wrong
+// default host is an error; an endpoint's key whose variable is not set
+// makes that endpoint unusable (and says so when it is used), since the
+// others may be all a command needs.
+func BuildServers(cfg *config.Config) (*Server, []*Server, error) {
+	kind := cfg.EngineName()
+	key := ""
+	if kind == config.EngineOpenAI {
+		k, err := cfg.APIKeyValue()
+		if err != nil {
+			return nil, nil, err
+		}
+		key = k
+	}
+	eng, err := NewEngine(kind, cfg.Host, key, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	def := &Server{Kind: kind, Engine: eng}
+	var named []*Server
+	for _, ep := range cfg.Endpoints {
+		s := &Server{Name: ep.Name, Kind: ep.Engine, Line: ep.Line()}
+		key, err := cfg.KeyValue(ep)
+		if err == nil {
+			s.Engine, err = NewEngine(ep.Engine, ep.Host, key, endpointKeyFrom(cfg, ep))
+		}
+		if err != nil {
+			var ke *config.KeyError
+			if !errors.As(err, &ke) {
+				err = fmt.Errorf("endpoint %s: %w", ep.Name, err)
+			}
+			s.Err = err
+			s.Engine = &unusableServer{host: ep.Host, err: err}
+		}
+		named = append(named, s)
+	}
+	return def, named, nil
+}
+
+// endpointKeyFrom says where an endpoint's key is set.
+func endpointKeyFrom(cfg *config.Config, ep config.Endpoint) string {
+	where := fmt.Sprintf("api_key of endpoint %s in the config", ep.Name)
+	if cfg.Path() != "" && ep.Line() > 0 {
+		where = fmt.Sprintf("api_key of endpoint %s (config %s:%d)", ep.Name, cfg.Path(), ep.Line())
+	}
+	return where
+}
+
+// unusableServer is the engine of a server that cannot be used: every
+// call returns why.
+type unusableServer struct {
+	host string
+	err  error
+}
+
+func (u *unusableServer) Chat(context.Context, engine.ChatRequest, func(engine.Chunk)) (engine.ChatResponse, error) {
+	return engine.ChatResponse{}, u.err
+}
+
+func (u *unusableServer) Generate(context.Context, engine.GenerateRequest) (engine.GenerateResponse, error) {
+	return engine.GenerateResponse{}, u.err
+}
+
+func (u *unusableServer) ListModels(context.Context) ([]engine.ModelInfo, error) { return nil, u.err }
+
+func (u *unusableServer) Capabilities(context.Context, string) ([]string, error) { return nil, u.err }
+
+func (u *unusableServer) Version(context.Context) (string, error) { return "", u.err }
+
+func (u *unusableServer) Host() string { return u.host }
+
+// PickModel asks a server of kind which model to use when none is set:
+// the first that can chat and call tools, else the first that can chat
+// (an embedding model cannot answer at all).
+func PickModel(ctx context.Context, eng engine.InferenceEngine, kind string) (string, error) {
+	models, err := eng.ListModels(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(models) == 0 {
+		if kind == config.EngineOpenAI {
+			return "", fmt.Errorf("no model is set and the server at %s lists none; start it with a model (llama-server -m FILE, vllm serve MODEL, or load one in LM Studio), then run again", eng.Host())
+		}
+		return "", fmt.Errorf("no model is set and the server at %s has none. Download one with 'jarvis models pull qwen3', then run again", eng.Host())
+	}
+	var chat string
+	for _, m := range models {
+		caps, err := eng.Capabilities(ctx, m.Name)
+		if err != nil || !slices.Contains(caps, engine.CapCompletion) {
+			continue
+		}
+		if slices.Contains(caps, engine.CapTools) {
+			chat = m.Name
+			break
+		}
+		if chat == "" {
+			chat = m.Name
+		}
+	}
+	if chat == "" {
+		fix := "Download one with 'jarvis models pull qwen3'"
+		if kind == config.EngineOpenAI {
+			fix = "Start the server with a chat model"
+		}
+		return "", fmt.Errorf("no model is set and none of the server's models can chat (%s, e.g. embedding models). %s", format.Count(len(models), "model"), fix)
+	}
+	return chat, nil
+}
+
+// Price adapts the configured prices of a server's models (endpoint ""
+// for the default server) to the agents' and tools' signature.
+func Price(cfg *config.Config, endpoint string) func(model string, in, out int) float64 {
+	return func(model string, in, out int) float64 { return cfg.PriceAt(endpoint, model).Cost(in, out) }
+}
