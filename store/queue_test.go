@@ -150,6 +150,10 @@ func TestPendingWritesSurviveTheProcessAndAreImportedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _ := New(path, "tui")
+	// Short waits, so that the queue's last attempt ends soon after Close:
+	// in a real stop the process ends with it; here it must not go on
+	// writing beside the "next process" below.
+	first.SetTimeout(200 * time.Millisecond)
 	q := first.Queue()
 	for i := range 5 {
 		q.Enqueue(put(t, "chat", i))
@@ -158,6 +162,11 @@ func TestPendingWritesSurviveTheProcessAndAreImportedOnce(t *testing.T) {
 	var pending *PendingError
 	if !errors.As(err, &pending) || pending.Pending != 5 || !strings.Contains(err.Error(), pending.Journal) {
 		t.Fatalf("close: %v", err)
+	}
+	select {
+	case <-q.stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the queue went on after Close")
 	}
 	first.Close()
 	release()
