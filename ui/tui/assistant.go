@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/events"
@@ -106,8 +107,9 @@ func (a *assistantItem) endTurn(t *events.TurnPayload) {
 }
 
 // panel returns the panel of a call, creating it (in the turn's group) when
-// it is new.
-func (a *assistantItem) panel(tool, callID string, args map[string]any, estimate float64) *toolPanel {
+// it is new. index is the call's place among its turn's calls: parallel
+// calls start in any order, and their panels stand in the model's order.
+func (a *assistantItem) panel(tool, callID string, index int, args map[string]any, estimate float64) *toolPanel {
 	if p, ok := a.panels[callID]; ok && callID != "" {
 		return p
 	}
@@ -117,8 +119,12 @@ func (a *assistantItem) panel(tool, callID string, args map[string]any, estimate
 		a.text = nil
 	}
 	// The name is the model's: a call to an unknown tool shows it as sent.
-	p := &toolPanel{tool: safe.Text(tool), callID: callID, args: args, estimate: estimate}
-	a.group.panels = append(a.group.panels, p)
+	p := &toolPanel{tool: safe.Text(tool), callID: callID, index: index, args: args, estimate: estimate}
+	at := len(a.group.panels)
+	for at > 0 && a.group.panels[at-1].index > index {
+		at--
+	}
+	a.group.panels = slices.Insert(a.group.panels, at, p)
 	if callID != "" {
 		a.panels[callID] = p
 	}

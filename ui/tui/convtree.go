@@ -37,19 +37,19 @@ func itemsOf(msgs []sessions.Message, prev int) []item {
 				cur.blocks = append(cur.blocks, &lineBlock{kind: lineFooter, text: "↳ " + format.Usage(*a.Usage, 0)})
 			}
 			cur.text, cur.thinking, cur.group = nil, nil, nil
-			for _, c := range a.Message.ToolCalls {
+			for i, c := range a.Message.ToolCalls {
 				var args map[string]any
 				if parsed, msg := parseArgs(c.Arguments); msg == "" {
 					args = parsed
 				}
-				cur.panel(c.Name, c.ID, args, 0).state = panelCancelled
+				cur.panel(c.Name, c.ID, i, args, 0).state = panelCancelled
 			}
 			cur.done = true
 		case m.Role == sessions.RoleTool || a.Result != nil:
 			if cur == nil {
 				break
 			}
-			p := cur.panel(m.ToolName, m.ToolCallID, nil, 0)
+			p := cur.panel(m.ToolName, m.ToolCallID, 0, nil, 0)
 			if a.Result != nil {
 				p.state, p.latency, p.cost = statusOf(string(a.Result.Status)), a.Result.LatencySeconds, a.Result.CostUSD
 				p.setResult(a.Result.Content)

@@ -32,6 +32,7 @@ const (
 // toolPanel is one tool call on screen.
 type toolPanel struct {
 	tool, callID string
+	index        int // the call's place among its turn's calls
 	args         map[string]any
 	state        panelState
 	started      time.Time

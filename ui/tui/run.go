@@ -137,16 +137,16 @@ func (m *model) applyRunEvent(e events.Event) {
 		c := e.Turn.Context
 		cur.note(compactedText(agent.Compaction{Replaced: c.Replaced, Before: c.Before, After: c.After, Kept: c.Kept}), false)
 	case events.ConfirmAsk:
-		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = panelWaiting
 		p.version++
 	case events.ToolCallStart:
-		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state, p.started = panelRunning, e.Time
 		p.args = e.Tool.Arguments // what runs: the person may have edited them
 		p.version++
 	case events.ToolCallEnd:
-		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = statusOf(e.Tool.Status)
 		p.latency, p.cost = e.Tool.LatencySeconds, e.Tool.CostUSD
 		p.setResult(e.Tool.Result)
@@ -156,7 +156,7 @@ func (m *model) applyRunEvent(e events.Event) {
 			m.runUsage.ToolCostUSD += e.Tool.CostUSD
 		}
 	case events.ToolCallDenied, events.ToolCallError:
-		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = statusOf(e.Tool.Status)
 		p.setResult(e.Tool.Result)
 		p.version++
