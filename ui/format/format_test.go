@@ -28,8 +28,11 @@ func TestCostArgsAndCuts(t *testing.T) {
 	if got := Args(nil, 10); got != "{}" {
 		t.Errorf("Args(nil) = %q", got)
 	}
-	if got := PrettyArgs(map[string]any{"code": "print(1)"}); got != "{\n  \"code\": \"print(1)\"\n}" {
+	if got := PrettyArgs(map[string]any{"code": "def f():\n    return 1\n", "language": "python", "n": 2}); got != "code:\n  def f():\n      return 1\nlanguage: \"python\"\nn: 2" {
 		t.Errorf("PrettyArgs = %q", got)
+	}
+	if got := Args(map[string]any{"code": "if x:\n    y()"}, 0); got != `{"code":"if x:\n    y()"}` {
+		t.Errorf("Args lost the code's indentation: %q", got)
 	}
 	if got := OneLine("a\n\n  b\tc", 0); got != "a b c" {
 		t.Errorf("OneLine = %q", got)
