@@ -56,15 +56,21 @@ func Args(args map[string]any, max int) string {
 	return Cut(strings.TrimRight(sb.String(), "\n"), max)
 }
 
-// PrettyArgs renders arguments for reading, as ArgLines lays them out:
-// code keeps its lines and indentation instead of a JSON string of \n.
+// PrettyArgs renders arguments as indented JSON (the CLI's approval
+// prompt): every character of a value is shown, escaped where it could
+// not be seen.
 func PrettyArgs(args map[string]any) string {
-	lines := ArgLines(args)
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = l.Indent + l.Text
+	if len(args) == 0 {
+		return "{}"
 	}
-	return strings.Join(out, "\n")
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return fmt.Sprint(args)
+	}
+	return strings.TrimRight(sb.String(), "\n")
 }
 
 // ArgLine is a line of arguments laid out for reading: Indent, then
@@ -76,11 +82,13 @@ type ArgLine struct {
 	Code         bool
 }
 
-// ArgLines lays a call's arguments out one per line, sorted by name: code
-// and any other string that spans lines as its own lines, indented two
-// spaces under "name:" with their own indentation kept; everything else as
-// "name: " and indented JSON. Tabs and controls are left for the caller
-// to expand and strip.
+// ArgLines lays a call's arguments out one per line, sorted by name, for
+// the workbench's panels and dialogs: code and any other string that
+// spans lines as its own lines, indented two spaces under "name:" with
+// their own indentation kept, rather than a JSON string full of \n;
+// everything else, and a string holding characters that would not be
+// seen as text (controls, escapes), as "name: " and indented JSON. Tabs
+// are left for the caller to expand at the width it draws.
 func ArgLines(args map[string]any) []ArgLine {
 	if len(args) == 0 {
 		return []ArgLine{{Text: "(no arguments)"}}
@@ -92,7 +100,7 @@ func ArgLines(args map[string]any) []ArgLine {
 	sort.Strings(keys)
 	var out []ArgLine
 	for _, k := range keys {
-		if s, ok := args[k].(string); ok && (k == "code" || strings.Contains(s, "\n")) {
+		if s, ok := args[k].(string); ok && (k == "code" || strings.Contains(s, "\n")) && visibleAsText(s) {
 			out = append(out, ArgLine{Text: k + ":"})
 			for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 				out = append(out, ArgLine{Indent: "  ", Text: l, Code: true})
@@ -107,6 +115,21 @@ func ArgLines(args map[string]any) []ArgLine {
 		}
 	}
 	return out
+}
+
+// visibleAsText reports whether s shows every character it holds when
+// drawn as lines of text: valid UTF-8 with no control characters but
+// newlines and tabs.
+func visibleAsText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonLines is v as indented JSON, '<' and '&' left readable.
