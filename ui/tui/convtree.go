@@ -34,7 +34,7 @@ func itemsOf(msgs []sessions.Message, prev int) []item {
 			cur.appendText(a.Message.Content)
 			cur.text.final = true
 			if a.Usage != nil {
-				cur.blocks = append(cur.blocks, &lineBlock{kind: lineFooter, text: "↳ " + format.Usage(*a.Usage, 0)})
+				cur.add(&lineBlock{kind: lineFooter, text: "↳ " + format.Usage(*a.Usage, 0)})
 			}
 			cur.text, cur.thinking, cur.group = nil, nil, nil
 			for i, c := range a.Message.ToolCalls {

@@ -527,7 +527,11 @@ func (m *model) stateText() string {
 		if name := m.runningTool(); name != "" {
 			return "running " + name + " · " + elapsed(m.now().Sub(m.runStart))
 		}
-		return "thinking · " + elapsed(m.now().Sub(m.runStart)) + " · esc cancels"
+		what := "waiting for the model"
+		if m.current != nil {
+			what = m.current.activity()
+		}
+		return what + " · " + elapsed(m.now().Sub(m.runStart)) + " · esc cancels"
 	case m.savingText() != "":
 		return m.savingText()
 	case m.status != "":
