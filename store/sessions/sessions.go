@@ -212,6 +212,28 @@ const (
 // reads as a user message.
 const ObservationPrefix = "Observation: "
 
+// ArgumentsKey holds, in a react observation's Result.Metadata, the
+// arguments its call ran with: the model wrote them as text, so no tool
+// call of the conversation carries them.
+const ArgumentsKey = "arguments"
+
+// ObservationArgs returns, as JSON, the arguments a react observation's
+// call ran with ("" when none were stored).
+func ObservationArgs(m Message) string {
+	if m.Result == nil || m.Role != RoleUser {
+		return ""
+	}
+	args, ok := m.Result.Metadata[ArgumentsKey]
+	if !ok {
+		return ""
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
 // IsToolResult reports whether m is a tool call's result: a tool message,
 // or a react observation (a user message with a result, or, as the model
 // reads it, starting with ObservationPrefix).

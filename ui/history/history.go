@@ -31,10 +31,14 @@ func Stored(a agent.Appended) sessions.Message {
 	if a.Result != nil {
 		msg.Result = &sessions.ToolResult{Success: a.Result.Success, Status: string(a.Result.Status),
 			LatencySeconds: a.Result.LatencySeconds, CostUSD: a.Result.CostUSD}
-		if msg.ToolName == "" {
+		if m.Role == engine.RoleUser {
 			// A react observation is a user message for the model; the
-			// session keeps which tool it is the result of.
+			// session keeps which tool it is the result of, and the
+			// arguments it ran with (the model wrote them as text).
 			msg.ToolName = a.Result.ToolName
+			if args, ok := a.Result.Metadata[sessions.ArgumentsKey]; ok {
+				msg.Result.Metadata = map[string]any{sessions.ArgumentsKey: args}
+			}
 		}
 	}
 	if c := a.Compaction; c != nil {

@@ -278,7 +278,7 @@ func (t *thinkingBlock) lines(rc renderCtx, from, to int) []string {
 	if rc.thinking {
 		arrow = "▾"
 	}
-	head := rc.st.thinking.Render(fmt.Sprintf("%s %s · %d words (ctrl+r %s)", arrow, label, words, map[bool]string{true: "hides", false: "shows"}[rc.thinking]))
+	head := rc.st.thinking.Render(fmt.Sprintf("%s %s · %s (ctrl+r %s)", arrow, label, format.Count(words, "word"), map[bool]string{true: "hides", false: "shows"}[rc.thinking]))
 	all := []string{head}
 	if rc.thinking {
 		for _, l := range t.stream.Slice(rc.width-4, max(from-1, 0), to-1) {

@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/ui/attach"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
@@ -83,7 +84,7 @@ func (m *model) imageCommand(arg string) tea.Cmd {
 		if n == 0 {
 			return m.setStatus("no images were attached")
 		}
-		return m.setStatus(fmt.Sprintf("took off %d attached image(s)", n))
+		return m.setStatus("took off " + format.Count(n, "attached image"))
 	}
 	return m.loadImage(arg, "")
 }

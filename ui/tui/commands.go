@@ -203,7 +203,7 @@ func (m *model) copyLast() tea.Cmd {
 		if _, err := seq.WriteTo(out); err != nil {
 			return statusMsg("copy failed: " + err.Error())
 		}
-		return statusMsg(fmt.Sprintf("copied %d characters (OSC 52; if your terminal ignores it, press F2 and select with the mouse)", n))
+		return statusMsg("copied " + format.Count(n, "character") + " (OSC 52; if your terminal ignores it, press F2 and select with the mouse)")
 	}
 }
 

@@ -557,12 +557,8 @@ func (m *model) runningTool() string {
 func (m *model) totalsText() string {
 	t := m.totals
 	t.Add(m.runUsage)
-	calls := "tool calls"
-	if m.toolCalls == 1 {
-		calls = "tool call"
-	}
-	return fmt.Sprintf("%s in · %s out · %s · %d %s", format.Tokens(t.PromptTokens),
-		format.Tokens(t.OutputTokens), format.Cost(t.CostUSD+t.ToolCostUSD, false), m.toolCalls, calls)
+	return fmt.Sprintf("%s in · %s out · %s · %s", format.Tokens(t.PromptTokens),
+		format.Tokens(t.OutputTokens), format.Cost(t.CostUSD+t.ToolCostUSD, false), format.Count(m.toolCalls, "tool call"))
 }
 
 func (m *model) hostText() string {

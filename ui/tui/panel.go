@@ -131,7 +131,7 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 		lines := hang(safe.Text(format.Args(p.args, 0)), inner, "")
 		for i, l := range lines {
 			if i == collapsedArgRows && len(lines) > collapsedArgRows+1 {
-				body = append(body, st.muted.Render(fmt.Sprintf("… %d more lines of arguments (ctrl+e expands)", len(lines)-i)))
+				body = append(body, st.muted.Render("… "+format.Count(len(lines)-i, "more line")+" of arguments (ctrl+e expands)"))
 				break
 			}
 			body = append(body, st.muted.Render(l))
@@ -156,7 +156,7 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 		}
 		for i, l := range lines {
 			if i == limit {
-				body = append(body, st.muted.Render(fmt.Sprintf("… %d more lines (ctrl+e expands)", len(lines)-limit)))
+				body = append(body, st.muted.Render("… "+format.Count(len(lines)-limit, "more line")+" (ctrl+e expands)"))
 				break
 			}
 			prefix := "  "

@@ -23,6 +23,9 @@ type SessionStore interface {
 	// SetBranch records that another one became current.
 	Branch(sessionID string, b sessions.Branch) error
 	SetBranch(sessionID, branch string) error
+	// SetMeta records the model, agent and tools the session runs with
+	// now (the title is kept).
+	SetMeta(sessionID string, meta SessionMeta) error
 	// Fork starts a session with a copy of the line of branch up to
 	// message upTo and returns its id.
 	Fork(sessionID, branch string, upTo int, meta SessionMeta) (string, error)
@@ -46,9 +49,11 @@ type SessionMeta struct {
 // SessionSummary describes a stored session.
 type SessionSummary struct {
 	ID, Title, Model, Agent string
-	Updated                 time.Time
-	Messages                int
-	Usage                   events.Usage
+	// Tools are the tools the session runs with.
+	Tools    []string
+	Updated  time.Time
+	Messages int
+	Usage    events.Usage
 	// Parent is the session this one was forked from (ParentSeq its last
 	// copied message); Branches counts the lines besides the first.
 	Parent    string

@@ -47,6 +47,10 @@ func (a storeAdapter) Branch(id string, b sessions.Branch) error { return a.s.Ne
 
 func (a storeAdapter) SetBranch(id, branch string) error { return a.s.SetBranchQueued(id, branch) }
 
+func (a storeAdapter) SetMeta(id string, m SessionMeta) error {
+	return a.s.SetMetaQueued(id, sessions.Meta{Model: m.Model, Agent: m.Agent, Tools: m.Tools})
+}
+
 func (a storeAdapter) Fork(id, branch string, upTo int, m SessionMeta) (string, error) {
 	sess, err := a.s.ForkQueued(id, branch, upTo, sessions.Meta{Title: m.Title, Model: m.Model, Agent: m.Agent, Tools: m.Tools})
 	return sess.ID, err
@@ -54,7 +58,7 @@ func (a storeAdapter) Fork(id, branch string, upTo int, m SessionMeta) (string, 
 
 func summary(s sessions.Session) SessionSummary {
 	return SessionSummary{
-		ID: s.ID, Title: s.Title, Model: s.Model, Agent: s.Agent, Updated: s.UpdatedAt, Messages: s.Messages,
+		ID: s.ID, Title: s.Title, Model: s.Model, Agent: s.Agent, Tools: s.Tools, Updated: s.UpdatedAt, Messages: s.Messages,
 		Usage: events.Usage{PromptTokens: s.Totals.PromptTokens, OutputTokens: s.Totals.OutputTokens,
 			CostUSD: s.Totals.CostUSD, ToolCostUSD: s.Totals.ToolCostUSD},
 		Parent: s.Parent, ParentSeq: s.ParentSeq, Branches: len(s.Branches),
