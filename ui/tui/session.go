@@ -35,8 +35,9 @@ type SessionStore interface {
 	Load(id string) (SessionSummary, *sessions.Tree, error)
 	// Last returns the most recently used session, if any.
 	Last() (SessionSummary, bool, error)
-	// Export writes a session as a markdown transcript to path, its
-	// images beside it, and returns what it wrote.
+	// Export writes a session as a markdown transcript to path (another
+	// name when path exists: nothing is replaced), its images beside
+	// it, and returns what it wrote.
 	Export(id, path string) (ExportResult, error)
 }
 
@@ -63,7 +64,9 @@ type SessionSummary struct {
 
 // ExportResult says what an export wrote.
 type ExportResult struct {
-	Path string
+	// Path is the file written; Asked the path asked for when a file was
+	// there already and the export took the next free name.
+	Path, Asked string
 	// ImageDir holds the images (empty when the session has none), and
 	// Images counts the files written there.
 	ImageDir string
