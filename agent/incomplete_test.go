@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/events"
 )
 
 // recordAppended runs an agent on eng and returns what it appended, as a
@@ -79,7 +81,7 @@ func TestAppendedReplySaysWhyItStoppedEarly(t *testing.T) {
 			r.DoneReason = "length"
 			return r, nil, nil
 		}, IncompleteLength},
-		{"content filter", Simple, func() (engine.ChatResponse, []string, error) {
+		{"content filter", Orchestrator, func() (engine.ChatResponse, []string, error) {
 			r := text("I will not")
 			r.DoneReason = "content_filter"
 			return r, nil, nil
@@ -132,4 +134,25 @@ func TestAppendedReplyCancelledMidStream(t *testing.T) {
 	if r.Message.Content != "Half an ans" || r.Incomplete != IncompleteCancelled {
 		t.Fatalf("kept %q marked %q, want the partial reply marked cancelled", r.Message.Content, r.Incomplete)
 	}
+}
+
+// A reply a content filter stopped says so as it happens, as one cut by
+// the length limit does.
+func TestContentFilterIsNoticed(t *testing.T) {
+	rec := &events.Recorder{}
+	eng := &fakeEngine{reply: func(engine.ChatRequest, int) (engine.ChatResponse, []string, error) {
+		r := text("I will not")
+		r.DoneReason = "content_filter"
+		return r, nil, nil
+	}}
+	res, err := newAgent(t, Simple, eng, nil, rec).Run(context.Background(), &Conversation{}, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rec.Events() {
+		if e.Type == events.Notice && strings.Contains(e.Text, "content filter") {
+			return
+		}
+	}
+	t.Fatalf("no notice for a filtered reply: %+v", res)
 }

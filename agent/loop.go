@@ -180,8 +180,11 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		prompt, estimated = budget.Prompt, true
 	}
 	r.result.Context.Window, r.result.Context.PromptTokens = budget.Window.Tokens, prompt
-	if err == nil && resp.DoneReason == "length" {
+	switch {
+	case err == nil && resp.DoneReason == "length":
 		r.notice(lengthNotice(budget, usage, r.cfg.Options.NumPredict))
+	case err == nil && resp.DoneReason == "content_filter":
+		r.notice("The server stopped the reply (a content filter): it is incomplete.")
 	}
 	r.publish(events.Event{Type: events.TurnEnd, Turn: &events.TurnPayload{
 		Turn: n, Model: r.result.Model, Content: resp.Message.Content, Thinking: resp.Message.Thinking,
