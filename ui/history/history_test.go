@@ -71,11 +71,15 @@ func TestConversationReplaysCompactions(t *testing.T) {
 // A react observation is stored as the result of its tool, and comes
 // back as the user message the model read; a cut reply keeps its mark.
 func TestObservationAndIncompleteRoundTrip(t *testing.T) {
-	obs := agent.Appended{Message: engine.Message{Role: engine.RoleUser, Content: "Observation: 1024"},
-		Result: &tools.Result{ToolName: "calculator", Content: "1024", Success: true, Status: tools.StatusOK}}
+	res := tools.Result{ToolName: "calculator", Content: "1024", Success: true, Status: tools.StatusOK}
+	res = res.WithMeta("arguments", map[string]any{"expression": "2**10"}).WithMeta("big", "not kept")
+	obs := agent.Appended{Message: engine.Message{Role: engine.RoleUser, Content: "Observation: 1024"}, Result: &res}
 	stored := Stored(obs)
 	if stored.ToolName != "calculator" || !sessions.IsToolResult(stored) || IsQuestion(stored) {
 		t.Fatalf("observation stored as %+v", stored)
+	}
+	if args := sessions.ObservationArgs(stored); args != `{"expression":"2**10"}` || len(stored.Result.Metadata) != 1 {
+		t.Fatalf("observation arguments stored as %q (metadata %v)", args, stored.Result.Metadata)
 	}
 	if back := Appended(stored); !reflect.DeepEqual(back.Message, obs.Message) || back.Result.ToolName != "calculator" {
 		t.Fatalf("observation read back as %+v / %+v", back.Message, back.Result)
