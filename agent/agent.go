@@ -96,7 +96,28 @@ type Appended struct {
 	Usage      *events.Usage
 	Result     *tools.Result
 	Compaction *Compaction
+	// Incomplete says why an assistant message stopped before the model
+	// finished it (one of the Incomplete* values), "" when it is whole:
+	// a transcript, a reloaded session and an export must not present a
+	// cut reply as the model's full answer.
+	Incomplete string
 }
+
+// Why a reply stopped before its end (Appended.Incomplete).
+const (
+	// IncompleteCancelled: the person cancelled the run mid-reply.
+	IncompleteCancelled = "cancelled"
+	// IncompleteLost: the connection to the server was lost mid-reply.
+	IncompleteLost = "lost"
+	// IncompleteLength: the reply reached its length limit (done_reason
+	// "length": num_predict, or a full window).
+	IncompleteLength = "length"
+	// IncompleteRefused: the server stopped the reply on purpose (a
+	// content filter).
+	IncompleteRefused = "refused"
+	// IncompleteError: the server ended the reply with an error.
+	IncompleteError = "error"
+)
 
 // Result is what a run produced.
 type Result struct {

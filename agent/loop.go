@@ -30,6 +30,9 @@ type run struct {
 	result  *Result
 	started time.Time
 	view    *ModelView
+	// incomplete is why the last turn's reply stopped early ("" when it
+	// finished); the assistant message appended for it carries it.
+	incomplete string
 }
 
 // begin starts a run and takes its input (see accept). appendInput is
@@ -82,11 +85,17 @@ func (r *run) accept(in Input, appendInput bool) error {
 	return nil
 }
 
-// append adds a message to the conversation and reports it.
+// append adds a message to the conversation and reports it. An
+// assistant message is the last turn's reply, and says whether it stopped
+// early.
 func (r *run) append(m engine.Message, usage *events.Usage, res *tools.Result) {
 	r.conv.Messages = append(r.conv.Messages, m)
+	var incomplete string
+	if m.Role == engine.RoleAssistant {
+		incomplete, r.incomplete = r.incomplete, ""
+	}
 	if r.cfg.OnMessage != nil {
-		r.cfg.OnMessage(Appended{Message: m, Usage: usage, Result: res})
+		r.cfg.OnMessage(Appended{Message: m, Usage: usage, Result: res, Incomplete: incomplete})
 	}
 }
 
@@ -152,6 +161,10 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		r.result.Model = resp.Model
 	}
 	r.result.Usage.Add(usage)
+	// The reply's usage as measured and priced here is what its message
+	// carries: a session stores it, and a reopened session shows the cost.
+	resp.Usage = usage
+	r.incomplete = incompleteReason(r.ctx, resp, err)
 	if resp.Message.Thinking != "" {
 		r.result.Thinking = resp.Message.Thinking
 	}
@@ -167,8 +180,11 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		prompt, estimated = budget.Prompt, true
 	}
 	r.result.Context.Window, r.result.Context.PromptTokens = budget.Window.Tokens, prompt
-	if err == nil && resp.DoneReason == "length" {
+	switch {
+	case err == nil && resp.DoneReason == "length":
 		r.notice(lengthNotice(budget, usage, r.cfg.Options.NumPredict))
+	case err == nil && resp.DoneReason == "content_filter":
+		r.notice("The server stopped the reply (a content filter): it is incomplete.")
 	}
 	r.publish(events.Event{Type: events.TurnEnd, Turn: &events.TurnPayload{
 		Turn: n, Model: r.result.Model, Content: resp.Message.Content, Thinking: resp.Message.Thinking,
@@ -176,6 +192,25 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		Context: &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: prompt, Estimated: estimated, CutResults: budget.CutResults},
 	}})
 	return resp, err
+}
+
+// incompleteReason says why a reply stopped before its end, "" when it
+// finished.
+func incompleteReason(ctx context.Context, resp engine.ChatResponse, err error) string {
+	var lost *engine.StreamError
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return IncompleteCancelled
+	case errors.As(err, &lost):
+		return IncompleteLost
+	case err != nil:
+		return IncompleteError
+	case resp.DoneReason == "length":
+		return IncompleteLength
+	case resp.DoneReason == "content_filter":
+		return IncompleteRefused
+	}
+	return ""
 }
 
 // lengthNotice says why a reply stopped before its end: the window was

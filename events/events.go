@@ -99,6 +99,10 @@ type RunInfo struct {
 type ToolPayload struct {
 	Tool   string
 	CallID string
+	// Index is the call's position among the calls of its turn, from 0:
+	// parallel calls start and end in any order, and a UI shows them in
+	// the order the model made them.
+	Index int
 	// Arguments are the parsed arguments (start) or the raw JSON string when it
 	// could not be parsed (denied before parsing never happens: parsing comes
 	// first, see tools.Executor).

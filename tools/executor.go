@@ -204,15 +204,18 @@ func (e *Executor) Execute(ctx context.Context, call Call) Result {
 }
 
 // ExecuteAll runs calls concurrently and returns their results in the order
-// of calls.
+// of calls. Each call's Index is its position in calls.
 func (e *Executor) ExecuteAll(ctx context.Context, calls []Call) []Result {
 	results := make([]Result, len(calls))
 	if len(calls) == 1 {
-		results[0] = e.execute(ctx, calls[0], 1)
+		c := calls[0]
+		c.Index = 0
+		results[0] = e.execute(ctx, c, 1)
 		return results
 	}
 	var wg sync.WaitGroup
 	for i, c := range calls {
+		c.Index = i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -247,7 +250,7 @@ func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result 
 	}
 
 	e.bus.Publish(events.Event{Type: events.ToolCallStart, Run: run, Tool: &events.ToolPayload{
-		Tool: call.Name, CallID: call.ID, Arguments: args, Parallel: parallel,
+		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Parallel: parallel,
 	}})
 
 	start := time.Now()
@@ -267,11 +270,11 @@ func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result 
 
 	if r.Status == StatusTimeout {
 		e.bus.Publish(events.Event{Type: events.ToolTimeout, Run: run, Tool: &events.ToolPayload{
-			Tool: call.Name, CallID: call.ID, Status: string(r.Status), LatencySeconds: r.LatencySeconds, Parallel: parallel,
+			Tool: call.Name, CallID: call.ID, Index: call.Index, Status: string(r.Status), LatencySeconds: r.LatencySeconds, Parallel: parallel,
 		}})
 	}
 	e.bus.Publish(events.Event{Type: events.ToolCallEnd, Run: run, Tool: &events.ToolPayload{
-		Tool: call.Name, CallID: call.ID, Arguments: args, Success: r.Success, Status: string(r.Status),
+		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Success: r.Success, Status: string(r.Status),
 		LatencySeconds: r.LatencySeconds, CostUSD: r.CostUSD, Result: Truncate(r.Content, events.ResultLimit),
 		Parallel: parallel,
 	}})
@@ -470,7 +473,7 @@ func (e *Executor) deny(call Call, args Args, msg string, status Status, run eve
 	r.ToolName = call.Name
 	r = r.WithMeta("arguments", map[string]any(args))
 	e.bus.Publish(events.Event{Type: events.ToolCallDenied, Run: run, Tool: &events.ToolPayload{
-		Tool: call.Name, CallID: call.ID, Arguments: args, Status: string(status), Result: msg,
+		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Status: string(status), Result: msg,
 	}})
 	return r
 }
@@ -485,7 +488,7 @@ func (e *Executor) reject(run events.RunInfo, call Call, args Args, msg string) 
 		r = r.WithMeta("arguments", map[string]any(args))
 	}
 	e.bus.Publish(events.Event{Type: events.ToolCallError, Run: run, Tool: &events.ToolPayload{
-		Tool: call.Name, CallID: call.ID, Arguments: args, Status: string(StatusError), Result: msg,
+		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Status: string(StatusError), Result: msg,
 	}})
 	return r
 }

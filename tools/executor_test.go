@@ -406,6 +406,39 @@ func TestExecuteAllRunsInParallelAndKeepsOrder(t *testing.T) {
 	}
 }
 
+// Every event of a call says where the call stands among its turn's
+// calls, whatever order they run and end in: asked, started, ended,
+// denied or refused before it could start.
+func TestExecuteAllEventsCarryTheCallIndex(t *testing.T) {
+	var ran atomic.Int32
+	rec := &events.Recorder{}
+	allow := tools.ConfirmFunc(func(context.Context, tools.ConfirmRequest) (tools.Decision, error) { return tools.AllowOnce, nil })
+	e := newExec(t, rec, allow, echoTool("echo"), confirmTool("danger", &ran))
+	calls := []tools.Call{
+		{ID: "a", Name: "echo", Arguments: `{"text":"x"}`},
+		{ID: "b", Name: "nope"},
+		{ID: "c", Name: "danger"},
+		{ID: "d", Name: "echo", Arguments: `{"text":1}`},
+	}
+	e.ExecuteAll(context.Background(), calls)
+	want := map[string]int{"a": 0, "b": 1, "c": 2, "d": 3}
+	seen := map[events.Type]bool{}
+	for _, ev := range rec.Events() {
+		if ev.Tool == nil || ev.Type == events.ConfirmAnswer { // the decision's record, not the call's
+			continue
+		}
+		seen[ev.Type] = true
+		if ev.Tool.Index != want[ev.Tool.CallID] {
+			t.Errorf("%s of call %s has index %d, want %d", ev.Type, ev.Tool.CallID, ev.Tool.Index, want[ev.Tool.CallID])
+		}
+	}
+	for _, ty := range []events.Type{events.ToolCallStart, events.ToolCallEnd, events.ToolCallError, events.ConfirmAsk} {
+		if !seen[ty] {
+			t.Errorf("no %s event was checked", ty)
+		}
+	}
+}
+
 func TestConcurrentExecuteIsRaceFree(t *testing.T) {
 	bus := events.New()
 	sub := bus.Subscribe(16)

@@ -297,7 +297,7 @@ func (p *Policy) decide(ctx context.Context, req ConfirmRequest, bus events.Publ
 		return cancelledVerdict(req.Call.Name)
 	}
 	req.CanAlways = o.Always != nil
-	p.bus(bus).Publish(events.Event{Type: events.ConfirmAsk, Run: req.Run, Tool: &events.ToolPayload{Tool: req.Call.Name, CallID: req.Call.ID, Arguments: req.Arguments}})
+	p.bus(bus).Publish(events.Event{Type: events.ConfirmAsk, Run: req.Run, Tool: &events.ToolPayload{Tool: req.Call.Name, CallID: req.Call.ID, Index: req.Call.Index, Arguments: req.Arguments}})
 	var ans Answer
 	var err error
 	if a, ok := o.Asker.(Answerer); ok {

@@ -119,6 +119,10 @@ type Call struct {
 	Name string `json:"name"`
 	// Arguments is a JSON object as a string; "" means {}.
 	Arguments string `json:"arguments"`
+	// Index is the call's position among the calls of its turn (from 0);
+	// ExecuteAll sets it, and the call's events carry it so a UI can show
+	// parallel calls in the order the model made them.
+	Index int `json:"index,omitempty"`
 }
 
 // Args are a call's parsed arguments. Numbers are float64, as encoding/json

@@ -130,16 +130,18 @@ type Totals struct {
 	ToolCostUSD       float64 `json:"tool_cost_usd"`
 	ToolCostEstimated bool    `json:"tool_cost_estimated,omitempty"`
 	// Turns counts model replies (assistant messages), as agent.Result does.
-	Turns     int `json:"turns"`
+	Turns int `json:"turns"`
+	// ToolCalls counts the calls that have a result: tool messages and
+	// react's observations (see IsToolResult).
 	ToolCalls int `json:"tool_calls"`
 }
 
 // Add accumulates m's usage and tool cost.
 func (t *Totals) Add(m Message) {
-	switch m.Role {
-	case RoleAssistant:
+	if m.Role == RoleAssistant {
 		t.Turns++
-	case RoleTool:
+	}
+	if IsToolResult(m) {
 		t.ToolCalls++
 	}
 	if u := m.Usage; u != nil {
@@ -191,6 +193,52 @@ type Message struct {
 	Branch string `json:"branch,omitempty"`
 	// Images attached to a user message.
 	Images []Image `json:"images,omitempty"`
+	// Incomplete is set on a reply that stopped before the model finished
+	// it, and says why: one of the Incomplete* values.
+	Incomplete string `json:"incomplete,omitempty"`
+}
+
+// Why a reply stopped before its end (Message.Incomplete); they mirror
+// agent's values of the same names.
+const (
+	IncompleteCancelled = "cancelled" // the person cancelled the run
+	IncompleteLost      = "lost"      // the connection to the server was lost
+	IncompleteLength    = "length"    // the reply reached its length limit
+	IncompleteRefused   = "refused"   // the server stopped it (a content filter)
+	IncompleteError     = "error"     // the server ended it with an error
+)
+
+// ObservationPrefix starts a react agent's tool result, which the model
+// reads as a user message.
+const ObservationPrefix = "Observation: "
+
+// ArgumentsKey holds, in a react observation's Result.Metadata, the
+// arguments its call ran with: the model wrote them as text, so no tool
+// call of the conversation carries them.
+const ArgumentsKey = "arguments"
+
+// ObservationArgs returns, as JSON, the arguments a react observation's
+// call ran with ("" when none were stored).
+func ObservationArgs(m Message) string {
+	if m.Result == nil || m.Role != RoleUser {
+		return ""
+	}
+	args, ok := m.Result.Metadata[ArgumentsKey]
+	if !ok {
+		return ""
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// IsToolResult reports whether m is a tool call's result: a tool message,
+// or a react observation (a user message with a result, or, as the model
+// reads it, starting with ObservationPrefix).
+func IsToolResult(m Message) bool {
+	return m.Role == RoleTool || m.Role == RoleUser && (m.Result != nil || strings.HasPrefix(m.Content, ObservationPrefix))
 }
 
 // ToolCall mirrors engine.ToolCall (convertible: engine.ToolCall(tc)).

@@ -66,7 +66,8 @@ func sample() []Message {
 				Metadata: map[string]any{"path": "notes.txt", "lines": 3.0}}},
 		{Role: RoleNotice, Content: "orchestrator fell back to react", CreatedAt: at(6)},
 		{Role: RoleAssistant, Content: "6*7 = 42. I could not read notes.txt.", Model: "qwen3:8b", CreatedAt: at(8),
-			Usage: &Usage{PromptTokens: 520, OutputTokens: 17, EvalSeconds: 0.4, TokensPerSec: 42.5, TotalSeconds: 0.5, CostUSD: 0.0002}},
+			Usage:      &Usage{PromptTokens: 520, OutputTokens: 17, EvalSeconds: 0.4, TokensPerSec: 42.5, TotalSeconds: 0.5, CostUSD: 0.0002},
+			Incomplete: IncompleteLength},
 		{Role: RoleError, Content: "Ollama is not reachable at http://127.0.0.1:11434.", CreatedAt: at(9)},
 	}
 }
@@ -127,6 +128,29 @@ func totalsEqual(a, b Totals) bool {
 	return a.PromptTokens == b.PromptTokens && a.OutputTokens == b.OutputTokens && near(a.CostUSD, b.CostUSD) &&
 		near(a.ToolCostUSD, b.ToolCostUSD) && a.ToolCostEstimated == b.ToolCostEstimated && a.Turns == b.Turns &&
 		a.ToolCalls == b.ToolCalls
+}
+
+// A react agent's tool results are user messages for the model; they are
+// tool calls all the same, counted with the tool messages.
+func TestTotalsCountReactObservations(t *testing.T) {
+	s := newStore(t)
+	sess, _ := s.Create(Meta{Agent: "react"})
+	msgs := []Message{
+		{Role: RoleUser, Content: "What is 2**10?"},
+		{Role: RoleAssistant, Content: "Action: calculator\nAction Input: 2**10"},
+		{Role: RoleUser, Content: ObservationPrefix + "1024", ToolName: "calculator", Result: &ToolResult{Success: true, Status: "ok", CostUSD: 0.5}},
+		{Role: RoleAssistant, Content: "Final Answer: 1024"},
+	}
+	if err := s.Append(sess.ID, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Get(sess.ID)
+	if got.Totals.ToolCalls != 1 || got.Totals.Turns != 2 || got.Totals.ToolCostUSD != 0.5 {
+		t.Fatalf("totals %+v, want 1 tool call, 2 turns, $0.50 of tools", got.Totals)
+	}
+	if IsToolResult(msgs[0]) || !IsToolResult(msgs[2]) {
+		t.Fatal("IsToolResult mistakes a question for a result or the reverse")
+	}
 }
 
 func TestAppendSetsMissingTimesAndKeepsTitles(t *testing.T) {

@@ -6,6 +6,7 @@ package format
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -50,10 +51,14 @@ func Args(args map[string]any, max int) string {
 	if err := enc.Encode(args); err != nil {
 		return fmt.Sprint(args)
 	}
-	return OneLine(sb.String(), max)
+	// JSON escapes line breaks, so the text is one line already; the
+	// spaces inside the values (code's indentation) are kept.
+	return Cut(strings.TrimRight(sb.String(), "\n"), max)
 }
 
-// PrettyArgs renders arguments as indented JSON for a panel or dialog.
+// PrettyArgs renders arguments as indented JSON (the CLI's approval
+// prompt): every character of a value is shown, escaped where it could
+// not be seen.
 func PrettyArgs(args map[string]any) string {
 	if len(args) == 0 {
 		return "{}"
@@ -66,6 +71,77 @@ func PrettyArgs(args map[string]any) string {
 		return fmt.Sprint(args)
 	}
 	return strings.TrimRight(sb.String(), "\n")
+}
+
+// ArgLine is a line of arguments laid out for reading: Indent, then
+// Text. Code marks a line of a multi-line value, whose tab stops count
+// from the start of Text (the value's own columns), and which a narrow
+// screen breaks with a visible continuation mark rather than at a space.
+type ArgLine struct {
+	Indent, Text string
+	Code         bool
+}
+
+// ArgLines lays a call's arguments out one per line, sorted by name, for
+// the workbench's panels and dialogs: code and any other string that
+// spans lines as its own lines, indented two spaces under "name:" with
+// their own indentation kept, rather than a JSON string full of \n;
+// everything else, and a string holding characters that would not be
+// seen as text (controls, escapes), as "name: " and indented JSON. Tabs
+// are left for the caller to expand at the width it draws.
+func ArgLines(args map[string]any) []ArgLine {
+	if len(args) == 0 {
+		return []ArgLine{{Text: "(no arguments)"}}
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []ArgLine
+	for _, k := range keys {
+		if s, ok := args[k].(string); ok && (k == "code" || strings.Contains(s, "\n")) && visibleAsText(s) {
+			out = append(out, ArgLine{Text: k + ":"})
+			for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+				out = append(out, ArgLine{Indent: "  ", Text: l, Code: true})
+			}
+			continue
+		}
+		for i, l := range jsonLines(args[k]) {
+			if i == 0 {
+				l = k + ": " + l
+			}
+			out = append(out, ArgLine{Text: l})
+		}
+	}
+	return out
+}
+
+// visibleAsText reports whether s shows every character it holds when
+// drawn as lines of text: valid UTF-8 with no control characters but
+// newlines and tabs.
+func visibleAsText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonLines is v as indented JSON, '<' and '&' left readable.
+func jsonLines(v any) []string {
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return []string{fmt.Sprint(v)}
+	}
+	return strings.Split(strings.TrimRight(sb.String(), "\n"), "\n")
 }
 
 // OneLine collapses whitespace runs (newlines included) to single spaces and

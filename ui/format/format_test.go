@@ -1,6 +1,7 @@
 package format
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/events"
@@ -30,6 +31,16 @@ func TestCostArgsAndCuts(t *testing.T) {
 	}
 	if got := PrettyArgs(map[string]any{"code": "print(1)"}); got != "{\n  \"code\": \"print(1)\"\n}" {
 		t.Errorf("PrettyArgs = %q", got)
+	}
+	var lines []string
+	for _, l := range ArgLines(map[string]any{"code": "def f():\n    return 1\n", "language": "python", "n": 2, "note": "a\x1b[2Jb\nc"}) {
+		lines = append(lines, l.Indent+l.Text)
+	}
+	if got := strings.Join(lines, "|"); got != `code:|  def f():|      return 1|language: "python"|n: 2|note: "a\u001b[2Jb\nc"` {
+		t.Errorf("ArgLines = %q", got)
+	}
+	if got := Args(map[string]any{"code": "if x:\n    y()"}, 0); got != `{"code":"if x:\n    y()"}` {
+		t.Errorf("Args lost the code's indentation: %q", got)
 	}
 	if got := OneLine("a\n\n  b\tc", 0); got != "a b c" {
 		t.Errorf("OneLine = %q", got)

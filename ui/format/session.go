@@ -76,12 +76,47 @@ func SessionMarkdownWith(s sessions.Session, msgs []sessions.Message, opts Expor
 	b.WriteString("\n---\n\n## Totals\n\n")
 	fmt.Fprintf(&b, "- Messages: %d\n", s.Messages)
 	fmt.Fprintf(&b, "- Model turns: %d\n", t.Turns)
-	fmt.Fprintf(&b, "- Tool calls: %d\n", t.ToolCalls)
+	fmt.Fprintf(&b, "- Tool calls: %d (%s)\n", ToolCalls(msgs), ToolCallsMeaning)
 	fmt.Fprintf(&b, "- Tokens: %s in · %s out\n", Tokens(t.PromptTokens), Tokens(t.OutputTokens))
 	fmt.Fprintf(&b, "- Model cost: %s\n", Cost(t.CostUSD, false))
 	fmt.Fprintf(&b, "- Tool cost: %s\n", Cost(t.ToolCostUSD, t.ToolCostEstimated))
 	fmt.Fprintf(&b, "- Total cost: %s\n", Cost(t.CostUSD+t.ToolCostUSD, t.ToolCostEstimated))
 	return b.String()
+}
+
+// ToolCallsMeaning says what ToolCalls counts, for the export and the
+// help.
+const ToolCallsMeaning = "every call with a result, other attempts and edits included"
+
+// ToolCalls counts the tool calls of a session's messages that have a
+// result: tool messages and react's observations, on every branch. The
+// workbench's status bar counts the same.
+func ToolCalls(msgs []sessions.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if sessions.IsToolResult(m) {
+			n++
+		}
+	}
+	return n
+}
+
+// IncompleteText says why a reply stopped before its end
+// (sessions.Message.Incomplete), for the transcript and the export.
+func IncompleteText(reason string) string {
+	switch reason {
+	case sessions.IncompleteCancelled:
+		return "The reply was cancelled here; it is incomplete."
+	case sessions.IncompleteLost:
+		return "The connection to the server was lost here; the reply is incomplete."
+	case sessions.IncompleteLength:
+		return "The reply stopped at its length limit; it is incomplete."
+	case sessions.IncompleteRefused:
+		return "The server stopped the reply here (a content filter); it is incomplete."
+	case sessions.IncompleteError:
+		return "The server ended the reply here with an error; it is incomplete."
+	}
+	return "The reply is incomplete (" + reason + ")."
 }
 
 // transcriptWriter writes messages, each with its time (the date when it
@@ -113,14 +148,36 @@ func (w *transcriptWriter) messages(msgs []sessions.Message) {
 			}
 		}
 	}
+	action := "" // the tool the last react step named
 	for _, m := range msgs {
 		if m.Role == sessions.RoleTool && calls[m.ToolCallID] {
 			continue
+		}
+		if m.Role == sessions.RoleAssistant {
+			action = reactAction(m.Content)
 		}
 		when := ""
 		if !m.CreatedAt.IsZero() {
 			when = " · " + clock(m.CreatedAt, w.prev)
 			w.prev = m.CreatedAt
+		}
+		switch {
+		case sessions.IsToolResult(m) && m.Role == sessions.RoleUser:
+			// A react observation: the model reads it as a user
+			// message, but it is the result of the call the step above
+			// wrote.
+			obs := m
+			obs.Content = strings.TrimPrefix(m.Content, sessions.ObservationPrefix)
+			if obs.ToolName == "" {
+				obs.ToolName = action
+			}
+			var call *sessions.ToolCall
+			if args := sessions.ObservationArgs(m); args != "" {
+				call = &sessions.ToolCall{Name: obs.ToolName, Arguments: args}
+			}
+			b.WriteString("\n")
+			writeToolCall(b, obs.ToolName, call, &obs)
+			continue
 		}
 		switch m.Role {
 		case sessions.RoleUser:
@@ -245,6 +302,9 @@ func writeAssistant(b *strings.Builder, level string, m sessions.Message, when s
 	if c := strings.TrimSpace(m.Content); c != "" {
 		fmt.Fprintf(b, "\n%s\n", c)
 	}
+	if m.Incomplete != "" {
+		fmt.Fprintf(b, "\n> **Incomplete:** %s\n", IncompleteText(m.Incomplete))
+	}
 	for _, c := range m.ToolCalls {
 		b.WriteString("\n")
 		if r, ok := results[c.ID]; ok && c.ID != "" {
@@ -282,6 +342,17 @@ func writeToolCall(b *strings.Builder, name string, call *sessions.ToolCall, res
 	if res != nil {
 		fmt.Fprintf(b, "\nResult:\n\n%s\n", fenced(res.Content, "text"))
 	}
+}
+
+// reactAction is the tool a react step names on its "Action:" line, ""
+// when it names none.
+func reactAction(text string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "Action:"); ok {
+			return strings.Trim(strings.TrimSpace(rest), "`\"'[]")
+		}
+	}
+	return ""
 }
 
 // statusWord names how a call ended.

@@ -142,3 +142,37 @@ func TestExportWithBranchesAndImages(t *testing.T) {
 		t.Errorf("plain export:\n%s", plain)
 	}
 }
+
+// A react agent's tool results read as user messages to the model; the
+// export shows them as the tool results they are, and a reply cut short
+// says so.
+func TestExportReactObservationsAndIncompleteReplies(t *testing.T) {
+	msgs := []sessions.Message{
+		{Seq: 1, Role: sessions.RoleUser, Content: "What is 2**10, and 2**11?"},
+		{Seq: 2, Role: sessions.RoleAssistant, Content: "Thought: compute\nAction: calculator\nAction Input: 2**10"},
+		{Seq: 3, Role: sessions.RoleUser, Content: "Observation: 1024", ToolName: "calculator",
+			Result: &sessions.ToolResult{Success: true, Status: "ok", LatencySeconds: 0.002,
+				Metadata: map[string]any{sessions.ArgumentsKey: map[string]any{"expression": "2**10"}}}},
+		{Seq: 4, Role: sessions.RoleAssistant, Content: "Thought: again\nAction: `calculator`\nAction Input: 2**11"},
+		// Stored before observations named their tool.
+		{Seq: 5, Role: sessions.RoleUser, Content: "Observation: 2048", Result: &sessions.ToolResult{Success: true, Status: "ok"}},
+		{Seq: 6, Role: sessions.RoleAssistant, Content: "Final Answer: 1024 and 20", Incomplete: sessions.IncompleteLength},
+	}
+	out := SessionMarkdown(sessions.Session{ID: "r", Agent: "react", Messages: len(msgs)}, msgs)
+	if n := strings.Count(out, "## User"); n != 1 {
+		t.Errorf("%d user messages, want 1 (the observations are tool results):\n%s", n, out)
+	}
+	for _, want := range []string{
+		"### Tool call `calculator` · ok · 2.0ms · $0.0000\n\nArguments:\n\n```json\n{\n  \"expression\": \"2**10\"\n}\n```\n\nResult:\n\n```text\n1024\n```",
+		"### Tool call `calculator` · ok · 0µs · $0.0000\n\nResult:\n\n```text\n2048\n```",
+		"Final Answer: 1024 and 20\n\n> **Incomplete:** The reply stopped at its length limit; it is incomplete.",
+		"- Tool calls: 2 (",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("export lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Observation:") {
+		t.Errorf("an observation is exported with its protocol prefix:\n%s", out)
+	}
+}

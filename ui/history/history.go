@@ -6,8 +6,6 @@
 package history
 
 import (
-	"strings"
-
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
@@ -21,6 +19,7 @@ func Stored(a agent.Appended) sessions.Message {
 	msg := sessions.Message{
 		Role: m.Role, Content: m.Content, Thinking: m.Thinking,
 		ToolName: m.ToolName, ToolCallID: m.ToolCallID, Images: storedImages(m.Images),
+		Incomplete: a.Incomplete,
 	}
 	for _, c := range m.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, sessions.ToolCall(c))
@@ -32,6 +31,15 @@ func Stored(a agent.Appended) sessions.Message {
 	if a.Result != nil {
 		msg.Result = &sessions.ToolResult{Success: a.Result.Success, Status: string(a.Result.Status),
 			LatencySeconds: a.Result.LatencySeconds, CostUSD: a.Result.CostUSD}
+		if m.Role == engine.RoleUser {
+			// A react observation is a user message for the model; the
+			// session keeps which tool it is the result of, and the
+			// arguments it ran with (the model wrote them as text).
+			msg.ToolName = a.Result.ToolName
+			if args, ok := a.Result.Metadata[sessions.ArgumentsKey]; ok {
+				msg.Result.Metadata = map[string]any{sessions.ArgumentsKey: args}
+			}
+		}
 	}
 	if c := a.Compaction; c != nil {
 		msg.Role, msg.Content, msg.Kept, msg.Replaced = sessions.RoleSummary, c.Summary, c.Kept, c.Replaced
@@ -56,7 +64,10 @@ func Appended(m sessions.Message) agent.Appended {
 	a := agent.Appended{Message: engine.Message{
 		Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
 		Images: EngineImages(m.Images),
-	}}
+	}, Incomplete: m.Incomplete}
+	if m.Role == sessions.RoleUser {
+		a.Message.ToolName = "" // an observation reads as the user's message
+	}
 	for _, c := range m.ToolCalls {
 		a.Message.ToolCalls = append(a.Message.ToolCalls, engine.ToolCall(c))
 	}
@@ -111,5 +122,5 @@ func Conversation(path []sessions.Message) *agent.Conversation {
 // IsQuestion reports whether m is a message the person wrote (not a
 // react observation, which is a tool's result).
 func IsQuestion(m sessions.Message) bool {
-	return m.Role == sessions.RoleUser && !strings.HasPrefix(m.Content, "Observation: ")
+	return m.Role == sessions.RoleUser && !sessions.IsToolResult(m)
 }

@@ -67,3 +67,44 @@ func TestConversationReplaysCompactions(t *testing.T) {
 		t.Fatalf("conversation = %q", got)
 	}
 }
+
+// A react observation is stored as the result of its tool, and comes
+// back as the user message the model read; a cut reply keeps its mark.
+func TestObservationAndIncompleteRoundTrip(t *testing.T) {
+	res := tools.Result{ToolName: "calculator", Content: "1024", Success: true, Status: tools.StatusOK}
+	res = res.WithMeta("arguments", map[string]any{"expression": "2**10"}).WithMeta("big", "not kept")
+	obs := agent.Appended{Message: engine.Message{Role: engine.RoleUser, Content: "Observation: 1024"}, Result: &res}
+	stored := Stored(obs)
+	if stored.ToolName != "calculator" || !sessions.IsToolResult(stored) || IsQuestion(stored) {
+		t.Fatalf("observation stored as %+v", stored)
+	}
+	if args := sessions.ObservationArgs(stored); args != `{"expression":"2**10"}` || len(stored.Result.Metadata) != 1 {
+		t.Fatalf("observation arguments stored as %q (metadata %v)", args, stored.Result.Metadata)
+	}
+	if back := Appended(stored); !reflect.DeepEqual(back.Message, obs.Message) || back.Result.ToolName != "calculator" {
+		t.Fatalf("observation read back as %+v / %+v", back.Message, back.Result)
+	}
+	cut := agent.Appended{Message: engine.Message{Role: engine.RoleAssistant, Content: "Half"}, Incomplete: agent.IncompleteCancelled}
+	if s := Stored(cut); s.Incomplete != sessions.IncompleteCancelled || Appended(s).Incomplete != agent.IncompleteCancelled {
+		t.Fatalf("the cancelled mark was lost: %+v", s)
+	}
+	if !IsQuestion(sessions.Message{Role: sessions.RoleUser, Content: "what is 2**10?"}) {
+		t.Fatal("a question is not a question")
+	}
+}
+
+// The session's marks for a cut reply are the agent's, value for value.
+func TestIncompleteValuesMirrorTheAgent(t *testing.T) {
+	pairs := [][2]string{
+		{agent.IncompleteCancelled, sessions.IncompleteCancelled},
+		{agent.IncompleteLost, sessions.IncompleteLost},
+		{agent.IncompleteLength, sessions.IncompleteLength},
+		{agent.IncompleteRefused, sessions.IncompleteRefused},
+		{agent.IncompleteError, sessions.IncompleteError},
+	}
+	for _, p := range pairs {
+		if p[0] != p[1] {
+			t.Errorf("agent %q, sessions %q", p[0], p[1])
+		}
+	}
+}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/events"
@@ -30,6 +31,32 @@ type assistantItem struct {
 	group    *groupBlock
 	panels   map[string]*toolPanel
 	done     bool
+	// total is the run's total line, kept last (see add).
+	total *lineBlock
+	// sending is what the model's turn in progress is sending.
+	sending sendKind
+}
+
+// sendKind is what a turn is sending: nothing yet (the server reads
+// the prompt), thinking, or the answer's text.
+type sendKind int
+
+const (
+	sendingNothing sendKind = iota
+	sendingThinking
+	sendingText
+)
+
+// activity says what the run is doing while no tool runs, for the status
+// bar: "thinking" only while thinking arrives.
+func (a *assistantItem) activity() string {
+	switch a.sending {
+	case sendingThinking:
+		return "thinking"
+	case sendingText:
+		return "writing"
+	}
+	return "waiting for the model"
 }
 
 func newAssistantItem() *assistantItem {
@@ -68,17 +95,23 @@ func (a *assistantItem) lines(rc renderCtx, from, to int) []string {
 }
 
 func (a *assistantItem) appendText(s string) {
+	if s != "" {
+		a.sending = sendingText
+	}
 	if a.text == nil {
 		a.text = &textBlock{}
-		a.blocks = append(a.blocks, a.text)
+		a.add(a.text)
 	}
 	a.text.stream.Append(s)
 }
 
 func (a *assistantItem) appendThinking(s string) {
+	if s != "" {
+		a.sending = sendingThinking
+	}
 	if a.thinking == nil {
 		a.thinking = &thinkingBlock{}
-		a.blocks = append(a.blocks, a.thinking)
+		a.add(a.thinking)
 	}
 	a.thinking.stream.Append(s)
 }
@@ -101,24 +134,30 @@ func (a *assistantItem) endTurn(t *events.TurnPayload) {
 	if c := t.Context; c != nil && c.Window > 0 {
 		footer += " · ctx " + format.WindowUse(c.PromptTokens, c.Window, c.Estimated)
 	}
-	a.blocks = append(a.blocks, &lineBlock{kind: lineFooter, text: footer})
+	a.add(&lineBlock{kind: lineFooter, text: footer})
 	a.text, a.thinking, a.group = nil, nil, nil
+	a.sending = sendingNothing
 }
 
 // panel returns the panel of a call, creating it (in the turn's group) when
-// it is new.
-func (a *assistantItem) panel(tool, callID string, args map[string]any, estimate float64) *toolPanel {
+// it is new. index is the call's place among its turn's calls: parallel
+// calls start in any order, and their panels stand in the model's order.
+func (a *assistantItem) panel(tool, callID string, index int, args map[string]any, estimate float64) *toolPanel {
 	if p, ok := a.panels[callID]; ok && callID != "" {
 		return p
 	}
 	if a.group == nil {
 		a.group = &groupBlock{}
-		a.blocks = append(a.blocks, a.group)
+		a.add(a.group)
 		a.text = nil
 	}
 	// The name is the model's: a call to an unknown tool shows it as sent.
-	p := &toolPanel{tool: safe.Text(tool), callID: callID, args: args, estimate: estimate}
-	a.group.panels = append(a.group.panels, p)
+	p := &toolPanel{tool: safe.Text(tool), callID: callID, index: index, args: args, estimate: estimate}
+	at := len(a.group.panels)
+	for at > 0 && a.group.panels[at-1].index > index {
+		at--
+	}
+	a.group.panels = slices.Insert(a.group.panels, at, p)
 	if callID != "" {
 		a.panels[callID] = p
 	}
@@ -130,7 +169,7 @@ func (a *assistantItem) note(text string, isErr bool) {
 	if isErr {
 		kind = lineError
 	}
-	a.blocks = append(a.blocks, &lineBlock{kind: kind, text: text})
+	a.add(&lineBlock{kind: kind, text: text})
 	a.text = nil
 }
 
@@ -157,9 +196,20 @@ func (a *assistantItem) finish(u events.Usage, turns int) {
 		}
 	}
 	if turns > 1 {
-		a.blocks = append(a.blocks, &lineBlock{kind: lineTotal,
-			text: fmt.Sprintf("Σ %d turns · %s", turns, format.Usage(u, u.ToolCostUSD))})
+		a.total = &lineBlock{kind: lineTotal, text: "Σ " + format.Count(turns, "turn") + " · " + format.Usage(u, u.ToolCostUSD)}
+		a.blocks = append(a.blocks, a.total)
 	}
+}
+
+// add appends a block; the run's total stays last. A run's end can come
+// before the last of its events (the bridge batches them), and what they
+// add belongs above the total.
+func (a *assistantItem) add(b block) {
+	if a.total == nil {
+		a.blocks = append(a.blocks, b)
+		return
+	}
+	a.blocks = slices.Insert(a.blocks, len(a.blocks)-1, b)
 }
 
 // plainText is the answer's text (for /copy): the last text block.
@@ -228,7 +278,7 @@ func (t *thinkingBlock) lines(rc renderCtx, from, to int) []string {
 	if rc.thinking {
 		arrow = "▾"
 	}
-	head := rc.st.thinking.Render(fmt.Sprintf("%s %s · %d words (ctrl+r %s)", arrow, label, words, map[bool]string{true: "hides", false: "shows"}[rc.thinking]))
+	head := rc.st.thinking.Render(fmt.Sprintf("%s %s · %s (ctrl+r %s)", arrow, label, format.Count(words, "word"), map[bool]string{true: "hides", false: "shows"}[rc.thinking]))
 	all := []string{head}
 	if rc.thinking {
 		for _, l := range t.stream.Slice(rc.width-4, max(from-1, 0), to-1) {

@@ -3,10 +3,8 @@ package tui
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	osc52 "github.com/aymanbagabas/go-osc52/v2"
 	tea "github.com/charmbracelet/bubbletea"
@@ -16,7 +14,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/themes"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/attach"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -203,32 +200,6 @@ func (m *model) copyLast() tea.Cmd {
 		if _, err := seq.WriteTo(out); err != nil {
 			return statusMsg("copy failed: " + err.Error())
 		}
-		return statusMsg(fmt.Sprintf("copied %d characters (OSC 52; if your terminal ignores it, press F2 and select with the mouse)", n))
-	}
-}
-
-// export writes the session as markdown.
-func (m *model) export(path string) tea.Cmd {
-	if m.opts.Sessions == nil || m.sessionID == "" {
-		m.addNote("Nothing to export yet: the session has no saved messages.", true)
-		return nil
-	}
-	store, id := m.opts.Sessions, m.sessionID
-	if path == "" {
-		path = fmt.Sprintf("jarvis-%s-%s.md", shortID(id), time.Now().Format("20060102-150405"))
-	}
-	path = attach.ExpandHome(path)
-	return func() tea.Msg {
-		res, err := store.Export(id, path)
-		if err != nil {
-			return noticeMsg{text: "Export failed: " + err.Error(), isErr: true}
-		}
-		abs, _ := filepath.Abs(path)
-		text := "Exported the session to " + abs + "."
-		if res.Images > 0 {
-			dir, _ := filepath.Abs(res.ImageDir)
-			text = fmt.Sprintf("Exported the session to %s, its %s to %s.", abs, format.Count(res.Images, "image"), dir)
-		}
-		return noticeMsg{text: text}
+		return statusMsg("copied " + format.Count(n, "character") + " (OSC 52; if your terminal ignores it, press F2 and select with the mouse)")
 	}
 }

@@ -43,6 +43,8 @@ type convoState struct {
 	rec *recorder
 	// completing is the input a path completion was asked for.
 	completing string
+	// meta is the model, agent and tools the session has recorded.
+	meta SessionMeta
 }
 
 func newConvoState() convoState { return convoState{tree: &sessions.Tree{}} }
@@ -133,6 +135,9 @@ func (m *model) takeRun(msg runDoneMsg) {
 	}
 	msgs := rec.taken()
 	m.convo.tree.Messages = append(m.convo.tree.Messages, msgs...)
+	// The run's calls as stored, also those that never ran (a loop
+	// stopped) and so sent no events.
+	m.toolCalls = countToolCalls(m.convo.tree.Messages)
 	var vision *engine.VisionUnsupportedError
 	if len(msgs) == 0 && errors.As(msg.err, &vision) && m.question != nil && m.question.seq > len(m.convo.tree.Messages) {
 		if i := m.transcript.indexOf(m.question); i >= 0 {
@@ -171,12 +176,7 @@ func (m *model) showTree(tree *sessions.Tree) {
 		m.transcript.add(it)
 	}
 	m.lastReply = m.lastAnswer()
-	m.toolCalls = 0
-	for _, msg := range tree.Messages {
-		if msg.Role == sessions.RoleTool || msg.Result != nil {
-			m.toolCalls++
-		}
-	}
+	m.toolCalls = countToolCalls(tree.Messages)
 	m.refreshMarks()
 	m.transcript.bottom()
 }

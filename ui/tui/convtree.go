@@ -1,10 +1,25 @@
 package tui
 
 import (
+	"strings"
+
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/history"
 )
+
+// countToolCalls counts the tool calls among msgs that have a result:
+// what the status bar and the export call the session's tool calls
+// (every attempt included, react's observations too).
+func countToolCalls(msgs []sessions.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if sessions.IsToolResult(m) {
+			n++
+		}
+	}
+	return n
+}
 
 // itemsOf draws messages of a line as transcript items: a question each,
 // the replies and tool calls that follow it as one answer, a note for
@@ -33,26 +48,35 @@ func itemsOf(msgs []sessions.Message, prev int) []item {
 			}
 			cur.appendText(a.Message.Content)
 			cur.text.final = true
+			if m.Incomplete != "" {
+				cur.note(format.IncompleteText(m.Incomplete), true)
+			}
 			if a.Usage != nil {
-				cur.blocks = append(cur.blocks, &lineBlock{kind: lineFooter, text: "↳ " + format.Usage(*a.Usage, 0)})
+				cur.add(&lineBlock{kind: lineFooter, text: "↳ " + format.Usage(*a.Usage, 0)})
 			}
 			cur.text, cur.thinking, cur.group = nil, nil, nil
-			for _, c := range a.Message.ToolCalls {
+			for i, c := range a.Message.ToolCalls {
 				var args map[string]any
 				if parsed, msg := parseArgs(c.Arguments); msg == "" {
 					args = parsed
 				}
-				cur.panel(c.Name, c.ID, args, 0).state = panelCancelled
+				cur.panel(c.Name, c.ID, i, args, 0).state = panelCancelled
 			}
 			cur.done = true
 		case m.Role == sessions.RoleTool || a.Result != nil:
 			if cur == nil {
 				break
 			}
-			p := cur.panel(m.ToolName, m.ToolCallID, nil, 0)
+			var args map[string]any
+			if s := sessions.ObservationArgs(m); s != "" {
+				args, _ = parseArgs(s)
+			}
+			p := cur.panel(m.ToolName, m.ToolCallID, 0, args, 0)
 			if a.Result != nil {
 				p.state, p.latency, p.cost = statusOf(string(a.Result.Status)), a.Result.LatencySeconds, a.Result.CostUSD
-				p.setResult(a.Result.Content)
+				// A react observation shows as the tool's result, as it
+				// did live.
+				p.setResult(strings.TrimPrefix(a.Result.Content, sessions.ObservationPrefix))
 			} else {
 				p.state = panelOK
 				p.setResult(m.Content)

@@ -50,6 +50,7 @@ func (in *inputBox) value() string { return in.ta.Value() }
 func (in *inputBox) set(s string) {
 	in.ta.SetValue(s)
 	in.ta.CursorEnd()
+	in.settle()
 }
 
 func (in *inputBox) reset() {
@@ -99,8 +100,30 @@ func (in *inputBox) historyDown() bool {
 
 func (in *inputBox) update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
+	before := in.shape()
 	in.ta, cmd = in.ta.Update(msg)
+	if in.shape() != before {
+		in.settle()
+	}
 	return cmd
+}
+
+// settle scrolls the prompt to its cursor. The textarea scrolls in
+// Update, measured against the lines it drew last: after a paste of many
+// lines, or a long prompt set at once, it stayed on the first lines with
+// the cursor below them until the next key. Drawing it once gives it the
+// new lines, and an empty update then scrolls to the cursor.
+func (in *inputBox) settle() {
+	in.ta.View()
+	in.ta, _ = in.ta.Update(nil)
+}
+
+// shape is what the prompt's scrolling depends on: its lines, and the
+// cursor's line and row. A key that changes none of them (a letter typed
+// inside a row) needs no settle, which costs a drawing of the prompt.
+func (in *inputBox) shape() [4]int {
+	li := in.ta.LineInfo()
+	return [4]int{in.ta.LineCount(), in.ta.Line(), li.Height, li.RowOffset}
 }
 
 // complete completes the slash command or its argument under the cursor,

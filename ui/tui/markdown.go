@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/glamour"
 
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
 
 // markdown renders finished replies with glamour. Building a TermRenderer
@@ -46,11 +47,14 @@ func (m *markdown) render(text string, width int) []string {
 	if err != nil {
 		return indent(wrapText(text, width-2))
 	}
-	lines := strings.Split(strings.Trim(out, "\n"), "\n")
 	// glamour pads every line to the wrap width with spaces; trailing
-	// blanks only cost the terminal bytes.
-	for i, l := range lines {
-		lines[i] = expandTabs(strings.TrimRight(l, " "))
+	// blanks only cost the terminal bytes. It wraps at spaces only, so a
+	// word longer than the width (a URL, a hash, a line of code) stays
+	// whole on a line too long for the screen: such a line is broken at
+	// the width rather than cut.
+	var lines []string
+	for _, l := range strings.Split(strings.Trim(out, "\n"), "\n") {
+		lines = append(lines, termtext.Fit(expandTabs(strings.TrimRight(l, " ")), width)...)
 	}
 	return lines
 }

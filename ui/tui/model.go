@@ -528,7 +528,11 @@ func (m *model) stateText() string {
 		if name := m.runningTool(); name != "" {
 			return "running " + name + " · " + elapsed(m.now().Sub(m.runStart))
 		}
-		return "thinking · " + elapsed(m.now().Sub(m.runStart)) + " · esc cancels"
+		what := "waiting for the model"
+		if m.current != nil {
+			what = m.current.activity()
+		}
+		return what + " · " + elapsed(m.now().Sub(m.runStart)) + " · esc cancels"
 	case m.savingText() != "":
 		return m.savingText()
 	case m.status != "":
@@ -554,12 +558,8 @@ func (m *model) runningTool() string {
 func (m *model) totalsText() string {
 	t := m.totals
 	t.Add(m.runUsage)
-	calls := "tool calls"
-	if m.toolCalls == 1 {
-		calls = "tool call"
-	}
-	return fmt.Sprintf("%s in · %s out · %s · %d %s", format.Tokens(t.PromptTokens),
-		format.Tokens(t.OutputTokens), format.Cost(t.CostUSD+t.ToolCostUSD, false), m.toolCalls, calls)
+	return fmt.Sprintf("%s in · %s out · %s · %s", format.Tokens(t.PromptTokens),
+		format.Tokens(t.OutputTokens), format.Cost(t.CostUSD+t.ToolCostUSD, false), format.Count(m.toolCalls, "tool call"))
 }
 
 func (m *model) hostText() string {

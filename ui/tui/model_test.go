@@ -31,12 +31,28 @@ type live struct {
 
 func newLive(t *testing.T, srv *ot.Server, dbPath string, cont bool) *live {
 	t.Helper()
-	cfg, err := config.Load(config.Flags{ConfigPath: writeEmptyConfig(t)})
+	return newLiveWith(t, srv, dbPath, cont, config.Flags{}, nil)
+}
+
+// newLiveWith is newLive with command-line flags, and a hook that changes
+// the configuration after the defaults of these tests (model qwen3:8b,
+// the calculator) were set where no flag set them.
+func newLiveWith(t *testing.T, srv *ot.Server, dbPath string, cont bool, flags config.Flags, setup func(*config.Config)) *live {
+	t.Helper()
+	flags.ConfigPath = writeEmptyConfig(t)
+	cfg, err := config.Load(flags)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Model = "qwen3:8b"
-	cfg.Tools = []string{"calculator"}
+	if flags.Model == "" {
+		cfg.Model = "qwen3:8b"
+	}
+	if flags.Tools == nil {
+		cfg.Tools = []string{"calculator"}
+	}
+	if setup != nil {
+		setup(cfg)
+	}
 	eng, err := ollama.New(srv.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +30,7 @@ const (
 // toolPanel is one tool call on screen.
 type toolPanel struct {
 	tool, callID string
+	index        int // the call's place among its turn's calls
 	args         map[string]any
 	state        panelState
 	started      time.Time
@@ -109,14 +108,16 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 	inner := max(width-4, 10)
 	icon, iconStyle, right := p.icon(rc)
 	title := iconStyle.Render(icon) + " " + st.panelTitle.Render(p.tool)
-	if a := mainArgument(p.args); a != "" && !rc.expand {
-		title += st.muted.Render(" " + a)
+	main, whole := mainArgument(p.args)
+	if main != "" && !rc.expand {
+		title += st.muted.Render(" " + main)
 	}
 	rightText := st.muted.Render(right)
 	gap := inner - ansi.StringWidth(title) - ansi.StringWidth(rightText)
 	if gap < 1 {
 		title = ansi.Truncate(title, max(inner-ansi.StringWidth(rightText)-1, 1), "…")
 		gap = inner - ansi.StringWidth(title) - ansi.StringWidth(rightText)
+		whole = false
 	}
 	body := []string{title + strings.Repeat(" ", max(gap, 1)) + rightText}
 
@@ -124,8 +125,17 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 		for _, l := range argLines(p.args, inner) {
 			body = append(body, st.muted.Render(l))
 		}
-	} else if len(p.args) > 1 || mainArgument(p.args) == "" && len(p.args) > 0 {
-		body = append(body, st.muted.Render(ansi.Truncate(safe.Text(format.Args(p.args, 0)), inner, "…")))
+	} else if !whole {
+		// What the title could not hold, wrapped rather than cut: a URL
+		// or a hash is read to its end.
+		lines := hang(safe.Text(format.Args(p.args, 0)), inner, "")
+		for i, l := range lines {
+			if i == collapsedArgRows && len(lines) > collapsedArgRows+1 {
+				body = append(body, st.muted.Render("… "+format.Count(len(lines)-i, "more line")+" of arguments (ctrl+e expands)"))
+				break
+			}
+			body = append(body, st.muted.Render(l))
+		}
 	}
 
 	switch p.state {
@@ -146,7 +156,7 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 		}
 		for i, l := range lines {
 			if i == limit {
-				body = append(body, st.muted.Render(fmt.Sprintf("… %d more lines (ctrl+e expands)", len(lines)-limit)))
+				body = append(body, st.muted.Render("… "+format.Count(len(lines)-limit, "more line")+" (ctrl+e expands)"))
 				break
 			}
 			prefix := "  "
@@ -172,61 +182,39 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 // colorOf returns a style's foreground colour for use as a border colour.
 func colorOf(s lipgloss.Style) lipgloss.TerminalColor { return s.GetForeground() }
 
+// collapsedArgRows is how many rows a collapsed panel gives the
+// arguments its title could not hold.
+const collapsedArgRows = 3
+
 // mainArgument is the argument shown in the panel title: the first string
 // argument, quoted and cut, which for most tools is the one that matters
-// (expression, path, url, query, code).
-func mainArgument(args map[string]any) string {
+// (expression, path, url, query, code). whole is false when the title does
+// not show every argument in full. The quoting keeps the value's spaces
+// and shows its line breaks as \n, so code keeps its indentation.
+func mainArgument(args map[string]any) (main string, whole bool) {
 	for _, k := range []string{"expression", "path", "url", "query", "code", "prompt", "thought", "command", "message"} {
 		if v, ok := args[k].(string); ok {
-			return safe.Text(format.OneLine(k+"="+strconv.Quote(v), 60))
+			full := k + "=" + strconv.Quote(v)
+			main = safe.Text(format.Cut(full, 60))
+			return main, len(args) == 1 && main == full
 		}
 	}
-	return ""
+	return "", len(args) == 0
 }
 
-// argLines lays out a call's arguments for reading, width cells wide: one
-// per line, sorted by name; code and any other string that spans lines as
-// its own lines, indented under the name, rather than a JSON string full
-// of \n; everything else as JSON.
+// argLines lays out a call's arguments for reading, width cells wide, as
+// format.ArgLines does: code keeps its lines and indentation, and a code
+// line too long for the width continues on marked rows.
 func argLines(args map[string]any, width int) []string {
-	if len(args) == 0 {
-		return []string{"(no arguments)"}
-	}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []string
-	for _, k := range keys {
-		name := safe.Text(k)
-		if s, ok := args[k].(string); ok && (k == "code" || strings.Contains(s, "\n")) {
-			out = append(out, hang(name+":", width, "  ")...)
-			for _, l := range strings.Split(strings.TrimRight(safe.Text(s), "\n"), "\n") {
-				out = append(out, hang("  "+expandTabs(l), width, codeCont)...)
-			}
-			continue
+	for _, l := range format.ArgLines(args) {
+		cont := "  "
+		if l.Code {
+			cont = codeCont
 		}
-		for i, l := range jsonLines(args[k]) {
-			if i == 0 {
-				l = name + ": " + l
-			}
-			out = append(out, hang(expandTabs(safe.Text(l)), width, "  ")...)
-		}
+		out = append(out, hang(l.Indent+expandTabs(safe.Text(l.Text)), width, cont)...)
 	}
 	return out
-}
-
-// jsonLines is v as indented JSON, '<' and '&' left readable.
-func jsonLines(v any) []string {
-	var sb strings.Builder
-	enc := json.NewEncoder(&sb)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return []string{fmt.Sprint(v)}
-	}
-	return strings.Split(strings.TrimRight(sb.String(), "\n"), "\n")
 }
 
 // codeCont starts the rows that continue a code line too long for the

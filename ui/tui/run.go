@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -61,7 +62,10 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 	m.transcript.setLive(m.current)
 	m.transcript.bottom()
 
-	rec := m.newRecorder(in, question, m.current, SessionMeta{Title: question.text, Model: m.modelName, Agent: m.agentName, Tools: m.enabled})
+	meta := SessionMeta{Model: m.modelRef(), Agent: m.agentName, Tools: slices.Clone(m.enabled)}
+	m.recordSetup(meta)
+	meta.Title = question.text
+	rec := m.newRecorder(in, question, m.current, meta)
 	// The audit log records the session, which the first message may
 	// create while the run goes on.
 	ctx = tools.WithSession(ctx, rec.session)
@@ -137,30 +141,33 @@ func (m *model) applyRunEvent(e events.Event) {
 		c := e.Turn.Context
 		cur.note(compactedText(agent.Compaction{Replaced: c.Replaced, Before: c.Before, After: c.After, Kept: c.Kept}), false)
 	case events.ConfirmAsk:
-		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = panelWaiting
 		p.version++
 	case events.ToolCallStart:
-		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state, p.started = panelRunning, e.Time
 		p.args = e.Tool.Arguments // what runs: the person may have edited them
 		p.version++
 	case events.ToolCallEnd:
-		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = statusOf(e.Tool.Status)
 		p.latency, p.cost = e.Tool.LatencySeconds, e.Tool.CostUSD
 		p.setResult(e.Tool.Result)
 		p.version++
-		m.toolCalls++
 		if m.running {
+			// Counted live; the run's end counts its stored results.
+			m.toolCalls++
 			m.runUsage.ToolCostUSD += e.Tool.CostUSD
 		}
 	case events.ToolCallDenied, events.ToolCallError:
-		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
+		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = statusOf(e.Tool.Status)
 		p.setResult(e.Tool.Result)
 		p.version++
-		m.toolCalls++
+		if m.running {
+			m.toolCalls++
+		}
 	case events.Notice:
 		cur.note(e.Text, false)
 	case events.Error:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 // serverState is what the TUI knows about the model server.
@@ -114,7 +115,7 @@ func noModelToPick(kind string, models int) error {
 	case models == 0:
 		return fmt.Errorf("the server has no models. Download one with /pull qwen3 (or pick one on an endpoint with /model)")
 	}
-	return fmt.Errorf("none of the server's %d models can chat (embedding models only). Download one with /pull qwen3", models)
+	return fmt.Errorf("none of the server's %s can chat (embedding models only). Download one with /pull qwen3", format.Count(models, "model"))
 }
 
 // cannotSend says why a question cannot go to the model now, in the

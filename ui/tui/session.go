@@ -23,6 +23,9 @@ type SessionStore interface {
 	// SetBranch records that another one became current.
 	Branch(sessionID string, b sessions.Branch) error
 	SetBranch(sessionID, branch string) error
+	// SetMeta records the model, agent and tools the session runs with
+	// now (the title is kept).
+	SetMeta(sessionID string, meta SessionMeta) error
 	// Fork starts a session with a copy of the line of branch up to
 	// message upTo and returns its id.
 	Fork(sessionID, branch string, upTo int, meta SessionMeta) (string, error)
@@ -32,8 +35,9 @@ type SessionStore interface {
 	Load(id string) (SessionSummary, *sessions.Tree, error)
 	// Last returns the most recently used session, if any.
 	Last() (SessionSummary, bool, error)
-	// Export writes a session as a markdown transcript to path, its
-	// images beside it, and returns what it wrote.
+	// Export writes a session as a markdown transcript to path (another
+	// name when path exists: nothing is replaced), its images beside
+	// it, and returns what it wrote.
 	Export(id, path string) (ExportResult, error)
 }
 
@@ -46,9 +50,11 @@ type SessionMeta struct {
 // SessionSummary describes a stored session.
 type SessionSummary struct {
 	ID, Title, Model, Agent string
-	Updated                 time.Time
-	Messages                int
-	Usage                   events.Usage
+	// Tools are the tools the session runs with.
+	Tools    []string
+	Updated  time.Time
+	Messages int
+	Usage    events.Usage
 	// Parent is the session this one was forked from (ParentSeq its last
 	// copied message); Branches counts the lines besides the first.
 	Parent    string
@@ -58,7 +64,9 @@ type SessionSummary struct {
 
 // ExportResult says what an export wrote.
 type ExportResult struct {
-	Path string
+	// Path is the file written; Asked the path asked for when a file was
+	// there already and the export took the next free name.
+	Path, Asked string
 	// ImageDir holds the images (empty when the session has none), and
 	// Images counts the files written there.
 	ImageDir string

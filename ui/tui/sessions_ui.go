@@ -19,11 +19,13 @@ type sessionListMsg struct {
 	err  error
 }
 
-// sessionLoadedMsg carries a session to open.
+// sessionLoadedMsg carries a session to open; continued is set for the
+// one --continue reopens, which keeps what the command line set.
 type sessionLoadedMsg struct {
-	summary SessionSummary
-	tree    *sessions.Tree
-	err     error
+	summary   SessionSummary
+	tree      *sessions.Tree
+	err       error
+	continued bool
 }
 
 // sessionsOverlay is the /sessions picker: the sessions as a tree, each
@@ -61,7 +63,7 @@ func (m *model) loadLastSession() tea.Cmd {
 			return noticeMsg{text: "No earlier session to continue; this is a new one."}
 		}
 		s, tree, err := store.Load(s.ID)
-		return sessionLoadedMsg{summary: s, tree: tree, err: err}
+		return sessionLoadedMsg{summary: s, tree: tree, err: err, continued: true}
 	}
 }
 
@@ -120,20 +122,16 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 		return nil
 	}
 	m.sessionID, m.title = msg.summary.ID, msg.summary.Title
+	restored, check := m.restoreSetup(msg.summary, msg.continued)
 	// Another conversation: "allow for this session" answers and the
 	// tools' state (a REPL's variables) belong to the one left, as with /new.
 	closeOld := m.resetForSession()
+	m.clampPane()
 	m.totals = msg.summary.Usage
-	if msg.summary.Model != "" {
-		m.modelName = msg.summary.Model
-	}
-	if msg.summary.Agent != "" {
-		m.agentName = msg.summary.Agent
-	}
 	m.showTree(msg.tree)
 	m.transcript.bottom()
 	shown := len(sessions.ChatMessages(msg.tree.CurrentPath()))
-	text := fmt.Sprintf("Opened session %s (%d messages, %s).", orNone(msg.summary.Title), shown, format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false))
+	text := fmt.Sprintf("Opened session %s (%s, %s).", orNone(msg.summary.Title), format.Count(shown, "message"), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false))
 	if n := len(msg.tree.Branches); n > 0 {
 		text = fmt.Sprintf("Opened session %s (%d messages on the line shown, %d in all with %s; [ and ] flip, alt+↑ selects; %s).",
 			orNone(msg.summary.Title), shown, len(msg.tree.Messages), format.Count(n, "other attempt or edit"), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false))
@@ -141,8 +139,11 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 	if msg.summary.Parent != "" {
 		text += fmt.Sprintf(" It is a fork of session %s.", shortID(msg.summary.Parent))
 	}
+	if restored != "" {
+		text += " " + restored
+	}
 	m.addNote(text, false)
-	return closeOld
+	return tea.Batch(closeOld, check)
 }
 
 // parseArgs decodes stored call arguments for redrawing a panel.
@@ -227,7 +228,7 @@ func (c sessionCols) row(s SessionSummary, depth int) string {
 		title += fmt.Sprintf(" (+%d)", s.Branches)
 	}
 	cells = append(cells, padRight(title, c.title),
-		fmt.Sprintf("%*s", sessionMsgsW, fmt.Sprintf("%d msgs", s.Messages)))
+		fmt.Sprintf("%*s", sessionMsgsW, format.Count(s.Messages, "msg")))
 	if c.model > 0 {
 		cells = append(cells, padRight(safe.Text(s.Model), c.model))
 	}

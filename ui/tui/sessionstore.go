@@ -2,15 +2,10 @@ package tui
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 // storeAdapter is the SessionStore over the database's sessions package.
@@ -47,6 +42,10 @@ func (a storeAdapter) Branch(id string, b sessions.Branch) error { return a.s.Ne
 
 func (a storeAdapter) SetBranch(id, branch string) error { return a.s.SetBranchQueued(id, branch) }
 
+func (a storeAdapter) SetMeta(id string, m SessionMeta) error {
+	return a.s.SetMetaQueued(id, sessions.Meta{Model: m.Model, Agent: m.Agent, Tools: m.Tools})
+}
+
 func (a storeAdapter) Fork(id, branch string, upTo int, m SessionMeta) (string, error) {
 	sess, err := a.s.ForkQueued(id, branch, upTo, sessions.Meta{Title: m.Title, Model: m.Model, Agent: m.Agent, Tools: m.Tools})
 	return sess.ID, err
@@ -54,7 +53,7 @@ func (a storeAdapter) Fork(id, branch string, upTo int, m SessionMeta) (string, 
 
 func summary(s sessions.Session) SessionSummary {
 	return SessionSummary{
-		ID: s.ID, Title: s.Title, Model: s.Model, Agent: s.Agent, Updated: s.UpdatedAt, Messages: s.Messages,
+		ID: s.ID, Title: s.Title, Model: s.Model, Agent: s.Agent, Tools: s.Tools, Updated: s.UpdatedAt, Messages: s.Messages,
 		Usage: events.Usage{PromptTokens: s.Totals.PromptTokens, OutputTokens: s.Totals.OutputTokens,
 			CostUSD: s.Totals.CostUSD, ToolCostUSD: s.Totals.ToolCostUSD},
 		Parent: s.Parent, ParentSeq: s.ParentSeq, Branches: len(s.Branches),
@@ -101,58 +100,4 @@ func (a storeAdapter) Export(id, path string) (ExportResult, error) {
 		return ExportResult{}, err
 	}
 	return ExportSession(a.s, sess, msgs, path)
-}
-
-// ExportSession writes sess as markdown to path with its images beside
-// it (see storeAdapter.Export); `jarvis` commands that export share it.
-func ExportSession(s *sessions.Store, sess sessions.Session, msgs []sessions.Message, path string) (ExportResult, error) {
-	res := ExportResult{Path: path}
-	var images []*sessions.Image
-	for i := range msgs {
-		for j := range msgs[i].Images {
-			images = append(images, &msgs[i].Images[j])
-		}
-	}
-	var opts format.ExportOptions
-	if len(images) > 0 {
-		if err := s.FillImages(msgs); err != nil {
-			return res, err
-		}
-		res.ImageDir = strings.TrimSuffix(path, filepath.Ext(path)) + "-images"
-		if err := os.MkdirAll(res.ImageDir, 0o755); err != nil {
-			return res, err
-		}
-		written := map[string]bool{}
-		for _, im := range images {
-			name := imageFileName(*im)
-			if written[name] {
-				continue
-			}
-			if err := os.WriteFile(filepath.Join(res.ImageDir, name), im.Data, 0o644); err != nil {
-				return res, err
-			}
-			written[name] = true
-		}
-		res.Images = len(written)
-		rel := filepath.Base(res.ImageDir)
-		opts.ImageLink = func(im sessions.Image) string { return rel + "/" + imageFileName(im) }
-	}
-	if err := os.WriteFile(path, []byte(format.SessionMarkdownWith(sess, msgs, opts)), 0o644); err != nil {
-		return res, err
-	}
-	return res, nil
-}
-
-// imageFileName names an exported image by its content: the start of
-// its hash and the extension of its format.
-func imageFileName(im sessions.Image) string {
-	ext := map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif"}[im.MIMEType]
-	if ext == "" {
-		ext = ".bin"
-	}
-	h := im.SHA256
-	if len(h) > 16 {
-		h = h[:16]
-	}
-	return fmt.Sprintf("%s%s", h, ext)
 }

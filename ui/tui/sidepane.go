@@ -97,11 +97,11 @@ func describeEvent(e events.Event) string {
 		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, e.Turn.Model)
 	case events.ContextCompacted:
 		c := e.Turn.Context
-		return fmt.Sprintf("%s %d messages, %s → %s tokens", e.Type, c.Replaced, format.Tokens(c.Before), format.Tokens(c.After))
+		return fmt.Sprintf("%s %s, %s → %s tokens", e.Type, format.Count(c.Replaced, "message"), format.Tokens(c.Before), format.Tokens(c.After))
 	case events.RunStart:
 		return fmt.Sprintf("%s %s", e.Type, e.Run.Agent)
 	case events.RunEnd:
-		return fmt.Sprintf("%s %d turns", e.Type, e.Turn.Turn)
+		return string(e.Type) + " " + format.Count(e.Turn.Turn, "turn")
 	case events.SchedulerTaskStart:
 		return fmt.Sprintf("%s %s", e.Type, shortID(e.Task.TaskID))
 	case events.SchedulerTaskEnd:

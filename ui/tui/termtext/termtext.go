@@ -9,6 +9,7 @@
 package termtext
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -79,4 +80,58 @@ func PadRight(s string, w int) string {
 		return ansi.Truncate(s, w, "…")
 	}
 	return s + strings.Repeat(" ", w-n)
+}
+
+// sgr matches a Select Graphic Rendition sequence: the styles of text.
+var sgr = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
+
+// Fit breaks a line of styled text (a rendered line) wider than width
+// into rows of width cells, keeping every character: renderers wrap at
+// spaces and leave a word longer than the line (a URL, a hash, a long
+// line of code) whole, and a frame would cut it. Rows after the first
+// start at the line's indentation (up to half the width). Each row ends
+// with its styles reset and the next starts with the styles in force, so
+// no colour runs past a row into what is drawn beside it.
+func Fit(line string, width int) []string {
+	width = max(width, 1)
+	if ansi.StringWidth(line) <= width {
+		return []string{line}
+	}
+	plain := ansi.Strip(line)
+	indent := min(len(plain)-len(strings.TrimLeft(plain, " ")), width/2)
+	rows := strings.Split(ansi.Hardwrap(line, width, true), "\n")
+	if indent > 0 && len(rows) > 1 {
+		rest := strings.Split(ansi.Hardwrap(strings.Join(rows[1:], ""), width-indent, true), "\n")
+		pad := strings.Repeat(" ", indent)
+		for i := range rest {
+			rest[i] = pad + rest[i]
+		}
+		rows = append(rows[:1], rest...)
+	}
+	var styles strings.Builder // the style sequences since the last reset
+	for i, r := range rows {
+		seen := sgr.FindAllString(r, -1)
+		if i > 0 && styles.Len() > 0 {
+			r = styles.String() + r
+		}
+		for _, s := range seen {
+			if resets(s) {
+				styles.Reset()
+			}
+			styles.WriteString(s)
+		}
+		if styles.Len() > 0 {
+			r += "\x1b[m"
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// resets reports whether an SGR sequence starts from the default style
+// (no parameter, or 0, first), so what came before it no longer counts.
+func resets(seq string) bool {
+	p := strings.TrimSuffix(strings.TrimPrefix(seq, "\x1b["), "m")
+	first, _, _ := strings.Cut(p, ";")
+	return first == "" || strings.TrimLeft(first, "0") == "" && first != ""
 }
