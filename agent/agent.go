@@ -192,3 +192,11 @@ func newRunID() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// maxTurnsNotice says a run used every turn it had.
+func maxTurnsNotice(n int) string {
+	if n == 1 {
+		return "Stopped after 1 turn (max_turns)."
+	}
+	return fmt.Sprintf("Stopped after %d turns (max_turns).", n)
+}

@@ -82,7 +82,7 @@ func (a *orchestratorAgent) Answer(ctx context.Context, conv *Conversation, inpu
 	if r.result.Content == "" {
 		r.result.Content = MaxTurnsText
 	}
-	r.notice(fmt.Sprintf("Stopped after %d turns (max_turns).", a.cfg.MaxTurns))
+	r.notice(maxTurnsNotice(a.cfg.MaxTurns))
 	return r.finish(nil)
 }
 

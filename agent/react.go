@@ -124,7 +124,7 @@ func (a *reactAgent) steps(r *run) (*Result, error) {
 	}
 	r.result.Stopped = "max_turns"
 	r.result.Content = MaxTurnsText
-	r.notice(fmt.Sprintf("Stopped after %d turns (max_turns).", a.cfg.MaxTurns))
+	r.notice(maxTurnsNotice(a.cfg.MaxTurns))
 	return r.finish(nil)
 }
 

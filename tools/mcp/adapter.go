@@ -171,7 +171,11 @@ func listTools(s ServerStatus) tools.Result {
 		return tools.Fail("MCP server '%s' has not listed its tools yet (%s).", s.Name, s.State)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "MCP server %s (%s) offers %d tools:\n", s.Name, s.State, len(s.Tools))
+	noun := "tools"
+	if len(s.Tools) == 1 {
+		noun = "tool"
+	}
+	fmt.Fprintf(&b, "MCP server %s (%s) offers %d %s:\n", s.Name, s.State, len(s.Tools), noun)
 	for _, t := range s.Tools {
 		fmt.Fprintf(&b, "\n%s", tools.DescribeSpecs([]tools.Spec{t.Spec}, false, false))
 		b.WriteString("\n")

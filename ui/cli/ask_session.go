@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/history"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
@@ -177,6 +178,6 @@ func (s *askSession) report(p *askPrinter) {
 	case s.isNew:
 		p.note(fmt.Sprintf("saved as session %s; go on with: jarvis ask --session %s", s.id, s.id))
 	case !s.isNew && p.ttyErr:
-		p.note(fmt.Sprintf("session %s “%s” (%d messages)", s.id, safe.Text(s.title), n))
+		p.note(fmt.Sprintf("session %s “%s” (%s)", s.id, safe.Text(s.title), format.Count(n, "message")))
 	}
 }

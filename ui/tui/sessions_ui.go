@@ -133,8 +133,8 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 	shown := len(sessions.ChatMessages(msg.tree.CurrentPath()))
 	text := fmt.Sprintf("Opened session %s (%s, %s).", orNone(msg.summary.Title), format.Count(shown, "message"), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false))
 	if n := len(msg.tree.Branches); n > 0 {
-		text = fmt.Sprintf("Opened session %s (%d messages on the line shown, %d in all with %s; [ and ] flip, alt+↑ selects; %s).",
-			orNone(msg.summary.Title), shown, len(msg.tree.Messages), format.Count(n, "other attempt or edit"), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false))
+		text = fmt.Sprintf("Opened session %s (%s on the line shown, %d in all with %s; [ and ] flip, alt+↑ selects; %s).",
+			orNone(msg.summary.Title), format.Count(shown, "message"), len(msg.tree.Messages), format.Count(n, "other attempt or edit"), format.Cost(m.totals.CostUSD+m.totals.ToolCostUSD, false))
 	}
 	if msg.summary.Parent != "" {
 		text += fmt.Sprintf(" It is a fork of session %s.", shortID(msg.summary.Parent))
