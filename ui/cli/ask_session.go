@@ -11,8 +11,8 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/ui/config"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/history"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
