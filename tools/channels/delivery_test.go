@@ -89,7 +89,7 @@ func TestUnreachableServiceWasNotSent(t *testing.T) {
 	cfg := httpChannels("http://" + addr)
 	for _, name := range []string{"slack", "discord", "telegram", "webhook", "ntfy"} {
 		r := sendWithin(cfg, name, "x", 5*time.Second)
-		want := `Sending to channel "` + name + `" (` + name + `) failed: could not connect to ` + addr + `: the connection was refused (nothing listens there); the message was not sent`
+		want := `Sending to channel "` + name + `" (` + name + `) failed: could not connect to ` + addr + `: the connection was refused: nothing listens on that port (connect: connection refused); the message was not sent`
 		if r.Success || r.Content != want || r.Metadata["delivery"] != "failed" {
 			t.Errorf("%s:\n got %q\nwant %q", name, r.Content, want)
 		}

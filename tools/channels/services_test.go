@@ -59,7 +59,7 @@ func TestSlack(t *testing.T) {
 	// A network failure names the host, not the webhook URL.
 	down := Config{"team": {Type: "slack", URL: "http://127.0.0.1:1" + slackPath}}
 	r = send(t, down, "team", "x")
-	assertContains(t, r, false, "could not connect to 127.0.0.1:1: the connection was refused (nothing listens there); the message was not sent")
+	assertContains(t, r, false, "could not connect to 127.0.0.1:1: the connection was refused: nothing listens on that port (connect: connection refused); the message was not sent")
 	assertNoSecret(t, r, slackPath, slackToken)
 
 	// Status reaches the host's root only.

@@ -3,19 +3,16 @@ package channels
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/tools/internal/networds"
 )
 
 // answer is a service's HTTP answer, with the body capped.
@@ -86,59 +83,28 @@ func describeSendError(ctx context.Context, err error, host string, timeout time
 		err = ue.Err
 	}
 	timedOut := ctx.Err() == nil && isTimeout(err)
-	within := "within " + secondsText(timeout)
+	within := "within " + networds.Seconds(timeout)
 	switch {
 	case wrote && ctx.Err() != nil:
 		return &sendError{sent: true, msg: fmt.Sprintf("the request was sent to %s, but the call ended before an answer came", host)}
 	case wrote && timedOut:
 		return &sendError{sent: true, msg: fmt.Sprintf("the request was sent to %s, but no answer came %s", host, within)}
 	case wrote:
-		return &sendError{sent: true, msg: fmt.Sprintf("the request was sent to %s, but the connection failed before an answer came (%v)", host, innerError(err))}
+		return &sendError{sent: true, msg: fmt.Sprintf("the request was sent to %s, but the connection failed before an answer came (%v)", host, networds.Unwrap(err))}
 	case ctx.Err() != nil:
 		return &sendError{msg: fmt.Sprintf("the request to %s was cancelled before it was sent", host)}
 	case connected && timedOut:
 		return &sendError{msg: fmt.Sprintf("connected to %s, but the request could not be sent %s; it was not sent", host, within)}
 	case connected:
-		return &sendError{msg: fmt.Sprintf("the connection to %s failed before the request was sent (%v)", host, innerError(err))}
+		return &sendError{msg: fmt.Sprintf("the connection to %s failed before the request was sent (%v)", host, networds.Unwrap(err))}
 	case timedOut:
 		return &sendError{msg: fmt.Sprintf("could not connect to %s %s", host, within)}
 	}
-	return &sendError{msg: fmt.Sprintf("could not connect to %s: %s", host, connectProblem(err))}
+	return &sendError{msg: fmt.Sprintf("could not connect to %s: %s", host, networds.Trouble(err))}
 }
 
-// connectProblem words why a connection could not be made.
-func connectProblem(err error) string {
-	var dnsErr *net.DNSError
-	var unknownCA x509.UnknownAuthorityError
-	var badHost x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var verify *tls.CertificateVerificationError
-	switch {
-	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-		return "its name was not found (DNS)"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "the connection was refused (nothing listens there)"
-	case errors.As(err, &unknownCA), errors.As(err, &badHost), errors.As(err, &invalid), errors.As(err, &verify):
-		return fmt.Sprintf("its TLS certificate could not be verified (%v)", innerError(err))
-	}
-	return innerError(err).Error()
-}
-
-// innerError drops the "dial tcp ADDR:" of a network error.
-func innerError(err error) error {
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		return oe.Err
-	}
-	return err
-}
-
+// isTimeout reports a request that ran out of time, on the network or
+// by its context.
 func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
-}
-
-// secondsText writes a duration in seconds: 20s, 0.2s.
-func secondsText(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+	return errors.Is(err, context.DeadlineExceeded) || networds.IsTimeout(err)
 }

@@ -2,21 +2,16 @@ package web
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/internal/networds"
 )
 
 // What http_request says when a request fails. Each message says how far
@@ -120,8 +115,8 @@ func (h *HTTPRequest) failure(parent context.Context, err error, a attempt) tool
 	if u, perr := url.Parse(a.current); perr == nil && u.Host != "" {
 		host = u.Host
 	}
-	if parent.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
-		t := secondsText(a.limits.timeout)
+	if parent.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || networds.IsTimeout(err)) {
+		t := networds.Seconds(a.limits.timeout)
 		switch {
 		case a.sent.wrote.Load():
 			return fail("The request to %s%s was sent, but no answer came within the %s timeout.%s %s", a.current, a.via(), t, a.mayHaveActed(), a.limits.advice())
@@ -131,9 +126,9 @@ func (h *HTTPRequest) failure(parent context.Context, err error, a attempt) tool
 		return fail("Could not connect to %s%s within the %s timeout; the request was not sent. %s", host, a.via(), t, a.limits.advice())
 	}
 	if a.sent.wrote.Load() {
-		return fail("The request to %s%s was sent, but no answer came: %s.%s", a.current, a.via(), connectionTrouble(err), a.mayHaveActed())
+		return fail("The request to %s%s was sent, but no answer came: %s.%s", a.current, a.via(), networds.Trouble(err), a.mayHaveActed())
 	}
-	return fail("The request to %s%s could not be sent: %s.", a.current, a.via(), connectionTrouble(err))
+	return fail("The request to %s%s could not be sent: %s.", a.current, a.via(), networds.Trouble(err))
 }
 
 // tooManyRedirects ends a chain of more than MaxRedirects redirects.
@@ -141,49 +136,4 @@ type tooManyRedirects struct{ from, to string }
 
 func (e *tooManyRedirects) Error() string {
 	return fmt.Sprintf("Stopped after %d redirects: each request was answered with another redirect (the last one from %s to %s), so the URL redirects too often or in a loop; the last redirect was not followed.", MaxRedirects, e.from, e.to)
-}
-
-// connectionTrouble words a network error: the common ones in plain
-// terms, followed by the error itself; others as they are.
-func connectionTrouble(err error) string {
-	inner := unwrapURLError(err)
-	var unknownCA x509.UnknownAuthorityError
-	var badHost x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var verify *tls.CertificateVerificationError
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Sprintf("the connection was refused: nothing listens on that port (%v)", inner)
-	case errors.Is(err, syscall.ECONNRESET):
-		return fmt.Sprintf("the server reset the connection (%v)", inner)
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Sprintf("the server closed the connection (%v)", inner)
-	case errors.As(err, &unknownCA), errors.As(err, &badHost), errors.As(err, &invalid), errors.As(err, &verify):
-		return fmt.Sprintf("the server's TLS certificate could not be verified (%v)", inner)
-	}
-	return inner.Error()
-}
-
-// secondsText writes a timeout the way the configuration does: 0.2s, 30s.
-func secondsText(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// unwrapURLError drops the "Get \"URL\": " prefix of a *url.Error (the
-// message names the URL already) and the "dial tcp" noise of an *OpError.
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		return oe.Err
-	}
-	return err
 }

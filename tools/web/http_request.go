@@ -20,6 +20,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/internal/networds"
 )
 
 // HTTPRequest is the http_request tool: one HTTP request to a public URL,
@@ -203,17 +204,17 @@ func (h *HTTPRequest) Execute(ctx context.Context, args tools.Args) tools.Result
 	if readErr != nil && len(body) == 0 {
 		if timedOut {
 			return tools.Fail("The response from %s started (HTTP %d) but none of its body arrived within the %s timeout. %s",
-				current, resp.StatusCode, secondsText(lim.timeout), lim.advice())
+				current, resp.StatusCode, networds.Seconds(lim.timeout), lim.advice())
 		}
-		return tools.Fail("The response from %s started (HTTP %d) but reading its body failed: %s", current, resp.StatusCode, connectionTrouble(readErr))
+		return tools.Fail("The response from %s started (HTTP %d) but reading its body failed: %s", current, resp.StatusCode, networds.Trouble(readErr))
 	}
 
 	r := formatResponse(resp, body, truncated, h.cfg.MaxBytes, redirects > 0)
 	switch {
 	case timedOut:
-		r.note = fmt.Sprintf("[response incomplete: only %d bytes arrived within the %s timeout]", len(body), secondsText(lim.timeout))
+		r.note = fmt.Sprintf("[response incomplete: only %d bytes arrived within the %s timeout]", len(body), networds.Seconds(lim.timeout))
 	case readErr != nil:
-		r.note = fmt.Sprintf("[response incomplete: the connection failed after %d bytes: %s]", len(body), connectionTrouble(readErr))
+		r.note = fmt.Sprintf("[response incomplete: the connection failed after %d bytes: %s]", len(body), networds.Trouble(readErr))
 	}
 	res := tools.OK(r.content())
 	res.Success = resp.StatusCode < 400
@@ -291,7 +292,7 @@ func (h *HTTPRequest) buildRequest(args tools.Args) (*http.Request, limits, *too
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return failf("Invalid URL %q: %v. Give a full http:// or https:// URL.", raw, unwrapURLError(err))
+		return failf("Invalid URL %q: %v. Give a full http:// or https:// URL.", raw, networds.Unwrap(err))
 	}
 	if err := h.policy.CheckURL(u); err != nil {
 		r := tools.Fail("%v", err).WithMeta("blocked", true)
@@ -325,7 +326,7 @@ func (h *HTTPRequest) buildRequest(args tools.Args) (*http.Request, limits, *too
 	}
 	req, err := http.NewRequest(method, u.String(), reader)
 	if err != nil {
-		return failf("Invalid request: %v", unwrapURLError(err))
+		return failf("Invalid request: %v", networds.Unwrap(err))
 	}
 	if hv, ok := args["headers"]; ok && hv != nil {
 		m, ok := hv.(map[string]any)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/internal/networds"
 )
 
 // Search result counts.
@@ -243,10 +244,10 @@ func (w *WebSearch) describeError(ctx context.Context, err error) string {
 		return done.msg
 	}
 	where := w.backend.where()
-	if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
+	if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || networds.IsTimeout(err)) {
 		return fmt.Sprintf("%s did not answer within %gs (timeout under [web.search] in the config). Try again later.", where, w.client.Timeout.Seconds())
 	}
-	return fmt.Sprintf("The search request to %s failed: %s.", where, connectionTrouble(err))
+	return fmt.Sprintf("The search request to %s failed: %s.", where, networds.Trouble(err))
 }
 
 // redact removes API keys from text, in case a service echoes one.
