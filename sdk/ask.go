@@ -41,27 +41,12 @@ type AskOptions struct {
 	OnEvent func(events.Event)
 }
 
-// Result is an answer (the spec's ask_full result).
-type Result struct {
-	Content  string `json:"content"`
-	Thinking string `json:"thinking,omitempty"`
-	// ToolResults are the calls' results, in the order they were made,
-	// whole (the model may have read them shortened).
-	ToolResults []tools.Result `json:"tool_results"`
-	Usage       events.Usage   `json:"usage"`
-	Model       string         `json:"model"`
-	Turns       int            `json:"turns"`
-	// Agent is the agent that answered (react after a fallback).
-	Agent string `json:"agent"`
-	// Notices are things to know about the run (a model picked because
-	// none was set, a fallback, a loop guard).
-	Notices []string `json:"notices,omitempty"`
-	// Stopped says why the run ended without a model answer:
-	// "max_turns", "loop_guard", "cancelled", or "".
-	Stopped string `json:"stopped,omitempty"`
-	// Context is the window the run had and what it took of it.
-	Context agent.RunContext `json:"context"`
-}
+// Result is an answer (the spec's ask_full result): the final content and
+// thinking, every tool result in the order the calls were made (whole,
+// though the model may have read them shortened), the usage, the model
+// and agent that answered, the turns, notices, why a run stopped early,
+// and what it took of the context window. It is the agent's own result.
+type Result = agent.Result
 
 // Ask asks one question in a conversation of its own and returns the
 // answer with every tool result. It returns a Result even when it fails:
@@ -147,11 +132,8 @@ func (j *Jarvis) startMCP(ctx context.Context) error {
 }
 
 func fromAgent(r *agent.Result) Result {
-	out := Result{
-		Content: r.Content, Thinking: r.Thinking, ToolResults: append([]tools.Result{}, r.ToolResults...),
-		Usage: r.Usage, Model: r.Model, Turns: r.Turns, Agent: r.Agent, Notices: r.Notices,
-		Stopped: r.Stopped, Context: r.Context,
-	}
+	out := *r
+	out.ToolResults = append([]tools.Result{}, r.ToolResults...)
 	return out
 }
 
