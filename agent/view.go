@@ -197,7 +197,7 @@ func resolveWindow(ctx context.Context, eng engine.InferenceEngine, model string
 	if l, ok := eng.(engine.LoadLister); ok {
 		if loaded, err := l.Loaded(ctx); err == nil {
 			for _, m := range loaded {
-				if m.ContextLength > 0 && sameModel(m.Name, model) {
+				if m.ContextLength > 0 && engine.SameModel(m.Name, model) {
 					return Window{Tokens: m.ContextLength, Source: "the window the server loaded the model with", ModelMax: max}, nil
 				}
 			}
@@ -213,19 +213,6 @@ func resolveWindow(ctx context.Context, eng engine.InferenceEngine, model string
 		src = fmt.Sprintf("jarvis's default: the model allows %s tokens, raise it with /ctx or num_ctx", groupDigits(max))
 	}
 	return Window{Tokens: DefaultWindow, Source: src, ModelMax: max}, nil
-}
-
-// sameModel compares model names the way servers do ("qwen3" is
-// "qwen3:latest").
-func sameModel(a, b string) bool {
-	norm := func(s string) string {
-		s = strings.ToLower(strings.TrimSpace(s))
-		if !strings.Contains(s[strings.LastIndex(s, "/")+1:], ":") {
-			s += ":latest"
-		}
-		return s
-	}
-	return norm(a) == norm(b)
 }
 
 // Part is one item of a request, with what it costs.

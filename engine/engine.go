@@ -242,6 +242,20 @@ func WindowAdvice(eng InferenceEngine) (string, bool) {
 	return "", false
 }
 
+// SameModel reports whether two model names mean the same model, as
+// servers read them: case and surrounding space do not count, and a name
+// without a tag is its ":latest" ("qwen3" is "qwen3:latest").
+func SameModel(a, b string) bool {
+	norm := func(s string) string {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if !strings.Contains(s[strings.LastIndex(s, "/")+1:], ":") {
+			s += ":latest"
+		}
+		return s
+	}
+	return norm(a) == norm(b)
+}
+
 // ErrUnsupported means the server cannot do what was asked (an optional
 // ability it lacks).
 var ErrUnsupported = errors.New("not supported by this server")

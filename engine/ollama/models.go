@@ -95,10 +95,6 @@ func (e *Engine) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
 	return out, nil
 }
 
-// SameModel reports whether two model names mean the same model on an
-// Ollama server ("qwen3" is "qwen3:latest").
-func SameModel(a, b string) bool { return normalizeModel(a) == normalizeModel(b) }
-
 // RenderPrompt asks the server for the prompt it would give the model for
 // req (_debug_render_only): the chat template applied to the messages and
 // tools, with nothing generated. The field is a debugging aid a server may

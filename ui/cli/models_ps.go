@@ -180,7 +180,7 @@ window it runs the model with, where the server tells).`,
 			if ll, ok := srv.engine.(engine.LoadLister); ok {
 				if list, err := ll.Loaded(ctx); err == nil {
 					for _, m := range list {
-						if sameModelName(m.Name, model) {
+						if engine.SameModel(m.Name, model) {
 							out.Loaded = &m
 						}
 					}
@@ -242,18 +242,6 @@ func (a *app) printShown(m shownModel, srv *server) {
 	}
 }
 
-// sameModelName compares names as Ollama does ("qwen3" is "qwen3:latest").
-func sameModelName(a, b string) bool {
-	norm := func(s string) string {
-		s = strings.ToLower(strings.TrimSpace(s))
-		if !strings.Contains(s[strings.LastIndex(s, "/")+1:], ":") {
-			s += ":latest"
-		}
-		return s
-	}
-	return norm(a) == norm(b)
-}
-
 func (a *app) modelsUnloadCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "unload [NAME]",
@@ -290,7 +278,7 @@ a model on request.`,
 				if err != nil {
 					return failErr("%v", err)
 				}
-				if !slices.ContainsFunc(list, func(m engine.LoadedModel) bool { return sameModelName(m.Name, model) }) {
+				if !slices.ContainsFunc(list, func(m engine.LoadedModel) bool { return engine.SameModel(m.Name, model) }) {
 					fmt.Fprintf(a.io.Out, "%s is not loaded; nothing to free.\n", srv.ref(model))
 					return nil
 				}

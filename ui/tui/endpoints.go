@@ -150,23 +150,11 @@ func (c *catalog) lookup(endpoint, name string) (cm catalogModel, found, listed 
 		return catalogModel{}, false, false
 	}
 	for _, x := range c.models {
-		if x.endpoint == endpoint && (x.name == name || sameModel(x.name, name)) {
+		if x.endpoint == endpoint && (x.name == name || engine.SameModel(x.name, name)) {
 			return x, true, true
 		}
 	}
 	return catalogModel{}, false, true
-}
-
-// sameModel compares names as Ollama does ("qwen3" is "qwen3:latest").
-func sameModel(a, b string) bool {
-	norm := func(s string) string {
-		s = strings.ToLower(strings.TrimSpace(s))
-		if !strings.Contains(s[strings.LastIndex(s, "/")+1:], ":") {
-			s += ":latest"
-		}
-		return s
-	}
-	return norm(a) == norm(b)
 }
 
 // catalogMsg is a fresh listing; show asks for it to be shown (/model
@@ -271,7 +259,7 @@ func (m *model) catalogText() string {
 				continue
 			}
 			mark := "  "
-			if c.endpoint == m.srvs.current && (c.name == m.modelName || sameModel(c.name, m.modelName)) {
+			if c.endpoint == m.srvs.current && (c.name == m.modelName || engine.SameModel(c.name, m.modelName)) {
 				mark = "▸ "
 			}
 			row := mark + c.ref()

@@ -98,7 +98,7 @@ func (m *model) applyModelState(msg modelStateMsg) tea.Cmd {
 	default:
 		found := false
 		for _, l := range msg.loaded {
-			if sameModel(l.Name, m.modelName) {
+			if engine.SameModel(l.Name, m.modelName) {
 				s.state, s.info, found = stateLoaded, l, true
 			}
 		}
@@ -181,7 +181,7 @@ func (m *model) unloadCommand(arg string) tea.Cmd {
 		m.addNote("No model is set: /unload NAME frees a loaded model.", true)
 		return nil
 	}
-	if m.running && endpoint == m.srvs.current && sameModel(name, m.modelName) {
+	if m.running && endpoint == m.srvs.current && engine.SameModel(name, m.modelName) {
 		m.addNote("A turn is running on this model: unload it when the turn is done (esc cancels it).", true)
 		return nil
 	}
@@ -207,7 +207,7 @@ type unloadedMsg struct{ endpoint, model string }
 
 func (m *model) applyUnloaded(msg unloadedMsg) tea.Cmd {
 	m.addNote(fmt.Sprintf("Unloaded %s: the server freed its memory; it loads again at the next question.", config.JoinModel(msg.endpoint, msg.model)), false)
-	if msg.endpoint == m.srvs.current && sameModel(msg.model, m.modelName) {
+	if msg.endpoint == m.srvs.current && engine.SameModel(msg.model, m.modelName) {
 		m.mstate.state = stateCold
 		return m.refreshModelState()
 	}

@@ -130,7 +130,7 @@ func (m *model) pullCommand(arg string) tea.Cmd {
 	}
 	endpoint, name := m.opts.Config.SplitModel(arg)
 	t := pullTarget{endpoint: endpoint, model: name}
-	if o := m.pull.offer; o != nil && o.endpoint == endpoint && sameModel(o.model, name) {
+	if o := m.pull.offer; o != nil && o.endpoint == endpoint && engine.SameModel(o.model, name) {
 		t.switchTo = o.switchTo
 	}
 	return m.startPull(t)
