@@ -13,10 +13,14 @@ import (
 
 // NextDue returns the earliest next run of a task that can be claimed (ok is
 // false when there is none). It is one index seek however many tasks exist.
-func (s *Store) NextDue() (next time.Time, ok bool, err error) {
+func (s *Store) NextDue() (next time.Time, ok bool, err error) { return s.firstDue("0") }
+
+// firstDue returns the earliest next run among claimable tasks whose due
+// key is at least from.
+func (s *Store) firstDue(from string) (next time.Time, ok bool, err error) {
 	err = s.view(func(n storm.Node) error {
 		var rows []taskRow
-		if err := n.Range("Due", "0", "g", &rows, storm.Limit(1)); err != nil {
+		if err := n.Range("Due", from, "g", &rows, storm.Limit(1)); err != nil {
 			return err
 		}
 		if len(rows) == 1 {
@@ -131,21 +135,7 @@ func (s *Store) Due(now time.Time, limit int) ([]Task, error) {
 // (ok is false when there is none): when a scheduler should look again
 // for due tasks once those due now are dealt with.
 func (s *Store) NextAfter(t time.Time) (next time.Time, ok bool, err error) {
-	err = s.view(func(n storm.Node) error {
-		var rows []taskRow
-		from := fmt.Sprintf("%016x", clampNanos(t)+1)
-		if err := n.Range("Due", from, "g", &rows, storm.Limit(1)); err != nil {
-			return err
-		}
-		if len(rows) == 1 {
-			next, ok = rows[0].NextRun, true
-		}
-		return nil
-	})
-	if notFound(err) {
-		err = nil
-	}
-	return next, ok, err
+	return s.firstDue(fmt.Sprintf("%016x", clampNanos(t)+1))
 }
 
 // Slot names a task and the run time a scheduler saw it due for.
