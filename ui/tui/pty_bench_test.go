@@ -61,7 +61,8 @@ func BenchmarkEndToEndStream20k(b *testing.B) {
 	srv := benchServer(b)
 	var lag, cpu time.Duration
 	for i := 0; i < b.N; i++ {
-		term := startTerminal(asT(b), 120, 40, "--host", srv.URL, "--model", "qwen3:8b", "--tools", "none")
+		// The answer is 20,000 tokens: a window that holds it.
+		term := startTerminal(asT(b), 120, 40, "--host", srv.URL, "--model", "qwen3:8b", "--tools", "none", "--num-ctx", "32768")
 		term.waitFor(10*time.Second, "Ask anything", "●")
 		time.Sleep(300 * time.Millisecond) // let start-up settle
 		before := cpuSeconds(b, term.cmd.Process.Pid)
