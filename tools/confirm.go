@@ -121,6 +121,11 @@ func Confirmed(ctx context.Context) bool {
 	return ok
 }
 
+// DecidesPerCall reports whether t asks for confirmation depending on
+// its arguments (file_read outside the working directory), so listings can
+// say "per call" instead of a flat no that would be untrue.
+func DecidesPerCall(t Tool) bool { return ruleOf(t) != nil }
+
 // ruleOf returns t's confirmation rule, looking under settings wrappers.
 func ruleOf(t Tool) ConfirmationRule {
 	for {

@@ -128,6 +128,17 @@ func TestToolsListAndOpenAI(t *testing.T) {
 	if code != ExitOK || !strings.HasPrefix(out, "NAME") || !strings.Contains(out, "calculator") || !strings.Contains(out, "file_read") {
 		t.Fatalf("list: code %d\n%s", code, out)
 	}
+	// A tool that asks only for some arguments must not be listed as
+	// never asking.
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 3 && fields[0] == "file_read" && (fields[2] != "per" || fields[3] != "call") {
+			t.Errorf("file_read confirm column: %q", line)
+		}
+		if len(fields) > 2 && fields[0] == "calculator" && fields[2] != "no" {
+			t.Errorf("calculator confirm column: %q", line)
+		}
+	}
 	out, _, _ = runCLI(t, "", "tools", "list", "--json")
 	var specs []map[string]any
 	if err := json.Unmarshal([]byte(out), &specs); err != nil || len(specs) < 3 {

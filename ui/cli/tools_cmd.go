@@ -78,10 +78,13 @@ func (a *app) toolsListCommand() *cobra.Command {
 			}
 			w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tCATEGORY\tCONFIRM\tCOST\tLATENCY\tTIMEOUT\tDESCRIPTION")
-			for _, s := range specs {
+			for i, s := range specs {
 				confirm := "no"
-				if s.RequiresConfirmation {
+				switch {
+				case s.RequiresConfirmation:
 					confirm = "yes"
+				case tools.DecidesPerCall(list[i]):
+					confirm = "per call"
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t$%.4f\t%.1fs\t%ss\t%s\n", s.Name, orDash(s.Category), confirm,
 					s.CostEstimate, s.LatencyEstimate, trimFloat(s.Timeout()), firstSentence(s.Description, 60))
