@@ -271,12 +271,19 @@ func TestSchedTabListsTasksLive(t *testing.T) {
 
 	// Created outside the tab: the watcher brings them in.
 	a := d.create(scheduler.NewTask{Prompt: "check the mail", ScheduleType: tasks.Interval, ScheduleValue: "3600", TimeZone: "UTC"})
-	b := d.create(scheduler.NewTask{Prompt: "morning report", ScheduleType: tasks.Cron, ScheduleValue: "0 9 * * 1-5", TimeZone: "Europe/Paris"})
+	// The cron task's hour is half a day from now, so it always runs after
+	// the hourly one whatever the time the test runs at.
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	cron := fmt.Sprintf("0 %d * * 1-5", (time.Now().In(paris).Hour()+12)%24)
+	b := d.create(scheduler.NewTask{Prompt: "morning report", ScheduleType: tasks.Cron, ScheduleValue: cron, TimeZone: "Europe/Paris"})
 
 	wide := d.screen(110, 30)
 	mustContain(t, wide, "ID", "STATUS", "NEXT", "SCHEDULE", "PROMPT",
 		shortID(a.ID), shortID(b.ID), "active", "every 1h", "in 1h", "never",
-		"cron 0 9 * * 1-5 (Europe/Paris)", "check the mail", "morning report")
+		"cron "+cron+" (Europe/Paris)", "check the mail", "morning report")
 	// The first row (soonest next run) is selected and described in full.
 	mustContain(t, wide, "Task     "+a.ID, "Zone     UTC", "Agent    simple · tools: none")
 	if n := strings.Count(wide, "UTC (in 1h)"); n != 1 {
