@@ -2,7 +2,6 @@ package tui_test
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/vt"
-	"github.com/creack/pty"
 	"github.com/ollama/ollama/api"
 
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -45,41 +42,8 @@ func (h approvalHome) start(t *testing.T, srv *ot.Server, env ...string) *termin
 // startWith is start with the given tools enabled.
 func (h approvalHome) startWith(t *testing.T, srv *ot.Server, toolList string, env ...string) *terminal {
 	t.Helper()
-	bin := buildJarvis(t)
-	cmd := exec.Command(bin, "--host", srv.URL, "--model", "qwen3:8b", "--tools", toolList,
+	term := startTerminalIn(t, h.dir, env, 120, 40, "--host", srv.URL, "--model", "qwen3:8b", "--tools", toolList,
 		"--config", h.config, "--db", h.db)
-	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + h.dir, "TERM=xterm-256color", "LANG=C.UTF-8",
-		"XDG_CONFIG_HOME=" + filepath.Join(h.dir, "config"), "XDG_DATA_HOME=" + filepath.Join(h.dir, "data"),
-		"JARVIS_THEME=dark",
-	}, env...)
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 120, Rows: 40})
-	if err != nil {
-		t.Skipf("no pseudo-terminal available: %v", err)
-	}
-	term := &terminal{t: t, ptmx: ptmx, cmd: cmd, emu: vt.NewEmulator(120, 40), done: make(chan struct{})}
-	go func() {
-		defer close(term.done)
-		buf := make([]byte, 64*1024)
-		for {
-			n, err := ptmx.Read(buf)
-			if n > 0 {
-				term.mu.Lock()
-				term.emu.Write(buf[:n])
-				term.bytes += n
-				term.mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go io.Copy(ptmx, term.emu)
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		ptmx.Close()
-	})
 	term.waitFor(10*time.Second, "qwen3:8b", "Ask anything")
 	return term
 }
