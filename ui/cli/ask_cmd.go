@@ -293,40 +293,32 @@ func deniedForNoTerminal(res *agent.Result) bool {
 	return false
 }
 
-// askResultJSON is what ask --json prints. Tool results are whole, as
-// tools run --json prints them: the llm tool's sub-query usage and every
-// tool's metadata (the call's arguments among them) are there. Error is set
-// when the run failed; the rest is then what arrived before it.
+// askResultJSON is what ask --json prints: the run's agent.Result (so a
+// field added there reaches scripts too), the error that ended it and the
+// session it was saved to. Tool results are whole, as tools run --json
+// prints them: the llm tool's sub-query usage and every tool's metadata
+// (the call's arguments among them) are there, while context.cut_results
+// counts those shortened for the model. Error is set when the run failed;
+// the rest is then what arrived before it.
 type askResultJSON struct {
-	Error       string         `json:"error,omitempty"`
-	Content     string         `json:"content"`
-	ToolResults []tools.Result `json:"tool_results"`
-	Usage       events.Usage   `json:"usage"`
-	Model       string         `json:"model"`
-	Turns       int            `json:"turns"`
-	Agent       string         `json:"agent"`
-	Notices     []string       `json:"notices,omitempty"`
-	Stopped     string         `json:"stopped,omitempty"`
-	// Context is the window the run had and what it took: the last
-	// request's prompt, whether older turns were compacted, how many tool
-	// results were cut for the model (tool_results holds them whole).
-	Context agent.RunContext `json:"context"`
+	Error string `json:"error,omitempty"`
+	agent.Result
 	// Session is the id of the session the run was saved to (--save,
 	// --continue, --session).
 	Session string `json:"session,omitempty"`
 }
 
 func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {
-	out := askResultJSON{ToolResults: []tools.Result{}}
+	out := askResultJSON{Result: *res}
+	if out.ToolResults == nil {
+		out.ToolResults = []tools.Result{} // [] rather than null for scripts
+	}
 	if err != nil {
 		out.Error = err.Error()
 		if interrupted {
 			out.Error = "interrupted"
 		}
 	}
-	out.Content, out.Usage, out.Model, out.Turns, out.Agent, out.Notices, out.Stopped, out.Context =
-		res.Content, res.Usage, res.Model, res.Turns, res.Agent, res.Notices, res.Stopped, res.Context
-	out.ToolResults = append(out.ToolResults, res.ToolResults...)
 	return out
 }
 
