@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/api"
+
 )
 
 func TestDemoScriptPlaysTheCalculatorRoundTrip(t *testing.T) {
@@ -140,25 +141,6 @@ func TestParseScriptErrorsSayWhere(t *testing.T) {
 	}
 	if _, err := LoadScript("testdata/missing.json"); err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("missing file: %v", err)
-	}
-}
-
-func TestSplitTokens(t *testing.T) {
-	cases := map[string][]string{
-		"It is 51.":        {"It", " is", " 51."},
-		"  lead":           {"  lead"},
-		"a\n\nb":           {"a", "\n\nb"},
-		"trailing space ":  {"trailing", " space", " "},
-		"":                 nil,
-		"one":              {"one"},
-		"x  y\tz":          {"x", "  y", "\tz"},
-		"15% of 340 is 51": {"15%", " of", " 340", " is", " 51"},
-	}
-	for in, want := range cases {
-		got := splitTokens(in)
-		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
-			t.Errorf("splitTokens(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

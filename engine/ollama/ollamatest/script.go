@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/jarvis-workbench/jarvis/engine/internal/fakewire"
 )
 
 // Matcher decides whether a rule answers a request. Matchers look at the
@@ -205,7 +207,7 @@ type callSpec struct {
 
 // Text streams content split into word-sized chunks, each with the
 // whitespace before it: "It is 51." -> "It", " is", " 51.".
-func Text(s string) Step { return Step{kind: stepText, chunks: splitTokens(s)} }
+func Text(s string) Step { return Step{kind: stepText, chunks: fakewire.SplitTokens(s)} }
 
 // TextChunks streams content exactly in the chunks given.
 func TextChunks(chunks ...string) Step { return Step{kind: stepText, chunks: chunks} }
@@ -213,7 +215,7 @@ func TextChunks(chunks ...string) Step { return Step{kind: stepText, chunks: chu
 // Think streams thinking text in word-sized chunks. Like the real server,
 // the fake sends no thinking when the request turned thinking off
 // ("think": false) or the model has no thinking capability.
-func Think(s string) Step { return Step{kind: stepThink, chunks: splitTokens(s)} }
+func Think(s string) Step { return Step{kind: stepThink, chunks: fakewire.SplitTokens(s)} }
 
 // ToolCall sends one chunk carrying one tool call. args is the JSON object
 // of arguments, sent with its keys in the order written ("" for none). The
@@ -428,22 +430,3 @@ func (r *Rule) plan() plan {
 		metrics:         r.metrics,
 	}
 }
-
-// splitTokens cuts text before every run of whitespace that follows
-// non-space text, the way tokenizers attach a leading space to words.
-func splitTokens(s string) []string {
-	var out []string
-	start := 0
-	for i := 1; i < len(s); i++ {
-		if isSpace(s[i]) && !isSpace(s[i-1]) {
-			out = append(out, s[start:i])
-			start = i
-		}
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }

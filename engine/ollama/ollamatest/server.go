@@ -85,6 +85,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/jarvis-workbench/jarvis/engine/internal/fakewire"
 )
 
 // DefaultVersion is what /api/version answers unless SetVersion changes it.
@@ -312,7 +314,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fail, failing := s.failures[r.URL.Path]
 	s.mu.Unlock()
 
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &fakewire.StatusWriter{ResponseWriter: w}
 	defer s.logRequest(rec, sw)
 	if failing {
 		writeError(sw, fail.status, fail.msg)
@@ -362,14 +364,14 @@ func (s *Server) record(update func()) {
 	update()
 }
 
-func (s *Server) logRequest(rec *Request, sw *statusWriter) {
+func (s *Server) logRequest(rec *Request, sw *fakewire.StatusWriter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec.Status = sw.status
+	rec.Status = sw.Status
 	if s.log == nil {
 		return
 	}
-	line := fmt.Sprintf("%s %s %s -> %d", time.Now().Format("15:04:05.000"), rec.Method, rec.Path, sw.status)
+	line := fmt.Sprintf("%s %s %s -> %d", time.Now().Format("15:04:05.000"), rec.Method, rec.Path, sw.Status)
 	if m := rec.model(); m != "" {
 		line += " model=" + m
 	}
@@ -390,29 +392,6 @@ func printable(s string) string {
 		return r
 	}, s)
 }
-
-// statusWriter remembers the status for the record and the log; Unwrap
-// keeps http.ResponseController's Flush and Hijack working through it.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // decode reads a request body the way the real server's JSON binding does,
 // so malformed bodies get the same messages.

@@ -3,37 +3,16 @@ package openaitest
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/jarvis-workbench/jarvis/engine/internal/fakewire"
 )
-
-// floodText is what Flood streams, token by token, over and over: prose
-// with paragraph breaks, so a UI renders something like a real answer.
-const floodText = `The quick brown fox jumps over the lazy dog, and the dog, being lazy, does not mind at all. ` +
-	`Streaming a long answer exercises every layer between the socket and the screen: decoding, ` +
-	`accumulating, publishing deltas and redrawing.
-
-Each token here is one event on the wire, exactly as a server would send it, with the space ` +
-	`before a word carried by the word. Numbers like 3.14159 and 2,718 appear too, as do ` +
-	`punctuation marks; quotes "like these"; and a list:
-
-- first item
-- second item
-- third item
-
-`
 
 // floodWords are the flood's tokens; floodQuoted the same already
 // JSON-quoted, so writing an event costs a few appends.
 var (
-	floodWords  = splitTokens(floodText)
-	floodQuoted = sync.OnceValue(func() [][]byte {
-		out := make([][]byte, len(floodWords))
-		for i, w := range floodWords {
-			out[i], _ = json.Marshal(w)
-		}
-		return out
-	})
+	floodWords  = fakewire.SplitTokens(fakewire.FloodProse)
+	floodQuoted = sync.OnceValue(func() [][]byte { return fakewire.Quoted(floodWords) })
 )
 
 // flood streams n content events built by hand in the bytes json.Marshal
@@ -75,10 +54,4 @@ func (p *player) flood(n int) {
 
 // FloodText returns the content n flood events add up to, for tests that
 // check a flooded reply arrived whole.
-func FloodText(n int) string {
-	var b strings.Builder
-	for i := range n {
-		b.WriteString(floodWords[i%len(floodWords)])
-	}
-	return b.String()
-}
+func FloodText(n int) string { return fakewire.Cycle(floodWords, n) }

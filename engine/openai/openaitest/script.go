@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/engine/internal/fakewire"
 )
 
 // Matcher decides whether a rule answers a request. Matchers look at the
@@ -138,14 +140,14 @@ type callSpec struct {
 
 // Text streams content split into word-sized chunks, each with the
 // whitespace before it: "It is 51." -> "It", " is", " 51.".
-func Text(s string) Step { return Step{kind: stepText, chunks: splitTokens(s)} }
+func Text(s string) Step { return Step{kind: stepText, chunks: fakewire.SplitTokens(s)} }
 
 // TextChunks streams content exactly in the chunks given.
 func TextChunks(chunks ...string) Step { return Step{kind: stepText, chunks: chunks} }
 
 // Think streams reasoning text in word-sized chunks, under the field the
 // server's flavor uses (see Rule.ReasoningField).
-func Think(s string) Step { return Step{kind: stepThink, chunks: splitTokens(s)} }
+func Think(s string) Step { return Step{kind: stepThink, chunks: fakewire.SplitTokens(s)} }
 
 // ToolCall streams one tool call: a first delta with its id and name, then
 // its arguments (JSON text, sent as written; "" sends none) in pieces of
@@ -392,25 +394,6 @@ func (r *Rule) take(req *Request) (plan, bool) {
 	}
 	return p, true
 }
-
-// splitTokens cuts text before every run of whitespace that follows
-// non-space text, the way tokenizers attach a leading space to words.
-func splitTokens(s string) []string {
-	var out []string
-	start := 0
-	for i := 1; i < len(s); i++ {
-		if isSpace(s[i]) && !isSpace(s[i-1]) {
-			out = append(out, s[start:i])
-			start = i
-		}
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
 
 // pieces splits s into n parts of about equal size (n <= 0: parts of
 // about four characters, like tokens), never splitting a UTF-8 sequence;

@@ -47,6 +47,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/engine/internal/fakewire"
 )
 
 // Flavor is which server the fake plays.
@@ -424,8 +426,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, rec)
 	rec.Seq = len(s.requests)
 	s.mu.Unlock()
-	sw := &statusWriter{ResponseWriter: w}
-	defer func() { s.record(func() { rec.Status = sw.status }) }()
+	sw := &fakewire.StatusWriter{ResponseWriter: w}
+	defer func() { s.record(func() { rec.Status = sw.Status }) }()
 
 	if fail != 0 {
 		s.writeError(sw, fail, http.StatusText(fail))
@@ -464,29 +466,6 @@ func (s *Server) record(update func()) {
 	defer s.mu.Unlock()
 	update()
 }
-
-// statusWriter remembers the status; Unwrap keeps http.ResponseController
-// working through it.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
