@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // FloodProse is what a flood streams, token by token, over and over: prose
@@ -88,3 +89,23 @@ func (w *StatusWriter) Write(p []byte) (int, error) {
 }
 
 func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Wait sleeps d (d < 0: until the end) and reports whether the reply must
+// end instead: the client cancelled (cancelled closed) or the server is
+// closing.
+func Wait(d time.Duration, cancelled, closing <-chan struct{}) (ended bool) {
+	var timer <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-timer:
+		return false
+	case <-cancelled:
+		return true
+	case <-closing:
+		return true
+	}
+}

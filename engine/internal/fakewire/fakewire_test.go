@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSplitTokens(t *testing.T) {
@@ -52,5 +53,21 @@ func TestStatusWriterRemembersTheFirstStatus(t *testing.T) {
 	w2.WriteHeader(http.StatusNotFound)
 	if w2.Status != http.StatusNotFound || http.NewResponseController(w2).Flush() != nil {
 		t.Errorf("status = %d, or Flush does not reach the recorder", w2.Status)
+	}
+}
+
+func TestWaitEndsEarlyOnCancelOrClose(t *testing.T) {
+	if Wait(0, nil, nil) {
+		t.Error("an elapsed wait reported the reply ended")
+	}
+	cancelled := make(chan struct{})
+	close(cancelled)
+	if !Wait(-1, cancelled, nil) {
+		t.Error("a cancelled request did not end the wait")
+	}
+	closing := make(chan struct{})
+	close(closing)
+	if !Wait(time.Hour, nil, closing) {
+		t.Error("a closing server did not end the wait")
 	}
 }

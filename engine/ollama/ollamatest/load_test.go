@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/api"
-
 )
 
 func TestDemoScriptPlaysTheCalculatorRoundTrip(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"unicode"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/jarvis-workbench/jarvis/engine/internal/fakewire"
 )
 
 // play picks the scripted reply for the request and plays it.
@@ -295,17 +297,7 @@ func (p *player) fail(st Step) {
 // wait sleeps d (d < 0: until the end), cut short when the client cancels
 // or the server closes; either ends the reply.
 func (p *player) wait(d time.Duration) {
-	var timer <-chan time.Time
-	if d >= 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timer = t.C
-	}
-	select {
-	case <-timer:
-	case <-p.r.Context().Done():
-		p.ended = true
-	case <-p.srv.closing:
+	if fakewire.Wait(d, p.r.Context().Done(), p.srv.closing) {
 		p.ended = true
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/engine/internal/fakewire"
 )
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, rec *Request) {
@@ -358,17 +360,7 @@ func (p *player) fail(status int, msg string, raw bool, h http.Header) {
 // wait sleeps d (d < 0: until the end), cut short when the client cancels
 // or the server closes; either ends the reply.
 func (p *player) wait(d time.Duration) {
-	var timer <-chan time.Time
-	if d >= 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timer = t.C
-	}
-	select {
-	case <-timer:
-	case <-p.r.Context().Done():
-		p.ended = true
-	case <-p.srv.closing:
+	if fakewire.Wait(d, p.r.Context().Done(), p.srv.closing) {
 		p.ended = true
 	}
 }
