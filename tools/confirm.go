@@ -2,8 +2,8 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/jarvis-workbench/jarvis/events"
@@ -17,9 +17,14 @@ type Decision int
 const (
 	Deny Decision = iota
 	AllowOnce
+	// AllowSession grants the call's scope (ConfirmRequest.Scope) for the
+	// rest of the session.
 	AllowSession
-	// AllowAlways allows the tool from now on, in every session, until
-	// the approval is revoked (`jarvis approvals revoke`).
+	// AllowAlways grants the call's always-scope (Scope.AlwaysScope) in
+	// every session, until revoked (`jarvis approvals revoke`). For a
+	// tool whose calls are scoped by their exact arguments that is the
+	// whole tool, which a front end asks about a second time before
+	// answering this.
 	AllowAlways
 )
 
@@ -51,12 +56,36 @@ type ConfirmRequest struct {
 	// kept under: the tool itself, or for the MCP adapter the server's
 	// tool it is about to call (SERVER__TOOL).
 	Target string
+	// Scope is what "for this session" grants (and, through
+	// Scope.AlwaysScope, "always"): a front end names it in words before
+	// the person answers.
+	Scope Scope
 	// Validate checks edited arguments against the tool's schema; nil
 	// when the arguments cannot be edited.
 	Validate func(Args) error
+	// Recheck says what edited arguments would be asked about (their
+	// reason and scope) or why they would be refused, so the last
+	// approval of an edit shows the edited call and not the model's.
+	Recheck func(Args) Check
 	// CanAlways says approvals can be remembered across sessions, so
 	// "always allow" may be offered.
 	CanAlways bool
+	// Position and Of place the request among the calls of one turn that
+	// needed confirmation ("1 of 2"), asked in the order the model made
+	// them; Of is 0 or 1 for a call made alone.
+	Position, Of int
+}
+
+// Check is what the executor's gate makes of a call's arguments before
+// anyone is asked.
+type Check struct {
+	// Refusal, when set, means the call is refused whatever anyone says.
+	Refusal *Refusal
+	// Needed says the call needs confirmation, Reason why (for tools that
+	// decide per call), Scope what a grant would cover.
+	Needed bool
+	Reason string
+	Scope  Scope
 }
 
 // Answer is a confirmer's full answer: the decision, and what the person
@@ -108,6 +137,41 @@ type ConfirmationRule interface {
 	ConfirmationFor(args Args) (needed bool, reason string)
 }
 
+// Refusal is a call a tool will not make, whoever approves it: a secret
+// file, a path past a hard limit of the config.
+type Refusal struct {
+	// Message is the failed result the model reads ("Access denied: ...").
+	Message string
+	// By is who set the rule, for the audit log (ByProtected, ByConfig).
+	By string
+	// Rule names it for the audit log ("holds SSH keys", "outside
+	// [tool.file_read] allowed_dirs").
+	Rule string
+}
+
+// Refuser is implemented by tools that refuse some calls outright, before
+// anyone is asked and whatever grants, --yes or approve lists say. The
+// executor records every refusal in the audit log. A tool checks again in
+// Execute (a file can change between the check and the read).
+type Refuser interface {
+	Refuse(args Args) *Refusal
+}
+
+// refusalFor runs a Refuser; one that panics refuses: a check that could
+// not be made must not let the call through.
+func refusalFor(r Refuser, args Args) (ref *Refusal) {
+	defer func() {
+		if p := recover(); p != nil {
+			ref = &Refusal{Message: "The call was refused: its safety check failed.", By: ByProtected, Rule: fmt.Sprint("the check panicked: ", p)}
+		}
+	}()
+	ref = r.Refuse(args)
+	if ref != nil {
+		ref.Rule = printable(ref.Rule)
+	}
+	return ref
+}
+
 // confirmedKey marks the context of a call that passed confirmation.
 type confirmedKey struct{}
 
@@ -124,17 +188,22 @@ func Confirmed(ctx context.Context) bool {
 // DecidesPerCall reports whether t asks for confirmation depending on
 // its arguments (file_read outside the working directory), so listings can
 // say "per call" instead of a flat no that would be untrue.
-func DecidesPerCall(t Tool) bool { return ruleOf(t) != nil }
+func DecidesPerCall(t Tool) bool {
+	_, ok := under[ConfirmationRule](t)
+	return ok
+}
 
-// ruleOf returns t's confirmation rule, looking under settings wrappers.
-func ruleOf(t Tool) ConfirmationRule {
+// under returns the first of t and the tools it wraps (settings wrappers)
+// that implements I: the wrappers change a spec, never what a tool does.
+func under[I any](t Tool) (I, bool) {
 	for {
-		if r, ok := t.(ConfirmationRule); ok {
-			return r
+		if x, ok := t.(I); ok {
+			return x, true
 		}
 		u, ok := t.(interface{ Unwrap() Tool })
 		if !ok {
-			return nil
+			var none I
+			return none, false
 		}
 		t = u.Unwrap()
 	}
@@ -213,17 +282,6 @@ type Targeter interface {
 	Target(args Args) string
 }
 
-// targeterOf returns t's Targeter, looking under settings wrappers.
-func targeterOf(t Tool) Targeter {
-	if tg, ok := unwrap(t).(Targeter); ok {
-		return tg
-	}
-	if tg, ok := t.(Targeter); ok {
-		return tg
-	}
-	return nil
-}
-
 // targetOf runs a Targeter; one that panics targets nothing it can name,
 // and the call is approved under the tool's own name.
 func targetOf(tg Targeter, args Args) (name string) {
@@ -233,36 +291,4 @@ func targetOf(tg Targeter, args Args) (name string) {
 		}
 	}()
 	return tg.Target(args)
-}
-
-// Approvals remembers the tools a person allowed for the rest of a session.
-// It is separate from the Executor so that a session keeps its approvals
-// when its tool set changes and a new executor is built.
-type Approvals struct {
-	mu      sync.RWMutex
-	allowed map[string]bool
-}
-
-// NewApprovals returns an empty set.
-func NewApprovals() *Approvals { return &Approvals{allowed: map[string]bool{}} }
-
-// Allow records name as allowed for the session.
-func (a *Approvals) Allow(name string) {
-	a.mu.Lock()
-	a.allowed[name] = true
-	a.mu.Unlock()
-}
-
-// Revoke forgets a session approval.
-func (a *Approvals) Revoke(name string) {
-	a.mu.Lock()
-	delete(a.allowed, name)
-	a.mu.Unlock()
-}
-
-// Allowed reports whether name was allowed for the session.
-func (a *Approvals) Allowed(name string) bool {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.allowed[name]
 }

@@ -55,8 +55,8 @@ type entry struct {
 	inline    bool             // the tool is NonBlocking
 	rule      ConfirmationRule // nil: the spec alone decides
 	targeter  Targeter         // nil: calls reach the tool itself
-	// waived: the tool asks by default and the config turned that off.
-	waived bool
+	scoper    Scoper           // nil: grants cover the whole tool
+	refuser   Refuser          // nil: no call is refused outright
 }
 
 // ExecutorOptions configure NewExecutor. Every field is optional.
@@ -120,10 +120,12 @@ func (e *Executor) Add(t Tool) error {
 		return fmt.Errorf("tool %s is listed twice", spec.Name)
 	}
 	_, inline := unwrap(t).(NonBlocking)
-	_, wrapped := t.(interface{ Unwrap() Tool })
-	waived := !spec.RequiresConfirmation && wrapped && unwrap(t).Spec().RequiresConfirmation
-	e.tools[spec.Name] = &entry{tool: t, spec: spec, validator: v, timeout: timeoutOf(spec), inline: inline,
-		rule: ruleOf(t), targeter: targeterOf(t), waived: waived}
+	en := &entry{tool: t, spec: spec, validator: v, timeout: timeoutOf(spec), inline: inline}
+	en.rule, _ = under[ConfirmationRule](t)
+	en.targeter, _ = under[Targeter](t)
+	en.scoper, _ = under[Scoper](t)
+	en.refuser, _ = under[Refuser](t)
+	e.tools[spec.Name] = en
 	e.order = append(e.order, spec.Name)
 	return nil
 }
@@ -200,57 +202,81 @@ func (e *Executor) Describe(includeCategory, includeCost bool) string {
 
 // Execute runs one call through every step in the type's comment.
 func (e *Executor) Execute(ctx context.Context, call Call) Result {
-	return e.execute(ctx, call, 1)
+	p, r, done := e.prepare(ctx, call, 1)
+	if done {
+		return r
+	}
+	args, asked, cctx, r, ok := e.confirm(ctx, p, 1, 1)
+	if !ok {
+		return r
+	}
+	return e.runCall(cctx, p, args, asked)
 }
 
 // ExecuteAll runs calls concurrently and returns their results in the order
-// of calls. Each call's Index is its position in calls.
+// of calls. Each call's Index is its position in calls. The calls that need
+// confirmation are asked about one at a time in that order ("1 of 2"),
+// while the others already run.
 func (e *Executor) ExecuteAll(ctx context.Context, calls []Call) []Result {
 	results := make([]Result, len(calls))
 	if len(calls) == 1 {
 		c := calls[0]
 		c.Index = 0
-		results[0] = e.execute(ctx, c, 1)
+		results[0] = e.Execute(ctx, c)
 		return results
 	}
 	var wg sync.WaitGroup
-	for i, c := range calls {
-		c.Index = i
+	start := func(i int, ctx context.Context, p *pending, args, asked Args) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = e.execute(ctx, c, len(calls))
+			results[i] = e.runCall(ctx, p, args, asked)
 		}()
+	}
+	preps := make([]*pending, len(calls))
+	asking := 0
+	for i, c := range calls {
+		c.Index = i
+		p, r, done := e.prepare(ctx, c, len(calls))
+		if done {
+			results[i] = r
+			continue
+		}
+		if p.check.Needed {
+			preps[i] = p
+			asking++
+			continue
+		}
+		args, asked, cctx, r, ok := e.confirm(ctx, p, 0, 0)
+		if !ok {
+			results[i] = r
+			continue
+		}
+		start(i, cctx, p, args, asked)
+	}
+	position := 0
+	for i, p := range preps {
+		if p == nil {
+			continue
+		}
+		position++
+		args, asked, cctx, r, ok := e.confirm(ctx, p, position, asking)
+		if !ok {
+			results[i] = r
+			continue
+		}
+		start(i, cctx, p, args, asked)
 	}
 	wg.Wait()
 	return results
 }
 
-func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result {
-	run := events.RunFrom(ctx)
-
-	e.mu.RLock()
-	en, ok := e.tools[call.Name]
-	e.mu.RUnlock()
-	if !ok {
-		return e.reject(run, call, nil, fmt.Sprintf("Unknown tool: %s (available: %s)", call.Name, e.availableNames()))
-	}
-
-	args, msg := ParseArguments(call.Arguments)
-	if msg != "" {
-		return e.reject(run, call, nil, msg)
-	}
-	if err := en.validator.validate(args); err != nil {
-		return e.reject(run, call, args, invalidArgs(err))
-	}
-	// asked: the model's arguments, when the person edited them.
-	args, asked, ctx, denied, allowed := e.confirm(ctx, en, call, args, run)
-	if !allowed {
-		return denied
-	}
-
+// runCall runs a call that passed the gate: tool_call_start, the tool
+// under its timeout, the latency, tool_call_end.
+func (e *Executor) runCall(ctx context.Context, p *pending, args, asked Args) Result {
+	call, en, run := p.call, p.en, p.run
 	e.bus.Publish(events.Event{Type: events.ToolCallStart, Run: run, Tool: &events.ToolPayload{
-		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Parallel: parallel,
+		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Parallel: p.parallel,
 	}})
 
 	start := time.Now()
@@ -270,13 +296,13 @@ func (e *Executor) execute(ctx context.Context, call Call, parallel int) Result 
 
 	if r.Status == StatusTimeout {
 		e.bus.Publish(events.Event{Type: events.ToolTimeout, Run: run, Tool: &events.ToolPayload{
-			Tool: call.Name, CallID: call.ID, Index: call.Index, Status: string(r.Status), LatencySeconds: r.LatencySeconds, Parallel: parallel,
+			Tool: call.Name, CallID: call.ID, Index: call.Index, Status: string(r.Status), LatencySeconds: r.LatencySeconds, Parallel: p.parallel,
 		}})
 	}
 	e.bus.Publish(events.Event{Type: events.ToolCallEnd, Run: run, Tool: &events.ToolPayload{
 		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Success: r.Success, Status: string(r.Status),
 		LatencySeconds: r.LatencySeconds, CostUSD: r.CostUSD, Result: Truncate(r.Content, events.ResultLimit),
-		Parallel: parallel,
+		Parallel: p.parallel,
 	}})
 	return r
 }
@@ -379,91 +405,6 @@ func (r Result) EditedArguments() (Args, bool) {
 
 func invalidArgs(err error) string {
 	return "Invalid arguments: " + strings.TrimSuffix(err.Error(), ".") + "."
-}
-
-// confirm runs step 3. It returns the arguments to run (the person's
-// edit, with asked set to the model's), the context marked Confirmed when
-// the call passed confirmation, and ok=false with the failed result when
-// the call must not run.
-func (e *Executor) confirm(ctx context.Context, en *entry, call Call, args Args, run events.RunInfo) (_, asked Args, _ context.Context, _ Result, ok bool) {
-	p := e.policy
-	target := e.targetOf(en, call, args)
-	if target != call.Name && p.turnedOff(target) {
-		return nil, nil, ctx, e.refuseOff(ctx, en, call, args, target, run), false
-	}
-	needed, reason := en.spec.RequiresConfirmation, ""
-	if en.rule != nil {
-		if ruled, why := confirmationFor(en.rule, args); ruled {
-			needed, reason = true, why
-		}
-	}
-	if !needed {
-		if en.waived {
-			p.record(AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, Decision: Allowed, By: ByConfig,
-				Reason: "[tool." + en.spec.Name + "] confirm = false", CallID: call.ID, Session: sessionFrom(ctx)}, run, e.bus)
-		}
-		return args, nil, ctx, Result{}, true
-	}
-	req := ConfirmRequest{Call: call, Spec: en.spec, Arguments: args, Run: run, Reason: reason, Target: target,
-		Validate: func(a Args) error { return en.validator.validate(a) }}
-	v := p.decide(ctx, req, e.bus)
-	entry := AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, By: v.by, Reason: v.reason, CallID: call.ID,
-		Session: sessionFrom(ctx)}
-	if !v.allow {
-		entry.Decision = Denied
-		p.record(entry, run, e.bus)
-		return nil, nil, ctx, e.deny(call, args, v.msg, v.status, run), false
-	}
-	entry.Decision = Allowed
-	if v.args != nil {
-		// The dialog checked the edit; it is checked again here, where
-		// it counts, and the call is aimed anew.
-		if err := en.validator.validate(v.args); err != nil {
-			entry.Decision, entry.Reason = Denied, "the edited arguments are invalid: "+err.Error()
-			p.record(entry, run, e.bus)
-			return nil, nil, ctx, e.deny(call, args, invalidArgs(err), StatusError, run), false
-		}
-		asked, args = args, v.args
-		entry.Args, entry.AskedArgs, entry.Decision = args, asked, Edited
-		if t := e.targetOf(en, call, args); t != target {
-			target, entry.Tool, entry.Via = t, t, via(call.Name, t)
-			if t != call.Name && p.turnedOff(t) {
-				entry.Decision, entry.Reason = Denied, "the edit reaches "+t+", which is turned off"
-				p.record(entry, run, e.bus)
-				return nil, nil, ctx, e.refuseOff(ctx, en, call, args, t, run), false
-			}
-		}
-	}
-	if v.always {
-		entry.Reason = p.remember(target, run, e.bus)
-	}
-	p.record(entry, run, e.bus)
-	return args, asked, context.WithValue(ctx, confirmedKey{}, true), Result{}, true
-}
-
-// targetOf names the tool a call reaches (see Targeter).
-func (e *Executor) targetOf(en *entry, call Call, args Args) string {
-	if en.targeter != nil {
-		if t := targetOf(en.targeter, args); t != "" {
-			return t
-		}
-	}
-	return call.Name
-}
-
-func via(called, target string) string {
-	if called == target || called == "" {
-		return ""
-	}
-	return called
-}
-
-// refuseOff ends a call the adapter would make to a tool the person
-// turned off.
-func (e *Executor) refuseOff(ctx context.Context, en *entry, call Call, args Args, target string, run events.RunInfo) Result {
-	e.policy.record(AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, Decision: Denied, By: ByToolsTab,
-		Reason: "the tool is turned off", CallID: call.ID, Session: sessionFrom(ctx)}, run, e.bus)
-	return e.deny(call, args, fmt.Sprintf("Tool '%s' is turned off, so %s may not call it. Ask the user to turn it on in the Tools tab.", target, en.spec.Name), StatusDenied, run)
 }
 
 // deny ends a call that must not run, publishing tool_call_denied.

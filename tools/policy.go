@@ -17,17 +17,24 @@ import (
 //  1. the config: `[tool.NAME] confirm = true` makes the tool ask even when
 //     it is always-allowed (and `confirm = false` lets it run unasked,
 //     which is recorded as allowed by config);
-//  2. approvals the person gave for this session ("allow for session");
-//  3. always-approvals, remembered in the database across sessions;
+//  2. grants the person gave for this session ("allow for session");
+//  3. always-grants, remembered in the database across sessions;
 //  4. `--yes`;
 //  5. a scheduled task's approve list;
 //  6. a person, when one can be asked;
 //  7. otherwise the call is denied.
 //
-// Approvals are per real tool: a call the MCP adapter makes is approved
-// under the server's tool it reaches (SERVER__TOOL), never under
-// mcp_adapter, so allowing the adapter once does not silence every server.
-// Every decision is written to the audit log when the policy has one.
+// Grants are per real tool and cover one scope (see grant.go): a call the
+// MCP adapter makes is approved under the server's tool it reaches
+// (SERVER__TOOL), never under mcp_adapter, so allowing the adapter once
+// does not silence every server; a read outside the working directory
+// approved for the session covers that directory, not the disk. --yes and
+// approve lists are tool-wide and explicit, yet an approve list never
+// widens a directory to "anywhere": a file tool's read outside runs unasked
+// only with a grant of its directory, allowed_dirs, or --yes. Before any layer, a
+// tool's Refuser refuses what no one may approve (secrets, a hard limit of
+// the config). Every decision is written to the audit log when the policy
+// has one.
 
 // Where a decision was made (AuditEntry.Source).
 const (
@@ -51,6 +58,8 @@ const (
 	ByNobody     = "nobody to ask"
 	ByConfig     = "config"
 	ByToolsTab   = "tools tab"
+	// ByProtected: a rule no approval lifts (secrets, jarvis's own files).
+	ByProtected = "protected files"
 )
 
 // Outcome is what became of a call (AuditEntry.Decision).
@@ -84,6 +93,10 @@ type AuditEntry struct {
 	// Reason says why: the person's words for a denial, the tool's own
 	// reason for asking, the config setting.
 	Reason string `json:"reason,omitempty"`
+	// Grant is the grant that let the call run, or the one the person
+	// gave with this answer, in words ("session: file_read: reads in
+	// /etc").
+	Grant  string `json:"grant,omitempty"`
 	CallID string `json:"call_id,omitempty"`
 }
 
@@ -93,11 +106,12 @@ type AuditLog interface {
 	Record(AuditEntry)
 }
 
-// AlwaysApprovals are the tools allowed in every session (store/approvals
-// keeps them in the database).
+// AlwaysApprovals are the grants that hold in every session
+// (store/approvals keeps them in the database).
 type AlwaysApprovals interface {
-	AlwaysAllowed(name string) (bool, error)
-	AllowAlways(name string) error
+	// AlwaysMatch returns the grant that covers a call of tool in scope.
+	AlwaysMatch(tool string, scope Scope) (Grant, bool, error)
+	AllowAlways(g Grant) error
 }
 
 // TaskApproval is what a scheduled task approved when it was created.
@@ -201,13 +215,20 @@ func ConfigOverrides(settings map[string]Settings) map[string]bool {
 // Confirm lets a Policy stand where a Confirmer is expected: an executor
 // given a Policy as its Confirmer uses it as its policy (with its audit
 // log and every layer). Called directly, it runs the layers, records the
-// decision and answers it (edits and reasons are left out).
+// decision, keeps a grant the person gave and answers it (edits and
+// reasons are left out).
 func (p *Policy) Confirm(ctx context.Context, req ConfirmRequest) (Decision, error) {
 	v := p.decide(ctx, req, events.Discard)
 	e := AuditEntry{Tool: req.Name(), Via: via(req.Call.Name, req.Name()), Args: req.Arguments, By: v.by,
-		Reason: v.reason, CallID: req.Call.ID, Session: sessionFrom(ctx), Decision: Denied}
+		Reason: v.reason, Grant: v.matched, CallID: req.Call.ID, Session: sessionFrom(ctx), Decision: Denied}
 	if v.allow {
 		e.Decision = Allowed
+		if g, why := p.keep(v.grant, req.Name(), req.Scope, req.Run, events.Discard); g != "" {
+			e.Grant = g
+			if why != "" {
+				e.Reason = why
+			}
+		}
 	}
 	p.record(e, req.Run, events.Discard)
 	if v.allow {
@@ -254,11 +275,14 @@ type verdict struct {
 	by    string
 	// reason: why, for the audit log (the person's words on a denial).
 	reason string
+	// matched: the grant that let the call run, in words.
+	matched string
 	// args: the arguments the person edited, nil when unchanged.
 	args Args
-	// always: the person asked to always allow; remembered by the caller
-	// once the edit (if any) checks out.
-	always bool
+	// grant: AllowSession or AllowAlways when the person gave a grant
+	// with the answer; kept by the caller once the edit (if any) checks
+	// out, for the scope of the arguments that run.
+	grant Decision
 	// msg and status: the failed result of a denial.
 	msg    string
 	status Status
@@ -267,7 +291,7 @@ type verdict struct {
 // decide runs the layers for a call that needs confirmation.
 func (p *Policy) decide(ctx context.Context, req ConfirmRequest, bus events.Publisher) verdict {
 	name := req.Name()
-	if v, ok := p.decideWithoutAsking(name); ok {
+	if v, ok := p.decideWithoutAsking(name, req.Scope); ok {
 		return v
 	}
 	o := p.options()
@@ -278,7 +302,7 @@ func (p *Policy) decide(ctx context.Context, req ConfirmRequest, bus events.Publ
 		}
 		if o.Task != nil {
 			return verdict{by: ByTask, reason: "not on the task's approve list", status: StatusDenied,
-				msg: fmt.Sprintf("Tool '%s' needs confirmation and was not approved for this scheduled task, and nobody can be asked during a scheduled run; it was not run.", name)}
+				msg: fmt.Sprintf("Tool '%s' needs confirmation and was not approved for this scheduled task%s, and nobody can be asked during a scheduled run; it was not run.", name, narrowNote(req))}
 		}
 		why := ""
 		if req.Reason != "" {
@@ -290,7 +314,7 @@ func (p *Policy) decide(ctx context.Context, req ConfirmRequest, bus events.Publ
 	p.asking.Lock()
 	defer p.asking.Unlock()
 	// An answer given while this call waited may have settled it.
-	if v, ok := p.decideWithoutAsking(name); ok {
+	if v, ok := p.decideWithoutAsking(name, req.Scope); ok {
 		return v
 	}
 	if ctx.Err() != nil {
@@ -312,10 +336,12 @@ func (p *Policy) decide(ctx context.Context, req ConfirmRequest, bus events.Publ
 	case AllowOnce:
 		return verdict{allow: true, by: ByPerson, reason: "allowed once", args: ans.Arguments}
 	case AllowSession:
-		o.Approvals.Allow(name)
-		return verdict{allow: true, by: ByPerson, reason: "allowed for the session", args: ans.Arguments}
+		return verdict{allow: true, by: ByPerson, reason: "allowed for the session", args: ans.Arguments, grant: AllowSession}
 	case AllowAlways:
-		return verdict{allow: true, by: ByPerson, reason: "always allowed from now on", args: ans.Arguments, always: true}
+		if !req.CanAlways {
+			return verdict{allow: true, by: ByPerson, reason: "allowed for the session", args: ans.Arguments, grant: AllowSession}
+		}
+		return verdict{allow: true, by: ByPerson, reason: "always allowed from now on", args: ans.Arguments, grant: AllowAlways}
 	}
 	reason := printable(ans.Reason)
 	msg := fmt.Sprintf("Tool '%s' execution denied by user.", req.Call.Name)
@@ -325,24 +351,38 @@ func (p *Policy) decide(ctx context.Context, req ConfirmRequest, bus events.Publ
 	return verdict{by: ByPerson, reason: reason, msg: msg, status: StatusDenied}
 }
 
+// narrowNote explains, for a scheduled run's denial, why a tool on the
+// approve list was still not approved: its call falls in a scope that
+// only a grant of that scope covers.
+func narrowNote(req ConfirmRequest) string {
+	if req.Scope.WideGrantable() {
+		return ""
+	}
+	what := req.Scope.Words
+	if what == "" {
+		what = req.Scope.Ref()
+	}
+	return " (an approve list never covers " + what + ": only a grant of the directory, or the tool's allowed_dirs, does)"
+}
+
 // decideWithoutAsking applies the layers before a person: ok is false when
 // none of them settles the call.
-func (p *Policy) decideWithoutAsking(name string) (verdict, bool) {
+func (p *Policy) decideWithoutAsking(name string, scope Scope) (verdict, bool) {
 	o := p.options()
-	if o.Approvals.Allowed(name) {
-		return verdict{allow: true, by: BySession}, true
+	if g, ok := o.Approvals.Match(name, scope); ok {
+		return verdict{allow: true, by: BySession, matched: "session: " + g.Describe()}, true
 	}
 	if o.Always != nil && !p.forced(name) {
 		// A database that cannot be read leaves the call to the next
 		// layers: an approval that cannot be checked is not given.
-		if ok, err := o.Always.AlwaysAllowed(name); err == nil && ok {
-			return verdict{allow: true, by: ByAlways}, true
+		if g, ok, err := o.Always.AlwaysMatch(name, scope); err == nil && ok {
+			return verdict{allow: true, by: ByAlways, matched: "always: " + g.Describe()}, true
 		}
 	}
 	if o.Yes {
 		return verdict{allow: true, by: ByYes}, true
 	}
-	if o.Task != nil && slices.Contains(o.Task.Approved, name) {
+	if o.Task != nil && scope.WideGrantable() && slices.Contains(o.Task.Approved, name) {
 		return verdict{allow: true, by: ByTask}, true
 	}
 	return verdict{}, false
@@ -353,21 +393,35 @@ func cancelledVerdict(tool string) verdict {
 		msg: fmt.Sprintf("Tool '%s' was not run: the confirmation was cancelled.", tool)}
 }
 
-// remember records an always-approval; a failure is said in the audit
-// reason and on the bus, and the call still runs once.
-func (p *Policy) remember(name string, run events.RunInfo, bus events.Publisher) string {
+// keep records the grant a person gave (dec AllowSession or AllowAlways)
+// for tool in scope, and returns it in words for the audit log ("" when
+// dec gives none), with a reason when what was kept is less than what
+// was asked for. An always-grant that cannot be saved is kept for the
+// session, and the bus says so; the call still runs once.
+func (p *Policy) keep(dec Decision, tool string, scope Scope, run events.RunInfo, bus events.Publisher) (grant, reason string) {
 	o := p.options()
-	if o.Always == nil {
-		o.Approvals.Allow(name)
-		return "allowed for the session (approvals cannot be remembered here)"
+	switch dec {
+	case AllowSession:
+		g := Grant{Tool: tool, Scope: scope}
+		o.Approvals.Grant(g)
+		return "session: " + g.Describe(), ""
+	case AllowAlways:
+		g := Grant{Tool: tool, Scope: scope.AlwaysScope()}
+		if o.Always == nil {
+			g.Scope = scope
+			o.Approvals.Grant(g)
+			return "session: " + g.Describe(), "allowed for the session (approvals cannot be remembered here)"
+		}
+		if err := o.Always.AllowAlways(g); err != nil {
+			g.Scope = scope
+			o.Approvals.Grant(g)
+			p.bus(bus).Publish(events.Event{Type: events.Notice, Run: run,
+				Text: fmt.Sprintf("%s could not be always-allowed (%v); it is allowed for this session only.", g.Describe(), err)})
+			return "session: " + g.Describe(), "allowed for the session: the always-grant could not be saved: " + err.Error()
+		}
+		return "always: " + g.Describe(), ""
 	}
-	if err := o.Always.AllowAlways(name); err != nil {
-		o.Approvals.Allow(name)
-		p.bus(bus).Publish(events.Event{Type: events.Notice, Run: run,
-			Text: fmt.Sprintf("%s could not be always-allowed (%v); it is allowed for this session only.", name, err)})
-		return "allowed for the session: the always-approval could not be saved: " + err.Error()
-	}
-	return "always allowed from now on"
+	return "", ""
 }
 
 // record writes e to the audit log and tells the bus.

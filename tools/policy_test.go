@@ -36,13 +36,20 @@ type memAlways struct {
 	err error
 }
 
-func (m *memAlways) AlwaysAllowed(name string) (bool, error) {
+// set holds grant keys (tools.Grant.Key): a bare name is a tool-wide
+// grant.
+func (m *memAlways) AlwaysMatch(tool string, scope tools.Scope) (tools.Grant, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.set[name], m.err
+	for _, g := range []tools.Grant{{Tool: tool, Scope: scope}, {Tool: tool}} {
+		if m.set[g.Key()] && g.Covers(tool, scope) {
+			return g, true, m.err
+		}
+	}
+	return tools.Grant{}, false, m.err
 }
 
-func (m *memAlways) AllowAlways(name string) error {
+func (m *memAlways) AllowAlways(g tools.Grant) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
@@ -51,7 +58,7 @@ func (m *memAlways) AllowAlways(name string) error {
 	if m.set == nil {
 		m.set = map[string]bool{}
 	}
-	m.set[name] = true
+	m.set[g.Key()] = true
 	return nil
 }
 

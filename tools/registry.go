@@ -216,6 +216,9 @@ func ApplySettings(t Tool, s Settings) Tool {
 	}
 	spec := t.Spec()
 	if s.RequiresConfirmation != nil {
+		if spec.RequiresConfirmation && !*s.RequiresConfirmation {
+			spec.WaivedBy = "[tool." + spec.Name + "] confirm = false"
+		}
 		spec.RequiresConfirmation = *s.RequiresConfirmation
 	}
 	if s.TimeoutSeconds != nil && *s.TimeoutSeconds > 0 {

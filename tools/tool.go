@@ -54,6 +54,11 @@ type Spec struct {
 	// TimeoutSeconds bounds one call; 0 means DefaultTimeoutSeconds.
 	TimeoutSeconds float64        `json:"timeout_seconds"`
 	Metadata       map[string]any `json:"metadata,omitempty"`
+	// WaivedBy names the setting that turned confirmation off for a tool
+	// that would otherwise ask ("[tool.NAME] confirm = false", a trusted
+	// MCP server): its calls run unasked and are recorded in the audit
+	// log as allowed by config.
+	WaivedBy string `json:"-"`
 }
 
 // Timeout returns the effective per-call timeout.

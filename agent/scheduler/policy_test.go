@@ -27,8 +27,11 @@ func (a *auditRec) all() []tools.AuditEntry {
 
 type alwaysSet map[string]bool
 
-func (s alwaysSet) AlwaysAllowed(name string) (bool, error) { return s[name], nil }
-func (s alwaysSet) AllowAlways(string) error                { return nil }
+func (s alwaysSet) AlwaysMatch(tool string, scope tools.Scope) (tools.Grant, bool, error) {
+	g := tools.Grant{Tool: tool}
+	return g, s[tool] && g.Covers(tool, scope), nil
+}
+func (s alwaysSet) AllowAlways(tools.Grant) error { return nil }
 
 // Scheduled runs decide through the shared policy: an always-approval
 // counts, the config's confirm = true takes it back, nothing else runs

@@ -51,7 +51,9 @@ type Entry struct {
 	Session   string         `json:"session,omitempty"`
 	Task      string         `json:"task,omitempty"`
 	Reason    string         `json:"reason,omitempty"`
-	CallID    string         `json:"call_id,omitempty"`
+	// Grant is the grant that let the call run or that the answer gave.
+	Grant  string `json:"grant,omitempty"`
+	CallID string `json:"call_id,omitempty"`
 }
 
 func init() {

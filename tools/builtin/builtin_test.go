@@ -19,7 +19,7 @@ var specTools = []string{
 // mustConfirm are the tools that run code, send data out or act later.
 var mustConfirm = []string{
 	"cancel_scheduled_task", "channel_send", "code_interpreter", "code_interpreter_docker", "http_request",
-	"mcp_adapter", "repl", "schedule_task", "web_search",
+	"mcp_adapter", "pause_scheduled_task", "repl", "resume_scheduled_task", "schedule_task", "web_search",
 }
 
 func TestRegistryHoldsEverySpecToolWithItsConfirmationRule(t *testing.T) {

@@ -71,6 +71,12 @@ func (t *Send) Spec() tools.Spec {
 	}
 }
 
+// GrantScope is the channel: a grant covers messages to it.
+func (t *Send) GrantScope(args tools.Args) tools.Scope {
+	name := strings.TrimSpace(args.String("channel"))
+	return tools.Scope{Kind: tools.ScopeChannel, Value: name, Words: "messages to channel " + name}
+}
+
 // Execute sends args["message"] through args["channel"].
 func (t *Send) Execute(ctx context.Context, args tools.Args) tools.Result {
 	c, msg := t.set.lookup(args.String("channel"))

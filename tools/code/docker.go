@@ -59,6 +59,11 @@ func (t *Docker) Spec() tools.Spec {
 	}
 }
 
+// GrantScope is the exact code: what runs is the whole danger.
+func (t *Docker) GrantScope(args tools.Args) tools.Scope {
+	return tools.ExactArguments(args, "this exact code")
+}
+
 func (t *Docker) limitsMeta() map[string]any {
 	d := t.cfg.Docker
 	return map[string]any{

@@ -49,6 +49,11 @@ func (t *Interpreter) Spec() tools.Spec {
 	}
 }
 
+// GrantScope is the exact code: what runs is the whole danger.
+func (t *Interpreter) GrantScope(args tools.Args) tools.Scope {
+	return tools.ExactArguments(args, "this exact code")
+}
+
 // Execute runs args["code"].
 func (t *Interpreter) Execute(ctx context.Context, args tools.Args) tools.Result {
 	code := args.String("code")

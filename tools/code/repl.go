@@ -78,6 +78,11 @@ func (r *REPL) Spec() tools.Spec {
 	}
 }
 
+// GrantScope is the exact code: what runs is the whole danger.
+func (r *REPL) GrantScope(args tools.Args) tools.Scope {
+	return tools.ExactArguments(args, "this exact code")
+}
+
 // limitsMeta is the limits, with the session's CPU budget.
 func (r *REPL) limitsMeta() map[string]any {
 	m := r.cfg.limitsMeta()

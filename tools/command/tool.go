@@ -20,7 +20,12 @@ type Tool struct {
 // New returns the tool that runs c.
 func New(c *Command) *Tool {
 	confirm := c.spec.Confirm == nil || *c.spec.Confirm
+	waived := ""
+	if !confirm {
+		waived = "[[commands]] " + c.spec.Name + ": confirm = false"
+	}
 	return &Tool{c: c, spec: tools.Spec{
+		WaivedBy:             waived,
 		Name:                 c.spec.Name,
 		Description:          strings.TrimSpace(c.spec.Description),
 		Parameters:           c.schema,
@@ -99,6 +104,12 @@ func (t *Tool) Execute(ctx context.Context, args tools.Args) tools.Result {
 		text = code.NoOutput
 	}
 	return meta(tools.OK(text))
+}
+
+// GrantScope is the exact arguments: a command can do anything its
+// parameters let it.
+func (t *Tool) GrantScope(args tools.Args) tools.Scope {
+	return tools.ExactArguments(args, "this exact command")
 }
 
 func stopReason(err error) string {

@@ -432,6 +432,7 @@ func (s *server) buildTools(listed []*sdk.Tool) *toolList {
 			Parameters:           schema,
 			Category:             Category,
 			RequiresConfirmation: !s.cfg.Trusted,
+			WaivedBy:             trustedBy(s.cfg),
 			TimeoutSeconds:       s.cfg.TimeoutSeconds(),
 			Metadata:             map[string]any{MetaServer: s.cfg.Name, MetaOriginalName: t.Name},
 		}}
@@ -640,4 +641,13 @@ func (s *server) currentTools() []*remoteTool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*remoteTool(nil), s.tools...)
+}
+
+// trustedBy names the setting that lets a trusted server's tools run
+// unasked, for the audit log ("" for a server that is not trusted).
+func trustedBy(cfg ServerConfig) string {
+	if !cfg.Trusted {
+		return ""
+	}
+	return "[[mcp.servers]] " + cfg.Name + ": trusted = true"
 }

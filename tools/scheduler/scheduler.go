@@ -9,7 +9,11 @@
 // A task a model creates never gets tools approved for unattended use:
 // approving a tool that needs confirmation is for a person to do, from the
 // CLI or the TUI. schedule_task itself needs confirmation, so the person
-// sees every task a model wants to create.
+// sees every task a model wants to create; and the tasks are the person's:
+// pausing, resuming or cancelling one asks too, showing the task (its
+// prompt, tools and approve list), and takes its full id or at least
+// MinIDPrefix characters of it, so a short prefix cannot reach another
+// task than the one the model looked at.
 package scheduler
 
 import (
@@ -62,9 +66,9 @@ func All(svc Service) []tools.Tool {
 	return []tools.Tool{
 		scheduleTask{svc},
 		listTasks{svc},
-		changeTask{svc, "pause_scheduled_task", "Pause a scheduled task: it stops running until resumed. A run of it in progress is stopped, in whichever jarvis process runs it.", "paused", Service.Pause},
-		changeTask{svc, "resume_scheduled_task", "Resume a paused scheduled task. Its next run is computed from now; runs missed while paused are not made up.", "resumed", Service.Resume},
-		cancelTask{changeTask{svc, "cancel_scheduled_task", "Cancel a scheduled task for good: it never runs again. A run of it in progress is stopped, in whichever jarvis process runs it. Give the task's full id (list_scheduled_tasks shows it).", "cancelled", Service.Cancel}},
+		changeTask{svc, "pause_scheduled_task", "Pause a scheduled task: it stops running until resumed. A run of it in progress is stopped, in whichever jarvis process runs it. The user is asked first.", "paused", "pauses", Service.Pause},
+		changeTask{svc, "resume_scheduled_task", "Resume a paused scheduled task. Its next run is computed from now; runs missed while paused are not made up. The user is asked first.", "resumed", "resumes", Service.Resume},
+		changeTask{svc, "cancel_scheduled_task", "Cancel a scheduled task for good: it never runs again. A run of it in progress is stopped, in whichever jarvis process runs it. The user is asked first.", "cancelled", "cancels for good", Service.Cancel},
 	}
 }
 
@@ -96,6 +100,11 @@ var scheduleSpec = tools.Spec{
 }
 
 func (scheduleTask) Spec() tools.Spec { return scheduleSpec }
+
+// GrantScope is the exact task: what it will run later is the danger.
+func (scheduleTask) GrantScope(args tools.Args) tools.Scope {
+	return tools.ExactArguments(args, "this exact task")
+}
 
 func (t scheduleTask) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if t.svc == nil {
@@ -171,23 +180,108 @@ func (t listTasks) Execute(ctx context.Context, args tools.Args) tools.Result {
 	return tools.OK(string(b)).WithMeta("count", len(list))
 }
 
-// changeTask is pause, resume or cancel.
+// changeTask is pause, resume or cancel. Each changes what the person
+// set to run, so each asks, names the task in the question (its prompt,
+// schedule, tools and approve list) and takes only the full id or an
+// unambiguous prefix of at least MinIDPrefix characters. A grant covers
+// that task.
 type changeTask struct {
 	svc         Service
 	name        string
 	description string
 	done        string
-	apply       func(Service, context.Context, string) (tasks.Task, error)
+	// verb completes "it ... task ID" in the question.
+	verb  string
+	apply func(Service, context.Context, string) (tasks.Task, error)
 }
+
+// MinIDPrefix is the shortest id prefix the task tools accept: a short
+// prefix can name another task than the one the model looked at (ids are
+// 16 characters).
+const MinIDPrefix = 8
 
 func (t changeTask) Spec() tools.Spec {
 	return tools.Spec{
-		Name:            t.name,
-		Description:     t.description,
-		Parameters:      tools.Params(tools.StringParam("task_id", "The task's id (or a unique prefix of it)", true)),
-		Category:        Category,
-		LatencyEstimate: 0.01,
+		Name:        t.name,
+		Description: t.description,
+		Parameters: tools.Params(tools.StringParam("task_id",
+			fmt.Sprintf("The task's full id (at least its first %d characters), as list_scheduled_tasks shows it", MinIDPrefix), true)),
+		Category:             Category,
+		LatencyEstimate:      0.01,
+		RequiresConfirmation: true,
 	}
+}
+
+// find returns the tasks whose id starts with the call's task_id.
+func (t changeTask) find(args tools.Args) (id string, found []tasks.Task, err error) {
+	id = strings.ToLower(strings.TrimSpace(args.String("task_id")))
+	if t.svc == nil || len(id) < MinIDPrefix {
+		return id, nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list, err := t.svc.List(ctx, "")
+	if err != nil {
+		return id, nil, err
+	}
+	for _, task := range list {
+		if strings.HasPrefix(task.ID, id) {
+			found = append(found, task)
+		}
+	}
+	return id, found, nil
+}
+
+// Refuse refuses a prefix shorter than MinIDPrefix before anyone is
+// asked: it could reach another task than the one the model looked at.
+func (t changeTask) Refuse(args tools.Args) *tools.Refusal {
+	id := strings.TrimSpace(args.String("task_id"))
+	if id == "" || len(id) >= MinIDPrefix {
+		return nil
+	}
+	return &tools.Refusal{By: "task id rule", Rule: fmt.Sprintf("task_id %q is shorter than %d characters", id, MinIDPrefix),
+		Message: fmt.Sprintf("task_id %q is too short: give the task's full id (or at least its first %d characters), as list_scheduled_tasks shows it. A short prefix could reach another task.", id, MinIDPrefix)}
+}
+
+// ConfirmationFor says which task the call would change, with what it
+// does, so the person approves a task rather than an id.
+func (t changeTask) ConfirmationFor(args tools.Args) (bool, string) {
+	id, found, err := t.find(args)
+	switch {
+	case len(id) < MinIDPrefix:
+		return true, ""
+	case err != nil:
+		return true, t.verb + " task " + id + " (the task could not be read: " + err.Error() + ")"
+	}
+	switch len(found) {
+	case 0:
+		return true, "names no task (" + id + "); nothing would change"
+	case 1:
+		return true, t.verb + " task " + describeTask(found[0])
+	}
+	return true, fmt.Sprintf("names %d tasks (%s); it will be refused as ambiguous", len(found), id)
+}
+
+// GrantScope is the task: a grant covers changes to it.
+func (t changeTask) GrantScope(args tools.Args) tools.Scope {
+	id, found, _ := t.find(args)
+	if len(found) == 1 {
+		id = found[0].ID
+	}
+	return tools.Scope{Kind: tools.ScopeTask, Value: id, Words: "changes to task " + id}
+}
+
+// describeTask is a task as a question shows it: id, schedule, prompt,
+// tools and approve list.
+func describeTask(task tasks.Task) string {
+	text := fmt.Sprintf("%s, which runs %s: %s", task.ID, task.Describe(), quote(oneLine(task.Prompt, 200)))
+	if len(task.Tools) > 0 {
+		text += "; tools: " + strings.Join(task.Tools, ", ")
+	}
+	if len(task.ApprovedTools) > 0 {
+		text += "; runs unasked: " + strings.Join(task.ApprovedTools, ", ")
+	}
+	return text
 }
 
 func (t changeTask) Execute(ctx context.Context, args tools.Args) tools.Result {
@@ -198,6 +292,9 @@ func (t changeTask) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if id == "" {
 		return tools.Fail(msgMissingID)
 	}
+	if ref := t.Refuse(args); ref != nil {
+		return tools.Fail("%s", ref.Message)
+	}
 	task, err := t.apply(t.svc, ctx, id)
 	if err != nil {
 		var nf *tasks.NotFoundError
@@ -207,64 +304,6 @@ func (t changeTask) Execute(ctx context.Context, args tools.Args) tools.Result {
 		return tools.Fail("%s", capitalize(err.Error())+".")
 	}
 	return tools.OK(fmt.Sprintf("Task %s %s.", task.ID, t.done)).WithMeta("task_id", task.ID)
-}
-
-// MinCancelPrefix is the shortest id prefix cancel_scheduled_task accepts:
-// cancelling cannot be undone, and a short prefix can name another task
-// than the one the model looked at (ids are 16 characters).
-const MinCancelPrefix = 8
-
-// cancelTask is cancel_scheduled_task: it destroys what a person made, so
-// it asks first, shows the task's prompt in the question, and takes only
-// the full id or an unambiguous prefix of at least MinCancelPrefix
-// characters.
-type cancelTask struct{ changeTask }
-
-func (t cancelTask) Spec() tools.Spec {
-	spec := t.changeTask.Spec()
-	spec.Parameters = tools.Params(tools.StringParam("task_id",
-		fmt.Sprintf("The task's full id (at least its first %d characters)", MinCancelPrefix), true))
-	spec.RequiresConfirmation = true
-	return spec
-}
-
-// ConfirmationFor says which task the call would cancel, with its prompt,
-// so the person approves a task rather than an id.
-func (t cancelTask) ConfirmationFor(args tools.Args) (bool, string) {
-	id := strings.ToLower(strings.TrimSpace(args.String("task_id")))
-	if t.svc == nil || len(id) < MinCancelPrefix {
-		return true, ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	list, err := t.svc.List(ctx, "")
-	if err != nil {
-		return true, "cancels task " + id + " for good (its prompt could not be read: " + err.Error() + ")"
-	}
-	var found []tasks.Task
-	for _, task := range list {
-		if strings.HasPrefix(task.ID, id) {
-			found = append(found, task)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return true, "names no task (" + id + "); nothing would be cancelled"
-	case 1:
-		return true, fmt.Sprintf("cancels task %s for good, which runs %s: %s", found[0].ID, found[0].Describe(), quote(oneLine(found[0].Prompt, 200)))
-	}
-	return true, fmt.Sprintf("names %d tasks (%s); it will be refused as ambiguous", len(found), id)
-}
-
-func (t cancelTask) Execute(ctx context.Context, args tools.Args) tools.Result {
-	if t.svc == nil {
-		return tools.Fail(msgUnavailable)
-	}
-	id := strings.TrimSpace(args.String("task_id"))
-	if id != "" && len(id) < MinCancelPrefix {
-		return tools.Fail("task_id %q is too short: give the task's full id (or at least its first %d characters), as list_scheduled_tasks shows it. A short prefix could cancel another task.", id, MinCancelPrefix)
-	}
-	return t.changeTask.Execute(ctx, args)
 }
 
 // oneLine flattens s and cuts it to n runes.

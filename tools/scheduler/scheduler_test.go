@@ -75,8 +75,8 @@ func TestSpecs(t *testing.T) {
 		if s.Category != "scheduler" {
 			t.Errorf("%s category %q", s.Name, s.Category)
 		}
-		// Creating and cancelling ask; pausing and resuming can be undone.
-		if s.RequiresConfirmation != (s.Name == "schedule_task" || s.Name == "cancel_scheduled_task") {
+		// The tasks are the person's: everything but listing them asks.
+		if s.RequiresConfirmation != (s.Name != "list_scheduled_tasks") {
 			t.Errorf("%s requires confirmation: %v", s.Name, s.RequiresConfirmation)
 		}
 	}

@@ -126,6 +126,19 @@ func (h *HTTPRequest) Spec() tools.Spec {
 	}
 }
 
+// GrantScope is the host of the URL: a grant covers requests to it (a
+// redirect to another host is still followed, as the call approved).
+func (h *HTTPRequest) GrantScope(args tools.Args) tools.Scope {
+	host := "(no host)"
+	if u, err := url.Parse(strings.TrimSpace(args.String("url"))); err == nil && u.Hostname() != "" {
+		host = strings.ToLower(u.Hostname())
+		if p := u.Port(); p != "" && !(u.Scheme == "https" && p == "443" || u.Scheme == "http" && p == "80") {
+			host = net.JoinHostPort(host, p)
+		}
+	}
+	return tools.Scope{Kind: tools.ScopeHost, Value: host, Words: "requests to " + host}
+}
+
 func (h *HTTPRequest) specMetadata() map[string]any {
 	m := map[string]any{"max_bytes": h.cfg.MaxBytes}
 	if len(h.cfg.AllowHosts) > 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/approvals"
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 type auditJSON struct {
@@ -85,7 +86,7 @@ func TestToolsRunFollowsThePolicyAndIsAudited(t *testing.T) {
 func TestApprovalsListAndRevoke(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "j.db")
 	out, _, code := runCLI(t, "", "approvals", "list", "--db", db)
-	if code != ExitOK || !strings.Contains(out, "No tool is always allowed") {
+	if code != ExitOK || !strings.Contains(out, "Nothing is always allowed") {
 		t.Fatalf("empty list: exit %d %q", code, out)
 	}
 	// An always-approval, as the workbench's dialog records it.
@@ -95,7 +96,7 @@ func TestApprovalsListAndRevoke(t *testing.T) {
 	}
 	s := approvals.New(h)
 	s.Source = "tui"
-	if err := s.AllowAlways("channel_send"); err != nil {
+	if err := s.AllowAlways(tools.Grant{Tool: "channel_send", Scope: tools.Scope{Kind: tools.ScopeChannel, Value: "ops", Words: "messages to channel ops"}}); err != nil {
 		t.Fatal(err)
 	}
 	h.Close()
@@ -110,7 +111,7 @@ func TestApprovalsListAndRevoke(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Name != "channel_send" || rows[0].Source != "tui" {
 		t.Fatalf("list --json = %q (%v)", out, err)
 	}
-	if out, _, code := runCLI(t, "", "approvals", "revoke", "channel_send", "--db", db); code != ExitOK || !strings.Contains(out, "asks for confirmation again") {
+	if out, _, code := runCLI(t, "", "approvals", "revoke", "channel_send", "--db", db); code != ExitOK || !strings.Contains(out, "Revoked channel_send: messages to channel ops; those calls ask for confirmation again") {
 		t.Fatalf("revoke: exit %d %q", code, out)
 	}
 	runCLI(t, "", "tools", "run", "channel_send", args, "--db", db)
@@ -136,7 +137,7 @@ func TestConfigConfirmOverridesAnAlwaysApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := approvals.New(h).AllowAlways("channel_send"); err != nil {
+	if err := approvals.New(h).AllowAlways(tools.Grant{Tool: "channel_send", Scope: tools.Scope{Kind: tools.ScopeChannel, Value: "ops"}}); err != nil {
 		t.Fatal(err)
 	}
 	h.Close()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -202,11 +201,9 @@ func TestYesApprovesConfirmationTools(t *testing.T) {
 }
 
 func TestPromptConfirmerAnswers(t *testing.T) {
-	in, w := io.Pipe()
-	var out bytes.Buffer
-	p := newPromptConfirmer(in, &out)
+	out, in := newAnswering("a", "y", "nope")
+	p := newPromptConfirmer(in, out)
 	req := tools.ConfirmRequest{Spec: tools.Spec{Name: "code_interpreter", Description: "Runs code."}, Arguments: tools.Args{"code": "print(1)"}}
-	go w.Write([]byte("a\ny\nnope\n"))
 	for _, want := range []tools.Decision{tools.AllowSession, tools.AllowOnce, tools.Deny} {
 		if d, err := p.Confirm(context.Background(), req); d != want || err != nil {
 			t.Fatalf("decision %v %v, want %v", d, err, want)
@@ -218,11 +215,11 @@ func TestPromptConfirmerAnswers(t *testing.T) {
 	if d, err := p.Confirm(ctx, req); d != tools.Deny || err == nil {
 		t.Fatalf("cancelled: %v %v", d, err)
 	}
-	go w.Write([]byte("y\n"))
+	out.answers = []string{"y"}
 	if d, _ := p.Confirm(context.Background(), req); d != tools.AllowOnce {
 		t.Fatalf("after a cancel: %v", d)
 	}
-	w.Close()
+	out.w.Close()
 	if d, _ := p.Confirm(context.Background(), req); d != tools.Deny {
 		t.Fatalf("at end of input: %v", d)
 	}

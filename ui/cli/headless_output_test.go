@@ -234,11 +234,9 @@ func TestEventLinesStripToolText(t *testing.T) {
 }
 
 func TestConfirmationPromptIsStripped(t *testing.T) {
-	in, w := io.Pipe()
-	defer w.Close()
-	var out bytes.Buffer
-	p := newPromptConfirmer(in, &out)
-	go w.Write([]byte("n\n"))
+	out, in := newAnswering("n")
+	defer out.w.Close()
+	p := newPromptConfirmer(in, out)
 	req := tools.ConfirmRequest{Spec: tools.Spec{Name: "srv__run\x1b[2J", Description: "Runs " + hostileText},
 		Arguments: tools.Args{"cmd": hostileText}}
 	if d, err := p.Confirm(context.Background(), req); d != tools.Deny || err != nil {

@@ -8,16 +8,17 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
+	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-// AlwaysStore keeps the always-allowed tools (store/approvals): the
-// dialog's A adds one, the Tools tab's A adds or revokes one and shows
-// which are.
+// AlwaysStore keeps the always-grants (store/approvals): the dialog's A
+// adds one, the Tools tab's A adds a tool-wide one or revokes a tool's,
+// and shows which tools have some.
 type AlwaysStore interface {
 	tools.AlwaysApprovals
 	Names() ([]string, error)
-	Revoke(name string) error
+	RevokeAll(tool string) (int, error)
 }
 
 // approvalState is the workbench's side of the confirmation policy.
@@ -90,7 +91,7 @@ func (m *model) applyAlways(msg alwaysMsg) {
 }
 
 // markAlways changes what the Tools tab shows at once; the store is the
-// policy's to write (dialog) or toggleAlways's.
+// policy's to write (dialog) or the Tools tab's question's.
 func (m *model) markAlways(name string, on bool) {
 	if m.appr.always == nil {
 		m.appr.always = map[string]bool{}
@@ -106,12 +107,23 @@ func (m *model) markAlways(name string, on bool) {
 type alwaysDoneMsg struct {
 	name string
 	on   bool
+	n    int // grants revoked
 	err  error
 }
 
-// toggleAlways always-allows the Tools tab's selected tool, or revokes
-// its approval.
-func (m *model) toggleAlways() tea.Cmd {
+// paneQuestion is a yes/no question the side pane asks before a change
+// that lets more run; y (held like any answer) says yes.
+type paneQuestion struct {
+	text string
+	yes  func() tea.Cmd
+}
+
+// askAlways is the Tools tab's A on the selected tool: it asks before
+// always-allowing the whole tool, or before revoking the tool's
+// always-grants. A tool whose grants name a directory, a host, a channel
+// or a task cannot be allowed whatever it does: the note says how its
+// grants are given.
+func (m *model) askAlways() tea.Cmd {
 	s := m.opts.Always
 	if s == nil {
 		return m.setStatus("always-approvals need the database, which this workbench runs without")
@@ -124,17 +136,59 @@ func (m *model) toggleAlways() tea.Cmd {
 	if row.header {
 		return nil
 	}
-	name, on := row.name, !m.appr.always[row.name]
-	m.markAlways(name, on)
-	return func() tea.Msg {
-		var err error
-		if on {
-			err = s.AllowAlways(name)
-		} else {
-			err = s.Revoke(name)
-		}
-		return alwaysDoneMsg{name: name, on: on, err: err}
+	name := row.name
+	shown := safe.Text(name)
+	if m.appr.always[name] {
+		m.pane.question = &paneQuestion{text: "Revoke every always-grant of " + shown + "? y yes · n no", yes: func() tea.Cmd {
+			m.markAlways(name, false)
+			return func() tea.Msg {
+				n, err := s.RevokeAll(name)
+				return alwaysDoneMsg{name: name, n: n, err: err}
+			}
+		}}
+		return nil
 	}
+	if kind := m.grantKinds[name]; !(tools.Scope{Kind: kind}).WideGrantable() {
+		return m.setStatus(shown + " is approved per " + kind.Noun() + ": press A in its dialog to always allow that one" + reachHint(kind, name))
+	}
+	m.pane.question = &paneQuestion{text: "Always allow " + shown + ", with any arguments, in every session? y yes · n no", yes: func() tea.Cmd {
+		m.markAlways(name, true)
+		return func() tea.Msg {
+			return alwaysDoneMsg{name: name, on: true, err: s.AllowAlways(tools.Grant{Tool: name})}
+		}
+	}}
+	return nil
+}
+
+func reachHint(kind tools.ScopeKind, name string) string {
+	if kind == tools.ScopeDir {
+		return "; [tool." + name + "] allowed_dirs in the config sets where it may reach"
+	}
+	return ""
+}
+
+// questionKey answers the side pane's question: y (held) says yes, n or
+// esc no; typing goes to the prompt and drops the question.
+func (m *model) questionKey(k tea.KeyMsg) tea.Cmd {
+	q := m.pane.question
+	switch k.String() {
+	case "y":
+		return m.hold(k, "", func() tea.Cmd {
+			if m.pane.question != q {
+				return nil
+			}
+			m.pane.question = nil
+			return q.yes()
+		})
+	case "n", "esc":
+		m.pane.question = nil
+		return nil
+	}
+	if typingKey(k) {
+		m.pane.question = nil
+		m.toDraft(k)
+	}
+	return nil
 }
 
 func (m *model) alwaysDone(msg alwaysDoneMsg) tea.Cmd {
@@ -143,9 +197,9 @@ func (m *model) alwaysDone(msg alwaysDoneMsg) tea.Cmd {
 		m.addNote("The approval of "+safe.Text(msg.name)+" could not be changed: "+msg.err.Error(), true)
 		return nil
 	}
-	text := safe.Text(msg.name) + " asks for confirmation again"
+	text := safe.Text(msg.name) + " asks for confirmation again (" + format.Count(msg.n, "always-grant") + " revoked)"
 	if msg.on {
-		text = safe.Text(msg.name) + " is always allowed (A again revokes it)"
+		text = safe.Text(msg.name) + " is always allowed, any call (A again revokes it)"
 		if forced, set := tools.ConfigOverrides(m.opts.ToolDeps.Settings)[msg.name]; set && forced {
 			text += "; the config's confirm = true still makes it ask"
 		}

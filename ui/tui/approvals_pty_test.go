@@ -13,6 +13,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/engine"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+	"github.com/jarvis-workbench/jarvis/ui/tui"
 )
 
 // approvalHome is a home for the approval tests: the config makes the
@@ -48,8 +49,10 @@ func (h approvalHome) startWith(t *testing.T, srv *ot.Server, toolList string, e
 	return term
 }
 
-// pastGrace waits out the dialog's grace period, in which keys are ignored.
-func pastGrace() { time.Sleep(600 * time.Millisecond) }
+// pastGrace waits as a person who stopped typing and read the dialog does:
+// past its grace period and its quiet period, before which keys are
+// typing (they go to the prompt).
+func pastGrace() { time.Sleep(tui.DialogGrace + tui.DialogQuiet + 100*time.Millisecond) }
 
 // calcServer scripts a model that calls the calculator with 1+1 and then
 // says what the tool answered.
@@ -168,10 +171,12 @@ func TestApprovalDialogInlineEditAndInvalidEdit(t *testing.T) {
 	term.typeText(clear + `{"expression": "2*21"}`)
 	term.typeText("\x13")
 	term.waitFor(10*time.Second, "Run calculator with your edit?", "2*21")
-	// Enter and space never approve, not even here.
+	// Enter and space never approve, not even here: the space is typing,
+	// so it goes to the prompt, and the dialog then waits for tab.
 	term.typeText("\r ")
 	time.Sleep(200 * time.Millisecond)
-	term.waitFor(2*time.Second, "Run calculator with your edit?")
+	term.waitFor(2*time.Second, "Run calculator with your edit?", "Press tab to answer this dialog")
+	term.typeText("\t")
 	pastGrace()
 	term.typeText("a")
 	term.waitFor(10*time.Second, "The tool has answered.")
@@ -226,6 +231,10 @@ func TestApprovalAlwaysAllowSurvivesARestartUntilRevoked(t *testing.T) {
 	term.waitFor(10*time.Second, "Allow code_interpreter?", "[A] always allow code_interpreter")
 	pastGrace()
 	term.typeText("A")
+	// For code, "always" is the whole tool: the dialog asks again.
+	term.waitFor(10*time.Second, "Always allow code_interpreter, whatever it is asked to do?", "[y] yes, always")
+	pastGrace()
+	term.typeText("y")
 	term.waitFor(20*time.Second, "The tool has answered.")
 	term.quit()
 
@@ -239,7 +248,7 @@ func TestApprovalAlwaysAllowSurvivesARestartUntilRevoked(t *testing.T) {
 	term.quit()
 
 	out, err := exec.Command(buildJarvis(t), "approvals", "revoke", "code_interpreter", "--db", h.db, "--config", h.config).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "asks for confirmation again") {
+	if err != nil || !strings.Contains(string(out), "ask for confirmation again") {
 		t.Fatalf("revoke: %v %s", err, out)
 	}
 	term = run()

@@ -14,10 +14,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-// DialogGrace is how long a new confirmation dialog ignores keys: people
-// typing a message when it opens must not approve a call by accident.
-const DialogGrace = 400 * time.Millisecond
-
 // confirmRequestMsg asks the person about one call. The executor's
 // goroutine waits on reply.
 type confirmRequestMsg struct {
@@ -81,6 +77,12 @@ type dialog struct {
 	// answering it: typing a reason, editing the arguments, reviewing an
 	// edit (see dialog_edit.go).
 	ed dialogEdit
+	// typed: keys went to the prompt while the front request was shown
+	// (the person was typing); then only tab, a deliberate move, lets
+	// keys answer it. focused: tab was pressed.
+	typed, focused bool
+	// holding says what a held answer key will do (guard.go).
+	holding string
 }
 
 func (d *dialog) open() bool { return len(d.queue) > 0 }
@@ -88,8 +90,13 @@ func (d *dialog) open() bool { return len(d.queue) > 0 }
 func (d *dialog) push(m confirmRequestMsg, now time.Time) {
 	d.queue = append(d.queue, m)
 	if len(d.queue) == 1 {
-		d.opened, d.scroll, d.ed = now, 0, dialogEdit{}
+		d.front(now)
 	}
+}
+
+// front starts showing the request now at the front of the queue.
+func (d *dialog) front(now time.Time) {
+	d.opened, d.scroll, d.ed, d.typed, d.focused, d.holding = now, 0, dialogEdit{}, false, false, ""
 }
 
 func (d *dialog) remove(callID string, now time.Time) {
@@ -97,7 +104,7 @@ func (d *dialog) remove(callID string, now time.Time) {
 		if q.req.Call.ID == callID {
 			d.queue = append(d.queue[:i], d.queue[i+1:]...)
 			if i == 0 {
-				d.opened, d.scroll, d.ed = now, 0, dialogEdit{}
+				d.front(now)
 			}
 			return
 		}
@@ -115,7 +122,7 @@ func (d *dialog) answerFull(a tools.Answer, now time.Time) confirmRequestMsg {
 	front := d.queue[0]
 	front.answerFull(a)
 	d.queue = d.queue[1:]
-	d.opened, d.scroll, d.ed = now, 0, dialogEdit{}
+	d.front(now)
 	return front
 }
 
@@ -128,8 +135,30 @@ func (d *dialog) denyAll() {
 	d.queue = nil
 }
 
-// accepting reports whether keys count yet.
-func (d *dialog) accepting(now time.Time) bool { return now.Sub(d.opened) >= DialogGrace }
+// armed reports whether a key pressed now, gap after the one before,
+// may answer the dialog (see guard.go).
+func (d *dialog) armed(now time.Time, gap time.Duration) bool {
+	switch {
+	case now.Sub(d.opened) < DialogGrace:
+		return false
+	case d.focused:
+		return true
+	}
+	return !d.typed && gap >= DialogQuiet
+}
+
+// inGrace reports whether the dialog still ignores every key (the frame
+// shows it, so a tick keeps running).
+func (d *dialog) inGrace(now time.Time) bool { return d.open() && now.Sub(d.opened) < DialogGrace }
+
+// scope is what "for this session" would grant now: the request's, or
+// that of the edit under review.
+func (d *dialog) scope() tools.Scope {
+	if d.ed.edited != nil && (d.ed.mode == modeReview || d.ed.mode == modeAlways && d.ed.back == modeReview) {
+		return d.ed.check.Scope
+	}
+	return d.queue[0].req.Scope
+}
 
 // descRows caps the tool's description in the dialog: the arguments are
 // what the person must read.
@@ -165,11 +194,18 @@ func (d *dialog) layout(st *styles, width, height int) dialogLayout {
 		called += " (via " + safe.Text(req.Call.Name) + ")"
 	}
 	title := st.dialogTitle.Render(d.ed.title(called))
+	if req.Of > 1 {
+		title += st.muted.Render("  (" + strconv.Itoa(req.Position) + " of " + strconv.Itoa(req.Of) + ")")
+	}
 	if n := len(d.queue); n > 1 {
 		title += st.muted.Render("  (" + strconv.Itoa(n-1) + " more waiting)")
 	}
 	l := dialogLayout{width: w, title: ansi.Truncate(title, inner, "…"), argsLabel: "Arguments:"}
-	l.desc = wrapText(strings.TrimSpace(req.Reason+"\n"+req.Spec.Description), inner) // why this call asks, first
+	reason := req.Reason
+	if d.ed.edited != nil && (d.ed.mode == modeReview || d.ed.back == modeReview) {
+		reason = d.ed.check.Reason // the edited call's, not the model's
+	}
+	l.desc = wrapText(strings.TrimSpace(reason+"\n"+req.Spec.Description), inner) // why this call asks, first
 	if len(l.desc) == 1 && l.desc[0] == "" {
 		l.desc = nil
 	}
@@ -178,7 +214,7 @@ func (d *dialog) layout(st *styles, width, height int) dialogLayout {
 	if d.ed.err != "" {
 		errs = wrapText(d.ed.err, inner)
 	}
-	l.hint = append(errs, wrapText(d.ed.hint(req, name), inner)...)
+	l.hint = append(errs, wrapText(d.hint(req, name), inner)...)
 	l.errLines = len(errs)
 	d.ed.shape(&l, inner)
 

@@ -29,11 +29,16 @@ import (
 //	   a right one is shown for a last approval, and then it is what runs
 //	   and what the model reads in its tool call.
 //	r  deny with a reason: the model reads "Denied by the user: REASON".
-//	A  always allow the tool (this tool of this server, for an MCP tool):
-//	   remembered in the database until revoked.
+//	s  allow for the session what the dialog names: the directory, the
+//	   host, the channel, the task, this exact code, or the tool.
+//	A  always allow the same, remembered in the database until revoked;
+//	   for a tool whose calls are approved by their exact arguments, the
+//	   whole tool, after a second question (y/n).
 //
-// The grace period after a dialog opens, and after an edit comes up for
-// approval, holds for every key; enter and space never approve.
+// Keys answer only when deliberate (guard.go): past the grace period
+// after a dialog opens (and after an edit comes up for approval), after
+// the keyboard was quiet, and not followed by more typing. Enter and space
+// never approve.
 
 // dialogMode is what the dialog is doing with its front request.
 type dialogMode int
@@ -43,6 +48,7 @@ const (
 	modeReason                   // typing why the call is denied
 	modeEdit                     // editing the arguments in the dialog
 	modeReview                   // an edit that checked out, for approval
+	modeAlways                   // "always" for the whole tool: asked again
 )
 
 // dialogEdit is the front request's state beyond the question.
@@ -52,8 +58,12 @@ type dialogEdit struct {
 	editor textarea.Model
 	// text is the edit kept between tries (JSON); "" until the first.
 	text string
-	// edited are the arguments under review.
+	// edited are the arguments under review, check what the gate makes
+	// of them (their reason and scope, or their refusal).
 	edited tools.Args
+	check  tools.Check
+	// back is the mode modeAlways returns to.
+	back dialogMode
 	// err says what was wrong with the last edit.
 	err string
 	// external is set while $EDITOR runs.
@@ -62,34 +72,52 @@ type dialogEdit struct {
 
 // title is the dialog's first line for the mode.
 func (e *dialogEdit) title(called string) string {
-	if e.mode == modeReview {
+	switch e.mode {
+	case modeReview:
 		return "Run " + called + " with your edit?"
+	case modeAlways:
+		return "Always allow " + called + ", whatever it is asked to do?"
 	}
 	return "Allow " + called + "?"
 }
 
-// hint is the keys line for the mode.
-func (e *dialogEdit) hint(req tools.ConfirmRequest, name string) string {
-	always := ""
+// hint is the keys line for the dialog's state.
+func (d *dialog) hint(req tools.ConfirmRequest, name string) string {
+	e := &d.ed
+	switch {
+	case d.holding != "":
+		return d.holding + " (typing on sends the keys to the prompt instead)"
+	case e.external:
+		return "editing the arguments in " + editorName() + "…"
+	case e.mode == modeReason:
+		return "[enter] deny with this reason   [esc] back"
+	case e.mode == modeEdit:
+		return "[ctrl+s] check the edit   [esc] back (the edit is kept)"
+	case e.mode == modeAlways:
+		return "This lets " + name + " run without asking, with any arguments, in every session, until you revoke it (jarvis approvals revoke " + name + ").   [y] yes, always   [n/esc] no, back"
+	case d.typed:
+		return "You were typing: your keys went to the prompt below. Press tab to answer this dialog."
+	}
+	scope := d.scope()
+	grants := "   [s] allow " + scope.Of(name) + " for this session"
 	if req.CanAlways {
-		always = "   [A] always allow " + name
+		if scope.AlwaysIsWide() {
+			grants += "   [A] always allow " + name + " (any arguments; asks again)"
+		} else {
+			grants += "   [A] always allow " + scope.AlwaysScope().Of(name)
+		}
 	}
 	edit := ""
 	if req.Validate != nil {
 		edit = "   [e] edit"
 	}
-	switch e.mode {
-	case modeReason:
-		return "[enter] deny with this reason   [esc] back"
-	case modeEdit:
-		return "[ctrl+s] check the edit   [esc] back (the edit is kept)"
-	case modeReview:
-		return "[a] run it once   [s] allow " + name + " for this session" + always + edit + "   [d] deny   [esc] back"
+	if e.mode == modeReview {
+		if e.check.Refusal != nil {
+			return "[e] edit again" + "   [d] deny   [esc] back"
+		}
+		return "[a] run it once" + grants + edit + "   [d] deny   [esc] back"
 	}
-	if e.external {
-		return "editing the arguments in " + editorName() + "…"
-	}
-	return "[a] allow once   [s] allow " + name + " for this session" + always + edit + "   [r] deny with a reason   [d/esc] deny"
+	return "[a] allow once" + grants + edit + "   [r] deny with a reason   [d/esc] deny"
 }
 
 // shape puts the mode's content into the layout.
@@ -166,89 +194,6 @@ type editorDoneMsg struct {
 	callID string
 	path   string
 	err    error
-}
-
-// dialogKey answers a key while the dialog is open.
-func (m *model) dialogKey(k tea.KeyMsg) tea.Cmd {
-	now := m.now()
-	d := &m.dialog
-	if k.String() == "ctrl+c" {
-		m.cancelRun()
-		return nil
-	}
-	switch d.ed.mode {
-	case modeReason:
-		return m.reasonKey(k)
-	case modeEdit:
-		return m.editKey(k)
-	}
-	scroll := func(delta int) tea.Cmd {
-		d.scroll += delta
-		d.clampScroll(m.st, m.width, m.transcript.height)
-		return nil
-	}
-	switch k.String() {
-	case "up":
-		return scroll(-1)
-	case "down":
-		return scroll(1)
-	case "pgup":
-		return scroll(-10)
-	case "pgdown":
-		return scroll(10)
-	}
-	if !d.accepting(now) || d.ed.external {
-		return nil
-	}
-	req := d.queue[0].req
-	answer := func(dec tools.Decision) tea.Cmd {
-		a := tools.Answer{Decision: dec}
-		if d.ed.mode == modeReview {
-			a.Arguments = d.ed.edited
-		}
-		if dec == tools.AllowAlways {
-			m.markAlways(req.Name(), true)
-		}
-		d.answerFull(a, now)
-		return m.ensureTick()
-	}
-	switch k.String() {
-	case "a":
-		return answer(tools.AllowOnce)
-	case "s":
-		return answer(tools.AllowSession)
-	case "A":
-		if req.CanAlways {
-			return answer(tools.AllowAlways)
-		}
-	case "d":
-		d.answer(tools.Deny, now)
-		return m.ensureTick()
-	case "esc":
-		if d.ed.mode == modeReview {
-			d.ed.mode, d.scroll = modeAsk, 0
-			return nil
-		}
-		d.answer(tools.Deny, now)
-		return m.ensureTick()
-	case "r":
-		if d.ed.mode == modeAsk {
-			d.ed.mode = modeReason
-			d.ed.reason = textinput.New()
-			d.ed.reason.Prompt = "Reason: "
-			d.ed.reason.Placeholder = "why not, or what to do instead"
-			d.ed.reason.CharLimit = 500
-			d.ed.reason.Cursor.SetMode(cursor.CursorStatic)
-			d.ed.reason.Focus()
-		}
-	case "e":
-		if req.Validate != nil {
-			return m.startEdit()
-		}
-	}
-	// enter and space deliberately do nothing: a stray key must never
-	// approve a call.
-	return nil
 }
 
 func (m *model) reasonKey(k tea.KeyMsg) tea.Cmd {
@@ -363,6 +308,13 @@ func (m *model) checkEdit(text string) tea.Cmd {
 		return nil
 	}
 	d.ed.mode, d.ed.edited, d.ed.err, d.scroll = modeReview, args, "", 0
+	d.ed.check = tools.Check{}
+	if req.Recheck != nil {
+		d.ed.check = req.Recheck(args)
+	}
+	if ref := d.ed.check.Refusal; ref != nil {
+		d.ed.err = "This edit would be refused: " + safe.Text(ref.Message)
+	}
 	// The last approval has its own grace period: a key typed as the
 	// review appears must not approve it.
 	d.opened = m.now()

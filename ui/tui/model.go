@@ -77,6 +77,8 @@ type model struct {
 	approvals              *tools.Approvals
 	appr                   approvalState
 	specs                  map[string]tools.Spec
+	// grantKinds say what a grant of each tool covers (the Tools tab's A).
+	grantKinds map[string]tools.ScopeKind
 
 	// The conversation is owned by the running agent between startRun and
 	// runDoneMsg; the model only touches it when idle.
@@ -108,7 +110,13 @@ type model struct {
 	expand, showThinking bool
 	mouse                bool
 	focusPane            bool
-	quitArmed            time.Time
+	// lastTypedAt is when the last key was typed as text; held is an
+	// answer waiting to stand, paneTyped the printable keys the focused
+	// side pane took in the current run of typing (see guard.go).
+	lastTypedAt time.Time
+	held        *heldKey
+	paneTyped   []tea.KeyMsg
+	quitArmed   time.Time
 	// saves is the write queue's state; quitting is set while quitting
 	// waits for it (until quitBy).
 	saves      store.QueueState
@@ -234,9 +242,10 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 	}
 	m.executor, m.enabled = exec, names
 	m.noteEnabled(names)
-	m.specs = map[string]tools.Spec{}
-	for _, s := range exec.AvailableTools() {
-		m.specs[s.Name] = s
+	m.specs, m.grantKinds = map[string]tools.Spec{}, map[string]tools.ScopeKind{}
+	for _, t := range exec.Tools() {
+		s := t.Spec()
+		m.specs[s.Name], m.grantKinds[s.Name] = s, tools.GrantKind(t)
 	}
 	// The specs of the tools that are off, for the Tools tab: built to be
 	// read, never run, and closed with the rest.
@@ -245,7 +254,7 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 			continue
 		}
 		if t, err := m.opts.Registry.Build(n, m.opts.ToolDeps); err == nil {
-			m.specs[n] = t.Spec()
+			m.specs[n], m.grantKinds[n] = t.Spec(), tools.GrantKind(t)
 			spare = append(spare, t)
 		}
 	}
@@ -378,7 +387,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.quitting && !m.now().Before(m.quitBy) {
 			return m, tea.Quit
 		}
-		return m, m.ensureTick()
+		return m, tea.Batch(m.commitHeld(), m.ensureTick())
 	case saveStateMsg:
 		return m, m.applySaveState(store.QueueState(msg))
 	case contextMsg:
@@ -435,7 +444,7 @@ func (m *model) ensureTick() tea.Cmd {
 	if m.ticking {
 		return nil
 	}
-	active := m.running || m.quitting || m.dialog.open() && !m.dialog.accepting(m.now())
+	active := m.running || m.quitting || m.dialog.inGrace(m.now()) || m.held != nil
 	if !active {
 		return nil
 	}

@@ -163,8 +163,9 @@ func TestEndToEndInPseudoTerminal(t *testing.T) {
 	term.typeText("\r")
 
 	term.waitFor(10*time.Second, "Allow code_interpreter?", "print(340*0.15)", "[d/esc] deny")
-	// Keys in the dialog's first 400 ms are ignored; wait past it.
-	time.Sleep(600 * time.Millisecond)
+	// Keys typed straight after the question are typing; answer as a
+	// person who read the dialog does.
+	pastGrace()
 	term.typeText("d")
 
 	s := term.waitFor(10*time.Second, "I could not double-check it", "ready")

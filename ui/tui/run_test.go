@@ -165,7 +165,7 @@ func TestToolChangesKeepEnabledInstances(t *testing.T) {
 
 func TestOpeningASessionForgetsSessionApprovals(t *testing.T) {
 	m := newTestModel(t, 100, 30)
-	m.approvals.Allow("code_interpreter")
+	m.approvals.AllowTool("code_interpreter")
 	tree := &sessions.Tree{}
 	tree.Append(history.Stored(agent.Appended{Message: engine.Message{Role: engine.RoleUser, Content: "hello"}}))
 	tree.Append(history.Stored(agent.Appended{Message: engine.Message{Role: engine.RoleAssistant, Content: "hi"}, Usage: &events.Usage{}}))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/engine"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+	"github.com/jarvis-workbench/jarvis/ui/tui"
 )
 
 // TestSchedulerTabInPseudoTerminal drives the Scheduler tab in the built
@@ -48,11 +49,12 @@ func TestSchedulerTabInPseudoTerminal(t *testing.T) {
 	term.typeText("g")
 	term.waitFor(15*time.Second, "ran in", "Hello from the task.")
 
+	readPane() // a person reads the pane between its keys
 	term.typeText("l")
 	term.waitFor(5*time.Second, "Runs of task", "manual", "✓ success", "last 1 run, newest first",
 		"by tui (pid", "on ollama "+srv.URL+" · qwen3:8b")
 	term.typeText("\x1b")
-	time.Sleep(200 * time.Millisecond) // let esc stand alone, not start an escape sequence
+	readPane() // esc stands alone, not the start of an escape sequence
 
 	term.typeText("x")
 	term.waitFor(5*time.Second, "for good? y/n")
@@ -62,3 +64,7 @@ func TestSchedulerTabInPseudoTerminal(t *testing.T) {
 		t.Logf("screen:\n%s", s)
 	}
 }
+
+// readPane waits as a person does between two keys of the side pane,
+// reading what the first did: keys closer together are typing.
+func readPane() { time.Sleep(tui.PaneTypingGap + 100*time.Millisecond) }

@@ -38,6 +38,8 @@ type sidePane struct {
 	showCategory bool
 	showCost     bool
 	descScroll   int
+	// question is asked before a change that lets more run (A).
+	question *paneQuestion
 
 	// Events tab: a ring of the latest events.
 	log       []logLine
@@ -230,8 +232,14 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 		}
 		out = append(out, line)
 	}
-	hint := "tab: focus · space: on/off · A: always · c: category · $: cost"
-	out = append(out, st.muted.Render(ansi.Truncate(hint, width, "…")))
+	if q := p.question; q != nil {
+		for _, l := range wrapLine(q.text, width) {
+			out = append(out, st.warning.Render(l))
+		}
+	} else {
+		hint := "tab: focus · space: on/off · A: always · c: category · $: cost"
+		out = append(out, st.muted.Render(ansi.Truncate(hint, width, "…")))
+	}
 	out = append(out, st.muted.Render(strings.Repeat("─", width)))
 	desc := wrapDescription(described, width)
 	scroll := min(max(p.descScroll, 0), max(len(desc)-room, 0))

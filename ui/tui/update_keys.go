@@ -12,6 +12,15 @@ import (
 const quitWindow = 2 * time.Second
 
 func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
+	// gap is how long the keyboard has been quiet: since the last key
+	// typed as text (tab, arrows and scrolling are not typing).
+	// Keys typed into a form of the side pane are deliberate input there,
+	// not prose that lost its way.
+	now := m.now()
+	gap := now.Sub(m.lastTypedAt)
+	if (typingKey(k) || k.Type == tea.KeyEnter) && (m.sched == nil || !m.sched.ModalOpen()) {
+		m.lastTypedAt = now
+	}
 	if m.width < MinWidth || m.height < MinHeight {
 		if k.String() == "ctrl+c" {
 			return m.ctrlC()
@@ -19,12 +28,23 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if m.dialog.open() {
-		return m.dialogKey(k)
+		return m.dialogKey(k, gap)
+	}
+	if m.held != nil {
+		if k.String() == "ctrl+c" {
+			m.held = nil
+			return m.ctrlC()
+		}
+		m.breakHold(k)
+		return nil
 	}
 	if m.overlay != overlayNone {
 		return m.overlayKey(k)
 	}
 	if m.sched != nil && m.sched.ModalOpen() {
+		// Typing into the pane's form is working in the pane: what
+		// came before it was not prose for the prompt.
+		m.paneTyped, m.lastTypedAt = nil, time.Time{}
 		return m.sched.Key(k, m.now())
 	}
 	if cmd, handled := m.convoKey(k); handled {
@@ -83,6 +103,12 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 	}
 	if m.focusPane {
+		if m.pane.question != nil {
+			return m.questionKey(k)
+		}
+		if cmd, handled := m.paneGuard(k, gap); handled {
+			return cmd
+		}
 		return m.paneKey(k)
 	}
 	page := max(m.transcript.height-2, 1)
@@ -200,7 +226,7 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 	}
 	switch k.String() {
 	case "tab":
-		m.focusPane = false
+		m.focusPane, m.pane.question = false, nil
 	case "left":
 		m.pane.tab = (m.pane.tab + tabCount - 1) % tabCount
 		return m.paneShown()
@@ -223,14 +249,6 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		m.pane.showCategory = !m.pane.showCategory
 	case "$":
 		m.pane.showCost = !m.pane.showCost
-	case "A":
-		if m.pane.tab == tabTools {
-			return m.toggleAlways()
-		}
-	case " ", "enter":
-		if m.pane.tab == tabTools {
-			return m.toggleTool()
-		}
 	case "r":
 		if m.pane.tab == tabContext {
 			return m.refreshContext(true)

@@ -107,17 +107,24 @@ func TestDialogIgnoresEarlyKeysAndEnter(t *testing.T) {
 	fakeRun(m, "x")
 	reply := make(chan tools.Decision, 1)
 	m.Update(confirmRequestMsg{req: tools.ConfirmRequest{Call: tools.Call{ID: "k"}, Spec: tools.Spec{Name: "code_interpreter"}}, reply: reply, once: new(syncOnce)})
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")}) // within 400 ms: ignored
-	if len(reply) != 0 {
-		t.Fatal("a key inside the grace period answered the dialog")
+	c := newClock(m)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")}) // within 400 ms: typing
+	c.after(time.Second)
+	if len(reply) != 0 || m.input.value() != "a" {
+		t.Fatalf("a key inside the grace period answered the dialog (draft %q)", m.input.value())
 	}
-	m.now = func() time.Time { return testTime.Add(DialogGrace) }
+	c.now = c.now.Add(time.Second)
 	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	m.Update(tea.KeyMsg{Type: tea.KeySpace})
+	c.after(time.Second)
 	if len(reply) != 0 {
 		t.Fatal("enter or space answered the dialog")
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("s")})
+	press(m, "tab")
+	c.answerKey("s")
+	if len(reply) != 1 {
+		t.Fatal("a deliberate s after tab did not answer")
+	}
 	if d := <-reply; d != tools.AllowSession {
 		t.Fatalf("decision = %v", d)
 	}

@@ -33,6 +33,6 @@ func (l AuditLog) Record(e tools.AuditEntry) {
 	l.Log.Record(audit.Entry{
 		Time: e.Time, Tool: e.Tool, Via: e.Via, Args: e.Args, AskedArgs: e.AskedArgs,
 		Decision: string(e.Decision), By: e.By, Source: e.Source, Session: e.Session, Task: e.Task,
-		Reason: e.Reason, CallID: e.CallID,
+		Reason: e.Reason, Grant: e.Grant, CallID: e.CallID,
 	})
 }
