@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -28,24 +27,31 @@ const MaxFileSize = 1 << 20
 // symlinks), size, UTF-8. A FIFO or device is never opened: opening one can
 // block forever.
 //
-// Its reach is the working directory and the allowed directories; a path
-// outside needs confirmation, which the executor asks for through
-// ConfirmationFor. Sensitive files (Secrets) are refused everywhere, asked
-// or not.
+// Its reach (Reach) is the working directory, where a path outside needs
+// confirmation (asked for through ConfirmationFor), or exactly the
+// configured allowed directories, outside which it refuses. Sensitive
+// files (Secrets) are refused everywhere, asked or not (Refuse), and so is
+// a file whose content is a key or a token, or that is a hard link to a
+// sensitive file. A grant of a read outside covers its directory
+// (GrantScope).
 type FileRead struct {
 	reach *Reach
 }
+
+// readSetting is where file_read's reach is configured.
+const readSetting = "[tool.file_read] allowed_dirs"
 
 // NewFileRead builds file_read with the allowed directories from its
 // settings. A configured directory that does not exist does not stop the
 // tool from being listed; calling it fails with the reason.
 func NewFileRead(deps tools.Deps) (tools.Tool, error) {
-	return &FileRead{reach: NewReach(deps.For("file_read").AllowedDirs)}, nil
+	return &FileRead{reach: NewReach(readSetting, deps.For("file_read").AllowedDirs)}, nil
 }
 
-// NewFileReadIn builds file_read reaching the working directory and dirs.
+// NewFileReadIn builds file_read reaching dirs (the working directory,
+// asking elsewhere, when dirs is empty).
 func NewFileReadIn(dirs []string) (*FileRead, error) {
-	r := NewReach(dirs)
+	r := NewReach(readSetting, dirs)
 	if r.Err() != nil {
 		return nil, r.Err()
 	}
@@ -54,8 +60,9 @@ func NewFileReadIn(dirs []string) (*FileRead, error) {
 
 var fileReadSpec = tools.Spec{
 	Name: "file_read",
-	Description: "Read the contents of a UTF-8 text file (at most 1 MiB). Files in the working directory and the allowed directories are read at once; " +
-		"other paths need the user's approval. Sensitive files (keys, credentials, .env, shell histories) are always refused.",
+	Description: "Read the contents of a UTF-8 text file (at most 1 MiB). Files in the working directory are read at once; " +
+		"other paths need the user's approval, or are refused when the user limited the tool to some directories. " +
+		"Sensitive files (keys, credentials, tokens, .env, shell histories) are always refused.",
 	Parameters: tools.Params(
 		tools.StringParam("path", "Path to the file to read", true),
 		tools.IntegerParam("start_line", "First line to return, from 1 (default: 1); with max_lines, reads a long file in parts", false),
@@ -75,15 +82,27 @@ func (f *FileRead) Spec() tools.Spec {
 	return s
 }
 
-// ConfirmationFor asks before reading outside the working directory and
-// the allowed directories. A path that will be refused anyway (empty,
-// sensitive) asks nothing.
-func (f *FileRead) ConfirmationFor(args tools.Args) (bool, string) {
+// Refuse refuses, before anyone is asked, a sensitive file and a path
+// past the configured allowed directories.
+func (f *FileRead) Refuse(args tools.Args) *tools.Refusal {
 	path := args.String("path")
-	if strings.TrimSpace(path) == "" || NewSecrets().File(path, Resolve(path)) != "" {
-		return false, ""
+	if strings.TrimSpace(path) == "" {
+		return nil // the call fails saying so
 	}
-	return f.reach.ConfirmationFor(path, "reads")
+	if ref := NewSecrets().Refuse(path); ref != nil {
+		return ref
+	}
+	return f.reach.Refuse(path, "read")
+}
+
+// ConfirmationFor asks before reading outside the working directory.
+func (f *FileRead) ConfirmationFor(args tools.Args) (bool, string) {
+	return f.reach.ConfirmationFor(args.String("path"), "reads")
+}
+
+// GrantScope is the directory of the file: a grant covers reads there.
+func (f *FileRead) GrantScope(args tools.Args) tools.Scope {
+	return DirScope(args.String("path"), false, "reads in %s (not its subfolders)")
 }
 
 // Execute reads args["path"].
@@ -131,10 +150,8 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if why := secrets.File(real); why != "" {
 		return tools.Fail("%s", Denied(path, why))
 	}
-	// The executor asked when the path was outside; this catches a call
-	// that did not go through it, or a link changed since it asked.
-	if !f.reach.Contains(real) && !tools.Confirmed(ctx) {
-		return tools.Fail("Access denied: %s is outside allowed directories.", shown(path))
+	if !f.reach.Permits(real, tools.Confirmed(ctx)) {
+		return f.reach.Outside(path, "read")
 	}
 	if info.Size() > MaxFileSize {
 		return tools.Fail("File too large: %d bytes (max %d).", info.Size(), MaxFileSize)
@@ -145,6 +162,9 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	data, err := ReadRegular(real, info, MaxFileSize)
 	if err != nil {
 		return tools.Fail("%s", readFailure(path, err))
+	}
+	if why := secrets.Opened(info, data); why != "" {
+		return tools.Fail("%s", Denied(path, why))
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
 		return tools.Fail("Cannot read %s: it is not a UTF-8 text file (binary content).", shown(path))
@@ -188,24 +208,16 @@ func (e *TooLargeError) Error() string {
 }
 
 // ReadRegular opens real (a path without symbolic links) without blocking
-// (O_NONBLOCK: a path swapped for a FIFO since it was checked cannot hang
-// us) and without following a link in its last element, confirms it is
-// still the regular file described by checked, and reads at most limit
-// bytes. A file swapped since the check is ErrChanged.
+// (a path swapped for a FIFO since it was checked cannot hang us) and
+// without following a link in its last element, confirms it is still the
+// regular file described by checked, and reads at most limit bytes. A file
+// swapped since the check is ErrChanged.
 func ReadRegular(real string, checked os.FileInfo, limit int64) ([]byte, error) {
-	fd, err := syscall.Open(real, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+	file, err := openChecked(real, checked)
 	if err != nil {
-		if err == syscall.ELOOP { // the last element became a link
-			return nil, ErrChanged
-		}
-		return nil, &os.PathError{Op: "open", Path: real, Err: err}
+		return nil, err
 	}
-	file := os.NewFile(uintptr(fd), real)
 	defer file.Close()
-	now, err := file.Stat()
-	if err != nil || !now.Mode().IsRegular() || !os.SameFile(now, checked) {
-		return nil, ErrChanged
-	}
 	data, err := io.ReadAll(io.LimitReader(file, limit+1))
 	if err != nil {
 		return nil, err

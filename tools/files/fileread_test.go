@@ -92,6 +92,10 @@ func TestFileReadChecksInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := func(name string) string { return filepath.Join(allowed, name) }
+	outsideAllowed := func(p string) string {
+		return "Access denied: " + p + " is outside the allowed directories (" + allowed + "). Only the user can change that: " +
+			"they may add its directory to [tool.file_read] allowed_dirs in the config file."
+	}
 	cases := []struct {
 		path, want string
 	}{
@@ -101,10 +105,10 @@ func TestFileReadChecksInOrder(t *testing.T) {
 		{filepath.Join(outside, ".env"), "Access denied: " + filepath.Join(outside, ".env") + " is a sensitive file."},
 		{in("missing.txt"), "File not found: " + in("missing.txt")},
 		{in("sub"), "Not a file: " + in("sub")},
-		{filepath.Join(outside, "secret.txt"), "Access denied: " + filepath.Join(outside, "secret.txt") + " is outside allowed directories."},
-		{in("escape.txt"), "Access denied: " + in("escape.txt") + " is outside allowed directories."},
+		{filepath.Join(outside, "secret.txt"), outsideAllowed(filepath.Join(outside, "secret.txt"))},
+		{in("escape.txt"), outsideAllowed(in("escape.txt"))},
 		{in("innocent.txt"), "Access denied: " + in("innocent.txt") + " is a sensitive file."},
-		{in("../outside/secret.txt"), "Access denied: " + in("../outside/secret.txt") + " is outside allowed directories."},
+		{in("../outside/secret.txt"), outsideAllowed(in("../outside/secret.txt"))},
 		{in("big.txt"), fmt.Sprintf("File too large: %d bytes (max 1048576).", MaxFileSize+1)},
 		{in("bin.dat"), "Cannot read " + in("bin.dat") + ": it is not a UTF-8 text file (binary content)."},
 		{in("latin1.txt"), "Cannot read " + in("latin1.txt") + ": it is not a UTF-8 text file (binary content)."},

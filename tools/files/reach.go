@@ -9,34 +9,47 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-// Reach is where a tool may read without asking: the working directory the
-// process had when the tool was built and the configured allowed
-// directories, all resolved after symbolic links. Anything else needs the
+// Reach is where a file tool may act. With no allowed directories
+// configured for the tool, it is the working directory the process had when
+// the tool was built, acted on without asking; anything else needs the
 // person's confirmation (see tools.ConfirmationRule), so a prompt injection
-// cannot make a model read around the machine unseen.
+// cannot make a model read around the machine unseen. With allowed
+// directories configured, it is exactly those, as the tool spec says: a
+// hard limit that no approval, --yes or grant lifts. Directories are
+// compared after resolving symbolic links.
 //
 // The root directory never counts as a working directory: a process started
 // from / (a service, a cron job) would otherwise reach every file. Listing
 // "/" in allowed_dirs is the way to say so.
 type Reach struct {
-	dirs       []string
-	configured bool // allowed directories were given
+	dirs []string
+	// limited: allowed directories were configured, and are a hard limit.
+	limited bool
+	// setting names the configuration the directories come from, for
+	// refusals: "[tool.file_read] allowed_dirs".
+	setting string
 	// err is set when a configured directory is unusable: every call then
 	// fails saying so (a reach that silently became "anything" or
 	// "nothing" would be worse).
 	err error
 }
 
-// NewReach returns the working directory plus allowed (~ expanded). A
+// NewReach returns the reach of a tool: allowed (~ expanded), named by
+// setting in messages, or the working directory when allowed is empty. A
 // directory that does not exist is reported by Err, not dropped.
-func NewReach(allowed []string) *Reach {
-	r := &Reach{configured: len(allowed) > 0}
-	if wd, err := os.Getwd(); err == nil {
-		if real, err := filepath.EvalSymlinks(wd); err == nil && real != string(filepath.Separator) {
-			r.dirs = append(r.dirs, real)
+func NewReach(setting string, allowed []string) *Reach {
+	r := &Reach{limited: len(allowed) > 0, setting: setting}
+	if !r.limited {
+		if wd, err := os.Getwd(); err == nil {
+			if real, err := filepath.EvalSymlinks(wd); err == nil && real != string(filepath.Separator) {
+				r.dirs = append(r.dirs, real)
+			}
 		}
+		return r
 	}
 	for _, d := range allowed {
 		abs, err := filepath.Abs(expandHome(d))
@@ -58,8 +71,12 @@ func NewReach(allowed []string) *Reach {
 // fine).
 func (r *Reach) Err() error { return r.err }
 
-// Dirs returns the directories reached without asking.
+// Dirs returns the directories acted on without asking.
 func (r *Reach) Dirs() []string { return append([]string(nil), r.dirs...) }
+
+// Limited reports whether the reach is a hard limit (allowed directories
+// are configured).
+func (r *Reach) Limited() bool { return r.limited }
 
 // Contains reports whether real, a path without symbolic links, is in the
 // reach.
@@ -72,6 +89,69 @@ func (r *Reach) Contains(real string) bool {
 	return false
 }
 
+// Refuse refuses acting on p when it is past the hard limit of configured
+// allowed directories (nil otherwise): no one may approve it, and the
+// message says which setting to change. verb names the act ("read").
+func (r *Reach) Refuse(p, verb string) *tools.Refusal {
+	if !r.limited || r.err != nil || strings.TrimSpace(p) == "" || r.Contains(Resolve(p)) {
+		return nil
+	}
+	return r.refusal(p, verb)
+}
+
+func (r *Reach) refusal(p, verb string) *tools.Refusal {
+	return &tools.Refusal{
+		Message: fmt.Sprintf("Access denied: %s is outside the allowed directories (%s). Only the user can change that: "+
+			"they may add its directory to %s in the config file.", shown(p), strings.Join(r.dirs, ", "), r.setting),
+		By:   tools.ByConfig,
+		Rule: "outside " + r.setting + " (" + verb + " " + shown(p) + ")",
+	}
+}
+
+// Permits reports whether a tool may act on real (resolved) now: inside
+// the reach, or outside it without a hard limit when the person approved
+// the call (confirmed). Tools check it in Execute, where it counts: a call
+// that did not go through the executor's gate, or a link changed since it
+// asked, is still refused.
+func (r *Reach) Permits(real string, confirmed bool) bool {
+	return r.Contains(real) || !r.limited && confirmed
+}
+
+// Outside is a tool's failure for a path Permits refused.
+func (r *Reach) Outside(p, verb string) tools.Result {
+	if r.limited {
+		return tools.Fail("%s", r.refusal(p, verb).Message)
+	}
+	return tools.Fail("Access denied: %s is outside the working directory, and the call was not approved.", shown(p))
+}
+
+// ConfirmationFor says whether acting on p needs confirmation because it is
+// outside the working directory, and the reason to show: verb names the
+// act ("reads", "indexes"). A path that does not exist is judged by the
+// part of it that does, so that probing for files outside the reach asks
+// too. With a hard limit nothing asks: outside it is refused (Refuse).
+func (r *Reach) ConfirmationFor(p, verb string) (bool, string) {
+	if r.limited || r.err != nil || strings.TrimSpace(p) == "" {
+		return false, "" // refused, or the call fails with the reason
+	}
+	if r.Contains(Resolve(p)) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("%s %s, outside the working directory", verb, shown(p))
+}
+
+// DirScope is the grant scope of acting on p: the directory it is in, as
+// resolved (the directory itself when p is one, if asDir). words says
+// what the grant allows, with %s for the directory ("reads in %s (not its
+// subfolders)").
+func DirScope(p string, asDir bool, words string) tools.Scope {
+	dir := Resolve(p)
+	if info, err := os.Stat(dir); !asDir || err != nil || !info.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	return tools.Scope{Kind: tools.ScopeDir, Value: dir, Words: fmt.Sprintf(words, shown(dir))}
+}
+
 // Within reports whether p is dir or beneath it, on path boundaries (so
 // /etc does not contain /etcetera). Both must be clean absolute paths.
 func Within(dir, p string) bool {
@@ -79,24 +159,6 @@ func Within(dir, p string) bool {
 		return true
 	}
 	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
-}
-
-// ConfirmationFor says whether acting on p needs confirmation because it is
-// outside the reach, and the reason to show: verb names the act ("reads",
-// "indexes"). A path that does not exist is judged by the part of it that
-// does, so that probing for files outside the reach asks too.
-func (r *Reach) ConfirmationFor(p, verb string) (bool, string) {
-	if r.err != nil || strings.TrimSpace(p) == "" {
-		return false, "" // the call fails with the reason; nothing to ask
-	}
-	if r.Contains(Resolve(p)) {
-		return false, ""
-	}
-	where := "outside the working directory"
-	if r.configured {
-		where += " and the allowed directories"
-	}
-	return true, fmt.Sprintf("%s %s, %s", verb, shown(p), where)
 }
 
 // Resolve returns p absolute (~ expanded) with every symbolic link

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -119,27 +120,53 @@ func TestOutsideReadDeniedOrWithNobodyToAsk(t *testing.T) {
 	}
 	// The tool itself refuses when called without the executor's gate.
 	f, _ := NewFileReadIn(nil)
-	if r := read(t, f, tools.Args{"path": w.outsideFile}); r.Success || r.Content != "Access denied: "+w.outsideFile+" is outside allowed directories." {
+	if r := read(t, f, tools.Args{"path": w.outsideFile}); r.Success || r.Content != "Access denied: "+w.outsideFile+" is outside the working directory, and the call was not approved." {
 		t.Errorf("direct call: %q", r.Content)
 	}
 }
 
-func TestAllowedDirsWidenTheReach(t *testing.T) {
+// allowed_dirs is a hard limit, as the tool spec says: inside, reads run
+// unasked; outside (the working directory too, when it is not listed)
+// nothing reads, not an approval, not --yes, not a grant; and the refusal
+// names the setting to change.
+func TestAllowedDirsAreAHardLimit(t *testing.T) {
 	w := newWorkArea(t)
 	third := t.TempDir()
 	write(t, filepath.Join(third, "x.txt"), "third")
+	settings := tools.Settings{AllowedDirs: []string{w.outside}}
 	c := &recordingConfirmer{answer: tools.AllowOnce}
-	e := executorFor(t, c, tools.Settings{AllowedDirs: []string{w.outside}})
+	e := executorFor(t, c, settings)
 	if r := readVia(t, e, w.outsideFile); !r.Success || len(c.asked()) != 0 {
 		t.Fatalf("allowed directory asked: %+v %d", r, len(c.asked()))
 	}
-	if r := readVia(t, e, "notes.txt"); !r.Success || len(c.asked()) != 0 {
-		t.Fatalf("working directory asked: %+v", r)
+	for _, p := range []string{"notes.txt", filepath.Join(third, "x.txt")} {
+		r := readVia(t, e, p)
+		if r.Success || r.Status != tools.StatusDenied || !strings.Contains(r.Content, "[tool.file_read] allowed_dirs") {
+			t.Errorf("%s outside allowed_dirs: %+v", p, r)
+		}
 	}
-	readVia(t, e, filepath.Join(third, "x.txt"))
-	if reqs := c.asked(); len(reqs) != 1 || reqs[0].Reason != "reads "+filepath.Join(third, "x.txt")+", outside the working directory and the allowed directories" {
-		t.Errorf("requests = %+v", reqs)
+	if len(c.asked()) != 0 {
+		t.Errorf("a read outside a hard limit was asked about: %+v", c.asked())
 	}
+	// --yes (a policy that allows everything) and grants do not lift it.
+	for _, o := range []tools.PolicyOptions{{Yes: true}, {Approvals: grantsFor("file_read", third)}} {
+		tool, _ := NewFileRead(tools.Deps{Settings: map[string]tools.Settings{"file_read": settings}})
+		ex, err := tools.NewExecutor([]tools.Tool{tool}, tools.ExecutorOptions{Policy: tools.NewPolicy(o)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := readVia(t, ex, filepath.Join(third, "x.txt")); r.Success {
+			t.Errorf("read past allowed_dirs with %+v: %q", o, r.Content)
+		}
+	}
+}
+
+// grantsFor is a session holding a grant of tool in dir.
+func grantsFor(tool, dir string) *tools.Approvals {
+	a := tools.NewApprovals()
+	real, _ := filepath.EvalSymlinks(dir)
+	a.Grant(tools.Grant{Tool: tool, Scope: tools.Scope{Kind: tools.ScopeDir, Value: real}})
+	return a
 }
 
 func TestConfirmSettingAddsAskingButNeverRemovesIt(t *testing.T) {
@@ -203,21 +230,21 @@ func TestLinkOutOfTheWorkingDirectoryAsks(t *testing.T) {
 
 func TestRootIsNeverTheWorkingArea(t *testing.T) {
 	t.Chdir("/")
-	r := NewReach(nil)
+	r := NewReach(readSetting, nil)
 	if len(r.Dirs()) != 0 {
 		t.Fatalf("reach from / = %v", r.Dirs())
 	}
 	if need, _ := r.ConfirmationFor("/etc/hostname", "reads"); !need {
 		t.Error("a process started in / reads everything unasked")
 	}
-	if need, _ := NewReach([]string{"/"}).ConfirmationFor("/etc/hostname", "reads"); need {
+	if need, _ := NewReach(readSetting, []string{"/"}).ConfirmationFor("/etc/hostname", "reads"); need {
 		t.Error("allowed_dirs = [\"/\"] still asks")
 	}
 }
 
 func TestReasonQuotesControlCharacters(t *testing.T) {
 	newWorkArea(t)
-	_, why := NewReach(nil).ConfirmationFor("/tmp/\x1b[31mred", "reads")
+	_, why := NewReach(readSetting, nil).ConfirmationFor("/tmp/\x1b[31mred", "reads")
 	if why != `reads "/tmp/\x1b[31mred", outside the working directory` {
 		t.Errorf("reason = %q", why)
 	}

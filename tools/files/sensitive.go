@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/jarvis-workbench/jarvis/tools"
 )
 
 // A secretRule marks the files that hold secrets. No tool reads them, not
@@ -103,6 +105,73 @@ var secretRules = []secretRule{
 	{"*.keychain-db", "is a keychain"},
 	{".authinfo", "holds login credentials"},
 	{".authinfo.gpg", "holds login credentials"},
+	// Model hubs and AI tools: other agents' logins and API keys.
+	{"huggingface/token", "holds a Hugging Face token"},
+	{"huggingface/stored_tokens", "holds Hugging Face tokens"},
+	{".huggingface/token", "holds a Hugging Face token"},
+	{".kaggle/kaggle.json", "holds a Kaggle API key"},
+	{".modal.toml", "holds a Modal token"},
+	{".claude/.credentials.json", "holds another agent's login"},
+	{".claude.json", "holds another agent's login"},
+	{".codex/auth.json", "holds another agent's login"},
+	{".gemini/oauth_creds.json", "holds another agent's login"},
+	{".gemini/google_accounts.json", "holds another agent's login"},
+	{"github-copilot/hosts.json", "holds GitHub Copilot credentials"},
+	{"github-copilot/apps.json", "holds GitHub Copilot credentials"},
+	{"opencode/auth.json", "holds another agent's login"},
+	{"crush/crush.json", "holds another agent's provider keys"},
+	{"goose/secrets.yaml", "holds another agent's provider keys"},
+	{".aider.conf.yml", "holds another agent's provider keys"},
+	{".continue/config.json", "holds another agent's provider keys"},
+	{".continue/config.yaml", "holds another agent's provider keys"},
+	{"io.datasette.llm/keys.json", "holds model API keys"},
+	// More cloud and service CLIs.
+	{"rclone/rclone.conf", "holds rclone remotes' credentials"},
+	{".rclone.conf", "holds rclone remotes' credentials"},
+	{".s3cfg", "holds S3 credentials"},
+	{".boto", "holds cloud storage credentials"},
+	{".passwd-s3fs", "holds S3 credentials"},
+	{"*.tfstate", "is Terraform state (it holds secrets in clear)"},
+	{"*.tfstate.backup", "is Terraform state (it holds secrets in clear)"},
+	{"terraform.tfvars", "holds Terraform variables (often secrets)"},
+	{"*.auto.tfvars", "holds Terraform variables (often secrets)"},
+	{".terraformrc", "holds Terraform credentials"},
+	{".pulumi/credentials.json", "holds Pulumi credentials"},
+	{"doctl/config.yaml", "holds DigitalOcean credentials"},
+	{".fly/config.yml", "holds Fly.io credentials"},
+	{"hcloud/cli.toml", "holds Hetzner Cloud credentials"},
+	{"netlify/config.json", "holds Netlify credentials"},
+	{"com.vercel.cli/auth.json", "holds Vercel credentials"},
+	{".wrangler/config/default.toml", "holds Cloudflare credentials"},
+	{"stripe/config.toml", "holds Stripe keys"},
+	{".databrickscfg", "holds Databricks credentials"},
+	{"ngrok/ngrok.yml", "holds an ngrok token"},
+	{".ngrok2/ngrok.yml", "holds an ngrok token"},
+	{".config/configstore/", "holds CLI tokens (npm-style config stores)"},
+	{".config/op/", "holds 1Password CLI sessions"},
+	{".op/", "holds 1Password CLI sessions"},
+	{"pip/pip.conf", "holds package index credentials"},
+	{".pip/pip.conf", "holds package index credentials"},
+	{".ivy2/.credentials", "holds package registry credentials"},
+	{".sbt/.credentials", "holds package registry credentials"},
+	{".bundle/config", "holds package registry credentials"},
+	// Encryption keys.
+	{"sops/age/keys.txt", "holds age private keys"},
+	{"age/keys.txt", "holds age private keys"},
+	{"*.agekey", "holds an age private key"},
+	// Browsers' login stores.
+	{"login data", "holds a browser's saved passwords"},
+	{"login data for account", "holds a browser's saved passwords"},
+	{"web data", "holds a browser's saved cards and forms"},
+	{"network/cookies", "holds a browser's cookies (its logins)"},
+	{"default/cookies", "holds a browser's cookies (its logins)"},
+	{"profile */cookies", "holds a browser's cookies (its logins)"},
+	{"cookies.sqlite", "holds a browser's cookies (its logins)"},
+	{"logins.json", "holds a browser's saved passwords"},
+	{"logins-backup.json", "holds a browser's saved passwords"},
+	{"signons.sqlite", "holds a browser's saved passwords"},
+	{"key3.db", "holds a browser's password key"},
+	{"key4.db", "holds a browser's password key"},
 	// SSH.
 	{".ssh/", "holds SSH keys and configuration"},
 	{"*.ppk", "is a private key"},
@@ -298,8 +367,14 @@ func components(p string) []string {
 // for a run of checks: it finds jarvis's own files once.
 type Secrets struct {
 	// own maps the lower-case absolute paths of jarvis's own files, as
-	// configured and after symbolic links, to what each is.
-	own map[string]string
+	// configured and after symbolic links, to what each is; ownDirs the
+	// directories beside the database (its write journal, recovery and
+	// waiting line), each of whose files is refused.
+	own     map[string]string
+	ownDirs map[string]string
+	// ownPaths are the same files and directories as written (the maps'
+	// keys are lower case), for comparing a hard link with them.
+	ownPaths map[string]string
 }
 
 var (
@@ -310,7 +385,13 @@ var (
 const (
 	ownConfig   = "is jarvis's configuration (it holds channel tokens)"
 	ownDatabase = "is jarvis's database"
+	ownJournal  = "is in jarvis's database journal"
 )
+
+// dbCompanions are the directories the database keeps beside itself: the
+// journal of writes not yet landed, what could not be written, the
+// waiting line (see store).
+var dbCompanions = []string{".pending", ".recovery", ".waiting"}
 
 // ProtectJarvisFiles adds jarvis's configuration file and database, wherever
 // --config or --db put them, to the files no tool reads (the default paths
@@ -330,8 +411,8 @@ func ProtectJarvisFiles(configPath, dbPath string) {
 // NewSecrets returns the rules with jarvis's own files as they are now: the
 // registered ones, $JARVIS_CONFIG, $JARVIS_DB and the default paths.
 func NewSecrets() *Secrets {
-	own := map[string]string{}
-	add := func(p, what string) {
+	own, ownDirs, ownPaths := map[string]string{}, map[string]string{}, map[string]string{}
+	addTo := func(m map[string]string, p, what string) {
 		if p == "" {
 			return
 		}
@@ -339,9 +420,17 @@ func NewSecrets() *Secrets {
 		if err != nil {
 			return
 		}
-		own[strings.ToLower(abs)] = what
+		m[strings.ToLower(abs)], ownPaths[abs] = what, what
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			own[strings.ToLower(real)] = what
+			m[strings.ToLower(real)], ownPaths[real] = what, what
+		}
+	}
+	add := func(p, what string) {
+		addTo(own, p, what)
+		if what == ownDatabase && !strings.HasSuffix(p, ".lock") {
+			for _, c := range dbCompanions {
+				addTo(ownDirs, p+c, ownJournal)
+			}
 		}
 	}
 	if dir := xdgDir("XDG_CONFIG_HOME", ".config"); dir != "" {
@@ -365,7 +454,7 @@ func NewSecrets() *Secrets {
 		add(p, what)
 	}
 	ownMu.Unlock()
-	return &Secrets{own: own}
+	return &Secrets{own: own, ownDirs: ownDirs, ownPaths: ownPaths}
 }
 
 // xdgDir returns $env, else ~/fallback ("" when neither is known).
@@ -398,8 +487,14 @@ func (s *Secrets) check(paths []string, asDir bool) string {
 		if err != nil {
 			abs = p
 		}
-		if what, ok := s.own[strings.ToLower(abs)]; ok && !asDir {
+		lower := strings.ToLower(abs)
+		if what, ok := s.own[lower]; ok && !asDir {
 			return what
+		}
+		for dir, what := range s.ownDirs {
+			if Within(dir, lower) {
+				return what
+			}
 		}
 		all = append(all, components(abs))
 	}
@@ -415,6 +510,55 @@ func (s *Secrets) check(paths []string, asDir bool) string {
 		return ""
 	}
 	return compiledRules[best].holds
+}
+
+// Refuse is the refusal, for the executor's gate, of acting on p when it is
+// a sensitive file: by its name or where it is, by its content (a private
+// key or a token at its start), or as a hard link to a sensitive file.
+// nil when it is not, or cannot be told yet (it does not exist).
+func (s *Secrets) Refuse(p string) *tools.Refusal {
+	if why := s.Reason(p); why != "" {
+		return &tools.Refusal{Message: Denied(p, why), By: tools.ByProtected, Rule: shown(p) + " " + why}
+	}
+	return nil
+}
+
+// Reason says why p must never be acted on, by the rules Refuse applies
+// ("" when it may be).
+func (s *Secrets) Reason(p string) string {
+	real := Resolve(p)
+	if why := s.File(p, real); why != "" {
+		return why
+	}
+	return s.peek(real)
+}
+
+// Opened says why a file just read must not be returned ("" when it may):
+// its content is a key or a token, or it is a hard link to a sensitive
+// file. Tools call it on what they read, since the file may have changed
+// since the gate looked.
+func (s *Secrets) Opened(info os.FileInfo, data []byte) string {
+	if why := SecretContent(data); why != "" {
+		return why
+	}
+	return s.linked(info)
+}
+
+// peek reads the start of a regular file to judge its content and its
+// links before anyone is asked about it (nothing of it is shown).
+func (s *Secrets) peek(real string) string {
+	info, err := os.Stat(real)
+	if err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	if why := s.linked(info); why != "" {
+		return why
+	}
+	head, err := readHead(real, info, contentWindow)
+	if err != nil {
+		return ""
+	}
+	return SecretContent(head)
 }
 
 // Denied is file_read's refusal of a sensitive file: "Access denied: PATH

@@ -79,6 +79,33 @@ var credentialStores = []struct{ rel, holds string }{
 	{"project/.envrc", sensitiveFile},
 	{"certs/server.pem", sensitiveFile},
 	{"certs/server.key", sensitiveFile},
+	// Model hubs, other agents, more clouds and CLIs, encryption keys,
+	// browsers.
+	{".cache/huggingface/token", "holds a Hugging Face token"},
+	{".cache/huggingface/stored_tokens", "holds Hugging Face tokens"},
+	{".kaggle/kaggle.json", "holds a Kaggle API key"},
+	{".claude/.credentials.json", "holds another agent's login"},
+	{".codex/auth.json", "holds another agent's login"},
+	{".gemini/oauth_creds.json", "holds another agent's login"},
+	{".config/github-copilot/hosts.json", "holds GitHub Copilot credentials"},
+	{".local/share/opencode/auth.json", "holds another agent's login"},
+	{".config/goose/secrets.yaml", "holds another agent's provider keys"},
+	{".config/rclone/rclone.conf", "holds rclone remotes' credentials"},
+	{".s3cfg", "holds S3 credentials"},
+	{".boto", "holds cloud storage credentials"},
+	{"infra/terraform.tfstate", "is Terraform state (it holds secrets in clear)"},
+	{"infra/terraform.tfstate.backup", "is Terraform state (it holds secrets in clear)"},
+	{"infra/prod.auto.tfvars", "holds Terraform variables (often secrets)"},
+	{".pulumi/credentials.json", "holds Pulumi credentials"},
+	{".config/doctl/config.yaml", "holds DigitalOcean credentials"},
+	{".config/op/config", "holds 1Password CLI sessions"},
+	{".config/sops/age/keys.txt", "holds age private keys"},
+	{".config/google-chrome/Default/Login Data", "holds a browser's saved passwords"},
+	{".config/google-chrome/Default/Network/Cookies", "holds a browser's cookies (its logins)"},
+	{".config/chromium/Profile 1/Cookies", "holds a browser's cookies (its logins)"},
+	{".mozilla/firefox/abc.default/logins.json", "holds a browser's saved passwords"},
+	{".mozilla/firefox/abc.default/key4.db", "holds a browser's password key"},
+	{".mozilla/firefox/abc.default/cookies.sqlite", "holds a browser's cookies (its logins)"},
 }
 
 // fakeHome makes a temporary home directory holding every credential
@@ -234,10 +261,13 @@ func TestJarvisOwnFilesAreRefused(t *testing.T) {
 
 	config := "is jarvis's configuration (it holds channel tokens)"
 	db := "is jarvis's database"
+	journal := "is in jarvis's database journal"
 	want := map[string]string{
 		"cfg/jarvis/config.toml": config, "env.toml": config, "flag.toml": config,
 		"data/jarvis/jarvis.db": db, "data/jarvis/jarvis.db.lock": db,
 		"env.db": db, "env.db.lock": db, "flag.db": db, "flag.db.lock": db,
+		"data/jarvis/jarvis.db.pending/0001.json": journal, "flag.db.recovery/write-1.json": journal,
+		"env.db.waiting/0002-42": journal,
 	}
 	for rel := range want {
 		write(t, filepath.Join(home, rel), "[channels.team]\nSECRET token = \"xoxb-1\"")

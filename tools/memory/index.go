@@ -533,6 +533,9 @@ func (w *walker) read(c candidate) (text string, converted bool, reason string, 
 	case err != nil:
 		return "", false, "cannot be read: " + rootCause(err), false
 	}
+	if why := w.secrets.Opened(c.info, data); why != "" {
+		return "", false, files.SkipReason(why, false), true
+	}
 	text, converted, reason = decodeText(data)
 	if reason != "" {
 		return "", false, reason, false

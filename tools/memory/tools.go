@@ -270,16 +270,17 @@ type Index struct {
 }
 
 // NewIndex builds memory_index over s. It reaches what file_read reaches:
-// the working directory and the allowed directories (memory_index's own
-// allowed_dirs setting when set, else file_read's); indexing anything else
-// needs confirmation. A configured directory that does not exist does not
-// stop the tool from being listed; calling it fails with the reason.
+// the allowed directories when configured (memory_index's own allowed_dirs
+// setting when set, else file_read's), a hard limit; else the working
+// directory, and anything else after confirmation. A configured directory
+// that does not exist does not stop the tool from being listed; calling it
+// fails with the reason.
 func NewIndex(s *memstore.Store, deps tools.Deps, opts Options) *Index {
-	dirs := deps.For("memory_index").AllowedDirs
-	if len(dirs) == 0 {
-		dirs = deps.For("file_read").AllowedDirs
+	setting, dirs := "[tool.memory_index] allowed_dirs", deps.For("memory_index").AllowedDirs
+	if len(dirs) == 0 && len(deps.For("file_read").AllowedDirs) > 0 {
+		setting, dirs = "[tool.file_read] allowed_dirs (or [tool.memory_index] allowed_dirs)", deps.For("file_read").AllowedDirs
 	}
-	return &Index{s: s, reach: files.NewReach(dirs), maxFileBytes: opts.MaxFileBytes}
+	return &Index{s: s, reach: files.NewReach(setting, dirs), maxFileBytes: opts.MaxFileBytes}
 }
 
 // Spec returns memory_index's spec.
@@ -295,7 +296,7 @@ func (t *Index) Spec() tools.Spec {
 	return tools.Spec{
 		Name: "memory_index",
 		Description: "Index a text file, or every text file under a directory, into memory for later search. " +
-			"Paths in the working directory and the allowed directories are indexed at once; others need the user's approval. " +
+			"Paths in the working directory are indexed at once; others need the user's approval, or are refused when the user limited the tool to some directories. " +
 			"Binary files, sensitive files, files over " + sizeText(limit) + " and version-control or dependency directories are skipped; " +
 			"a file indexed before is replaced when it changed.",
 		Parameters: tools.Params(
@@ -319,20 +320,36 @@ func sizeText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// ConfirmationFor asks before indexing outside the working directory and
-// the allowed directories, as file_read asks before reading there. A path
-// that is refused anyway (empty, a credential file or directory) asks
-// nothing: the call says why it was refused.
-func (t *Index) ConfirmationFor(args tools.Args) (bool, string) {
+// Refuse refuses, before anyone is asked, a credential file or directory
+// and a path past the configured allowed directories.
+func (t *Index) Refuse(args tools.Args) *tools.Refusal {
 	path := args.String("path")
 	if t.s == nil || strings.TrimSpace(path) == "" {
+		return nil // the call fails saying why
+	}
+	secrets := files.NewSecrets()
+	if why := secrets.Reason(path); why != "" {
+		return &tools.Refusal{Message: fmt.Sprintf("Cannot index %s: %s.", path, files.SkipReason(why, false)), By: tools.ByProtected, Rule: path + " " + why}
+	}
+	if why := secrets.Dir(path, files.Resolve(path)); why != "" {
+		return &tools.Refusal{Message: fmt.Sprintf("Cannot index %s: %s.", path, files.SkipReason(why, true)), By: tools.ByProtected, Rule: path + " " + why}
+	}
+	return t.reach.Refuse(path, "index")
+}
+
+// ConfirmationFor asks before indexing outside the working directory, as
+// file_read asks before reading there.
+func (t *Index) ConfirmationFor(args tools.Args) (bool, string) {
+	if t.s == nil {
 		return false, ""
 	}
-	secrets, real := files.NewSecrets(), files.Resolve(path)
-	if secrets.File(path, real) != "" || secrets.Dir(path, real) != "" {
-		return false, ""
-	}
-	return t.reach.ConfirmationFor(path, "indexes")
+	return t.reach.ConfirmationFor(args.String("path"), "indexes")
+}
+
+// GrantScope is the directory indexed (or the file's): a grant covers
+// indexing there.
+func (t *Index) GrantScope(args tools.Args) tools.Scope {
+	return files.DirScope(args.String("path"), true, "indexing %s")
 }
 
 // maxListedSkips bounds the skipped files named in the result.
@@ -351,10 +368,8 @@ func (t *Index) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if strings.TrimSpace(path) == "" {
 		return tools.Fail("No path provided.")
 	}
-	// The executor asked when the path was outside; this catches a call
-	// that did not go through it, or a link changed since it asked.
-	if !t.reach.Contains(files.Resolve(path)) && !tools.Confirmed(ctx) {
-		return tools.Fail("Access denied: %s is outside allowed directories.", path)
+	if !t.reach.Permits(files.Resolve(path), tools.Confirmed(ctx)) {
+		return t.reach.Outside(path, "index")
 	}
 	opts := IndexOptions{MaxFileBytes: t.maxFileBytes}
 	size, sizeGiven, err := args.Int("chunk_size")
