@@ -31,7 +31,9 @@
 //
 // # Running
 //
-// The program runs directly (exec, no shell) with jarvis's environment, in
+// The program runs directly (exec, no shell) with a clean environment
+// (PATH, HOME, the locale and the few others every program needs, plus the
+// variables pass_env names; never jarvis's API keys and tokens), in
 // the entry's cwd or jarvis's working directory, in a session of its own:
 // it has no controlling terminal, so it cannot read what the person types
 // into jarvis, and its stdin is the stdin template or nothing. When the

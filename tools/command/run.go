@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/tools/code"
+	"github.com/jarvis-workbench/jarvis/tools/internal/cleanenv"
 )
 
 // drainWait bounds how long output is read once the process group is
@@ -47,7 +48,7 @@ func (c *Command) run(ctx context.Context, argv []string, stdin string, hasStdin
 		out.err = err
 		return out
 	}
-	cmd := &exec.Cmd{Path: c.path, Args: argv, Dir: c.cwd, Stdout: outW, Stderr: errW, SysProcAttr: sysProcAttr()}
+	cmd := &exec.Cmd{Path: c.path, Args: argv, Dir: c.cwd, Env: cleanenv.Environ(c.spec.PassEnv), Stdout: outW, Stderr: errW, SysProcAttr: sysProcAttr()}
 	var inW *os.File
 	if hasStdin {
 		var inR *os.File

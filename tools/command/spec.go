@@ -38,6 +38,10 @@ type Spec struct {
 	// Cwd is the directory the program runs in ("~" expanded; empty:
 	// jarvis's working directory).
 	Cwd string `toml:"cwd"`
+	// PassEnv names the variables of jarvis's environment the program
+	// gets besides the clean base every program started for a model gets
+	// (PATH, HOME, the locale...: see tools/internal/cleanenv).
+	PassEnv []string `toml:"pass_env"`
 	// SuccessCodes are the exit statuses of a successful run (empty: 0).
 	SuccessCodes []int `toml:"success_codes"`
 	// MaxOutputBytes caps what is kept of stdout and of stderr, each

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/tools/internal/cleanenv"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -325,40 +325,14 @@ func (o *onceCloser) Close() error {
 	return nil
 }
 
-// baseEnv names the variables a stdio server inherits from jarvis: what
-// programs and their runtimes (node, python, a shell) need to find
-// themselves, their home and cache directories, a temporary directory and
-// the user's locale. Everything else, from API keys (BRAVE_API_KEY,
-// TAVILY_API_KEY...) to proxy settings, reaches a server only when its
-// env names it, as in env = { HTTPS_PROXY = "${HTTPS_PROXY}" }. Locale
-// variables (LC_*) pass too.
-var baseEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ",
-	"TMPDIR", "TMP", "TEMP",
-	"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
-	// Windows: without these many programs cannot start at all.
-	"SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA",
-	"USERPROFILE", "USERNAME", "HOMEDRIVE", "HOMEPATH", "PROGRAMFILES", "PROGRAMDATA",
-	"PROCESSOR_ARCHITECTURE",
-}
-
-// inherited reports whether the variable key passes from jarvis to a server.
-func inherited(key string) bool {
-	if runtime.GOOS == "windows" {
-		key = strings.ToUpper(key) // Windows variable names ignore case
-	}
-	return slices.Contains(baseEnv, key) || strings.HasPrefix(key, "LC_")
-}
-
-// processEnv is the server's environment: the base variables jarvis has,
-// then the server's own with ${VAR} references expanded, which win.
+// processEnv is the server's environment: the clean base jarvis gives
+// every program it starts for a model (cleanenv), then the server's own
+// variables with ${VAR} references expanded, which win. Everything else,
+// from API keys (BRAVE_API_KEY, TAVILY_API_KEY...) to proxy settings,
+// reaches a server only when its env names it, as in
+// env = { HTTPS_PROXY = "${HTTPS_PROXY}" }.
 func processEnv(extra map[string]string) ([]string, error) {
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, ok := strings.Cut(kv, "="); ok && k != "" && inherited(k) {
-			env = append(env, kv)
-		}
-	}
+	env := cleanenv.Environ(nil)
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
 		keys = append(keys, k)
@@ -369,8 +343,7 @@ func processEnv(extra map[string]string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
-		env = append(env, k+"="+v)
+		env = cleanenv.Set(env, k, v)
 	}
 	return env, nil
 }
