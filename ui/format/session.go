@@ -10,6 +10,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/jarvis-workbench/jarvis/store/sessions"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // ExportOptions change what SessionMarkdownWith writes.
@@ -25,7 +26,8 @@ type ExportOptions struct {
 // arguments as a JSON block and its result, status, latency and cost,
 // each reply's usage, the other attempts and edits of a session with
 // branches, and the session totals at the end. Times are shown in the
-// location they carry (Store returns UTC).
+// location they carry (Store returns UTC). Escape sequences and control
+// characters are stripped (ui/safe), newlines and tabs kept.
 func SessionMarkdown(s sessions.Session, msgs []sessions.Message) string {
 	return SessionMarkdownWith(s, msgs, ExportOptions{})
 }
@@ -81,7 +83,10 @@ func SessionMarkdownWith(s sessions.Session, msgs []sessions.Message, opts Expor
 	fmt.Fprintf(&b, "- Model cost: %s\n", Cost(t.CostUSD, false))
 	fmt.Fprintf(&b, "- Tool cost: %s\n", Cost(t.ToolCostUSD, t.ToolCostEstimated))
 	fmt.Fprintf(&b, "- Total cost: %s\n", Cost(t.CostUSD+t.ToolCostUSD, t.ToolCostEstimated))
-	return b.String()
+	// Everything above but jarvis's own words came from models, tools and
+	// people: a file that a terminal will show (cat, less -R, a markdown
+	// viewer) gets none of their escape sequences. jarvis writes none.
+	return safe.Text(b.String())
 }
 
 // ToolCallsMeaning says what ToolCalls counts, for the export and the

@@ -176,3 +176,25 @@ func TestExportReactObservationsAndIncompleteReplies(t *testing.T) {
 		t.Errorf("an observation is exported with its protocol prefix:\n%s", out)
 	}
 }
+
+// What models and tools wrote reaches the exported file without its
+// escape sequences: a terminal showing the file (cat, less -R) must not
+// act on them.
+func TestExportStripsEscapeSequences(t *testing.T) {
+	msgs := []sessions.Message{
+		{Role: sessions.RoleUser, Content: "hi", CreatedAt: t0},
+		{Role: sessions.RoleAssistant, Content: "clear\x1b[2J\x1b]0;owned\x07 done\r", Thinking: "\x9b31m", Model: "m", CreatedAt: t0,
+			ToolCalls: []sessions.ToolCall{{ID: "c", Name: "file_read", Arguments: `{"path":"x\u001b[1m"}`}}},
+		{Role: sessions.RoleTool, Content: "line\x1b]52;c;ZXZpbA==\x07\ttab\nnext", ToolName: "file_read", ToolCallID: "c", CreatedAt: t0,
+			Result: &sessions.ToolResult{Success: true, Status: "ok"}},
+	}
+	out := SessionMarkdown(sessions.Session{ID: "s", Title: "t\x1b[31m", CreatedAt: t0, UpdatedAt: t0}, msgs)
+	for _, bad := range []string{"\x1b", "\x07", "\x9b", "\r"} {
+		if strings.Contains(out, bad) {
+			t.Fatalf("the export keeps %q:\n%q", bad, out)
+		}
+	}
+	if !strings.Contains(out, "line\ttab\nnext") || !strings.Contains(out, "clear done") {
+		t.Fatalf("the text around the sequences is lost:\n%s", out)
+	}
+}
