@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ollamatest "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/events"
@@ -24,10 +25,10 @@ func ollamaV1(t *testing.T) *ollamatest.Server {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", engine.CapCompletion, engine.CapTools, engine.CapThinking)
 	srv.Model("nomic-embed-text", engine.CapEmbedding)
-	srv.On(ollamatest.UserSays("15% of 340")).Reply(
-		ollamatest.Think("A percentage: the calculator is exact."),
-		ollamatest.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc"))
-	srv.On(ollamatest.ToolResult("calculator")).Reply(ollamatest.Text("15% of 340 is 51."))
+	srv.On(et.UserSays("15% of 340")).Reply(
+		et.Think("A percentage: the calculator is exact."),
+		et.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc"))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("15% of 340 is 51."))
 	return srv
 }
 
@@ -103,7 +104,7 @@ func TestOllamaV1ModelsAndErrors(t *testing.T) {
 		t.Fatalf("missing model: %v", err)
 	}
 	// A plain streamed answer, and a whole one.
-	srv.On(ollamatest.UserSays("hello")).Reply(ollamatest.TextChunks("Hello ", "there."))
+	srv.On(et.UserSays("hello")).Reply(et.TextChunks("Hello ", "there."))
 	var streamed strings.Builder
 	resp, err := eng.Chat(ctx, engine.ChatRequest{Model: "qwen3", Messages: []engine.Message{{Role: engine.RoleUser, Content: "hello"}}},
 		func(c engine.Chunk) { streamed.WriteString(c.Content) })

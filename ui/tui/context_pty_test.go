@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -20,8 +21,8 @@ func TestContextTabInPseudoTerminal(t *testing.T) {
 	srv := ot.New(t)
 	srv.AddModel(ot.ModelSpec{Name: "tinyt", Capabilities: []string{engine.CapCompletion, engine.CapTools},
 		ContextLength: 2048, Template: ot.TemplateNames})
-	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("15% of 340 is 51."))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("15% of 340 is 51."))
 
 	term := startTerminal(t, 150, 48, "--host", srv.URL, "--model", "tinyt", "--tools", "calculator")
 	term.waitFor(10*time.Second, "tinyt", "Ask anything")

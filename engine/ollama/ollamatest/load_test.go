@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/api"
+
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 )
 
 func TestDemoScriptPlaysTheCalculatorRoundTrip(t *testing.T) {
@@ -66,8 +68,8 @@ func TestParseScriptFeatures(t *testing.T) {
      "reply": [{"tool_calls": [
         {"name": "f", "arguments": "{\"z\": 1, \"a\": 2}", "id": ""},
         {"name": "f", "arguments": {"b": true}, "id": "call_mine"}]}]},
-    {"when": {"user_says": "numbers"}, "times": 1, "done_reason": "length",
-     "metrics": {"prompt_eval_count": 7, "eval_count": 2, "eval_duration": 2000000},
+    {"when": {"user_says": "numbers"}, "times": 1, "finish_reason": "length",
+     "usage": {"prompt_tokens": 7, "completion_tokens": 2, "eval_duration": "2ms"},
      "reply": [{"chunks": ["a", "b"]}]},
     {"when": {"user_says": "proxy"}, "reply": [{"error": {"status": 502, "body": "<h1>Bad Gateway</h1>"}}]},
     {"when": {"endpoint": "/api/generate", "system_contains": "terse"},
@@ -120,11 +122,13 @@ func TestParseScriptErrorsSayWhere(t *testing.T) {
 		{"bad duration", `{"rules": [{"chunk_delay": "fast", "reply": [{"text": "a"}]}]}`, `invalid duration "fast"`},
 		{"bad status", `{"rules": [{"reply": [{"error": {"status": 200, "message": "x"}}]}]}`, "error status must be from 400 to 599"},
 		{"message and body", `{"rules": [{"reply": [{"error": {"status": 500, "message": "x", "body": "y"}}]}]}`, `not both`},
-		{"bad endpoint", `{"rules": [{"when": {"endpoint": "/api/embed"}, "reply": [{"text": "a"}]}]}`, `endpoint must be "/api/chat" or "/api/generate"`},
+		{"bad endpoint", `{"rules": [{"when": {"endpoint": "api/embed"}, "reply": [{"text": "a"}]}]}`, `endpoint must be a path such as "/api/chat"`},
 		{"nameless model", `{"models": [{"size": 1}]}`, "model 1: a name is required"},
 		{"default", `{"default": {"reply": []}}`, `default: "reply" needs at least one step`},
 		{"bad template", `{"models": [{"name": "m", "template": "{{ .Nope"}]}`, "model 1 (m): template:"},
-		{"unknown template", `{"models": [{"name": "m", "template": "chatml"}]}`, `template "chatml" is neither a built-in`},
+		{"unknown template", `{"models": [{"name": "m", "template": "chatml-x"}]}`, `Ollama ships no template "chatml-x" (it has alfred, alpaca, chatml,`},
+		{"unknown renderer", `{"models": [{"name": "m", "renderer": "qwen9"}]}`, `renderer "qwen9" is not one Ollama has built in`},
+		{"unknown parser", `{"models": [{"name": "m", "parser": "qwen9"}]}`, `parser "qwen9" is not one Ollama has built in`},
 		{"negative window", `{"models": [{"name": "m", "context_length": -1}]}`, "context_length must be a positive number"},
 		{"negative default window", `{"default_context_length": -5}`, "default_context_length must be a positive number"},
 		{"bad keep_alive", `{"keep_alive": "soon"}`, `keep_alive "soon" is not a duration`},
@@ -153,10 +157,10 @@ func TestBuilderMisuseFailsAtSetup(t *testing.T) {
 		}()
 		f()
 	}
-	mustPanic("ToolCall with a non-object", func() { ToolCall("f", "[1,2]") })
-	mustPanic("WithID on text", func() { Text("x").WithID("a") })
-	mustPanic("ToolCalls with text", func() { ToolCalls(Text("x")) })
-	mustPanic("UserMatches with a bad pattern", func() { UserMatches("(") })
+	mustPanic("ToolCall with a non-object", func() { et.ToolCall("f", "[1,2]") })
+	mustPanic("WithID on text", func() { et.Text("x").WithID("a") })
+	mustPanic("ToolCalls with text", func() { et.ToolCalls(et.Text("x")) })
+	mustPanic("UserMatches with a bad pattern", func() { et.UserMatches("(") })
 	mustPanic("a model with a broken template", func() { New(t).AddModel(ModelSpec{Name: "m", Template: "{{ if }}"}) })
 	mustPanic("a pullable model with a broken template", func() { New(t).Pullable(ModelSpec{Name: "m", Template: "x {{"}, PullSpec{}) })
 }

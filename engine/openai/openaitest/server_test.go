@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
 
@@ -26,7 +27,7 @@ func post(t *testing.T, url, body string) (int, string) {
 func TestUsageChunkOnlyWhenAskedFor(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.Model("m")
-	srv.On().Reply(ot.Text("a b"))
+	srv.On().Reply(et.Text("a b"))
 	_, plain := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	_, asked := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
 	if strings.Contains(plain, `"usage"`) || !strings.Contains(asked, `"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}`) {
@@ -41,7 +42,7 @@ func TestUsageChunkOnlyWhenAskedFor(t *testing.T) {
 
 func TestWholeReplyWithToolCallsAndReasoning(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
-	srv.On().Reply(ot.Think("hmm"), ot.ToolCall("calc", `{"x":1}`).WithID("c1"))
+	srv.On().Reply(et.Think("hmm"), et.ToolCall("calc", `{"x":1}`).WithID("c1"))
 	status, body := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
 	var resp struct {
 		Object  string
@@ -75,9 +76,9 @@ func TestWholeReplyWithToolCallsAndReasoning(t *testing.T) {
 }
 
 func TestMountedUnderAnotherServer(t *testing.T) {
-	fake := ot.NewHandler(ot.Ollama)
+	fake := ot.NewHandler(ot.LlamaCpp)
 	fake.Model("qwen3:latest")
-	fake.On().Reply(ot.Text("from the mounted fake"))
+	fake.On().Reply(et.Text("from the mounted fake"))
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", fake)
 	mux.HandleFunc("/api/version", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, `{"version":"0.17.4"}`) })
@@ -96,7 +97,7 @@ func TestMountedUnderAnotherServer(t *testing.T) {
 func TestUnmatchedRequestSaysWhatItAsked(t *testing.T) {
 	srv := ot.New(t, ot.OpenAI)
 	srv.Model("m")
-	srv.On(ot.UserSays("weather")).Times(1).Reply(ot.Text("sunny"))
+	srv.On(et.UserSays("weather")).Times(1).Reply(et.Text("sunny"))
 	q := `{"model":"m","messages":[{"role":"user","content":"weather?"}]}`
 	if status, body := post(t, srv.BaseURL+"/chat/completions", q); status != 200 || !strings.Contains(body, "sunny") {
 		t.Fatalf("%d %s", status, body)
@@ -115,7 +116,6 @@ func TestModelEntriesPerFlavor(t *testing.T) {
 		ot.LlamaCpp: `"owned_by":"llamacpp"`,
 		ot.VLLM:     `"max_model_len":2048`,
 		ot.LMStudio: `"owned_by":"organization_owner"`,
-		ot.Ollama:   `"owned_by":"library"`,
 		ot.OpenAI:   `"owned_by":"openai"`,
 	} {
 		srv := ot.New(t, flavor)
