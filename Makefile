@@ -4,14 +4,20 @@
 GO            ?= go
 BIN           := bin
 JARVIS        := $(BIN)/jarvis
+STANDIN       := $(BIN)/jarvis-standin
 STATICCHECK   := $(BIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS       := -s -w -X github.com/jarvis-workbench/jarvis/ui/cli.Version=$(VERSION)
 BENCHTIME     ?= 1s
 RUN_ARGS      ?=
+# The stand-in's script: the Ollama demo, or another (an OpenAI-compatible
+# one: engine/openai/openaitest/testdata/llama-server.json, with
+# RUN_ARGS='--engine openai').
+SCRIPT        ?= engine/ollama/ollamatest/testdata/demo.json
+STANDIN_ADDR  ?= 127.0.0.1:11500
 
-.PHONY: all build run test vet lint race bench fuzz fmt clean
+.PHONY: all build run demo standin test vet lint race bench fuzz fmt clean
 
 all: build
 
@@ -21,6 +27,25 @@ build:
 # Opens jarvis. Pass arguments with RUN_ARGS, e.g. make run RUN_ARGS='tools list'.
 run: build
 	./$(JARVIS) $(RUN_ARGS)
+
+$(STANDIN): FORCE
+	$(GO) build -o $(STANDIN) ./cmd/jarvis-standin
+
+# Tries jarvis without a model: the scripted stand-in in the background on
+# a free port, jarvis pointed at it, the stand-in stopped when jarvis ends.
+demo: build $(STANDIN)
+	@url=$(BIN)/.standin-url; rm -f $$url; \
+	./$(STANDIN) --script '$(SCRIPT)' --addr 127.0.0.1:0 --quiet >$$url & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; rm -f '$$url EXIT INT TERM; \
+	for i in $$(seq 100); do [ -s $$url ] && break; kill -0 $$pid 2>/dev/null || exit 1; sleep 0.05; done; \
+	./$(JARVIS) --host "$$(cat $$url)" $(RUN_ARGS)
+
+# Serves the stand-in alone, logging every request (SCRIPT, STANDIN_ADDR).
+standin: $(STANDIN)
+	./$(STANDIN) --script '$(SCRIPT)' --addr $(STANDIN_ADDR)
+
+.PHONY: FORCE
+FORCE:
 
 # The one test command: formatting, vet, staticcheck, and the race-enabled tests.
 test: fmt-check vet lint race
