@@ -64,6 +64,11 @@ type ModelSpec struct {
 	// NoRender makes the server ignore _debug_render_only for this model
 	// and answer normally, as a server without the feature does.
 	NoRender bool `json:"no_render,omitempty"`
+	// DropOnShift makes a reply that fills the window of a request that
+	// lets the server shift it (shift unset) stop mid-stream, with no
+	// final chunk, as the small model of the project's notes did; a real
+	// server otherwise shifts the context and goes on.
+	DropOnShift bool `json:"drop_on_shift,omitempty"`
 	// LoadTime is how long loading (or reloading) takes; 1ms when unset.
 	// In a script: "load_time": "250ms".
 	LoadTime time.Duration `json:"-"`

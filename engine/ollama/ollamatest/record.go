@@ -70,6 +70,10 @@ type Request struct {
 	EvalTokens int
 	DoneReason string
 	WindowFull bool
+	// Shifted is set when the reply went past the window and the server
+	// shifted the context to go on: the model no longer saw the start of
+	// what it was sent, and nothing told the client.
+	Shifted bool
 	// Unloaded is set on a request that asked to unload the model.
 	Unloaded bool
 
@@ -105,6 +109,9 @@ func (r *Request) windowSummary() string {
 	}
 	if r.WindowFull {
 		b.WriteString(" window full")
+	}
+	if r.Shifted {
+		b.WriteString(" SILENT SHIFT")
 	}
 	if r.PullCancelled {
 		b.WriteString(" pull cancelled")

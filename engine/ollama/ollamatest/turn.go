@@ -75,7 +75,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, rec *Request
 	}
 	t.generate(&ndjsonWire{
 		model: req.Model, stream: req.Stream == nil || *req.Stream, tools: len(req.Tools) > 0,
-		thinking: thinks(m, req.Think), shift: req.Shift == nil || *req.Shift,
+		thinking: thinks(m, req.Think), shift: req.Shift == nil || *req.Shift, dropOnShift: m.DropOnShift,
 		parser: newOutputParser(builtin, m.tmpl, req.Tools, think, f.prompt, false),
 	})
 }
@@ -155,7 +155,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, rec *Req
 	}
 	t.generate(&ndjsonWire{
 		model: req.Model, stream: req.Stream == nil || *req.Stream,
-		thinking: thinks(m, req.Think), shift: req.Shift == nil || *req.Shift, generate: true,
+		thinking: thinks(m, req.Think), shift: req.Shift == nil || *req.Shift, dropOnShift: m.DropOnShift, generate: true,
 		parser: newOutputParser(builtin, m.tmpl, nil, think, f.prompt, true),
 	})
 }

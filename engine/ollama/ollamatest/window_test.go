@@ -215,7 +215,19 @@ func TestAFullWindowEndsTheReply(t *testing.T) {
 			t.Errorf("%d %s", r.status, r.body)
 		}
 	})
-	t.Run("shift unset: the stream stops", func(t *testing.T) {
+	t.Run("shift unset: the server shifts the context and goes on", func(t *testing.T) {
+		r := send(t, srv.URL, "/api/chat", req)
+		if r.final == nil || r.final.DoneReason != "stop" || r.content != answer || r.final.EvalCount != CountTokens(answer) {
+			t.Fatalf("%d %s (%v)", r.status, r.body, r.readErr)
+		}
+		if rec := lastRequest(t, srv); rec.WindowFull || !rec.Shifted {
+			t.Errorf("recorded window full %v, shifted %v", rec.WindowFull, rec.Shifted)
+		}
+	})
+	t.Run("shift unset on a model that drops the stream: it stops", func(t *testing.T) {
+		srv := New(t)
+		srv.AddModel(ModelSpec{Name: "m", DropOnShift: true})
+		srv.On().Reply(et.Text(answer))
 		r := send(t, srv.URL, "/api/chat", req)
 		if r.final != nil || !errors.Is(r.readErr, io.ErrUnexpectedEOF) {
 			t.Fatalf("final chunk %v, read error %v", r.final, r.readErr)

@@ -2,6 +2,7 @@ package ollamatest
 
 import (
 	"cmp"
+	"math"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -39,6 +40,7 @@ func (s *Server) play(nw *ndjsonWire, r *http.Request, rec *Request) {
 func (nw *ndjsonWire) settle() {
 	nw.srv.record(func() {
 		nw.rec.EvalTokens, nw.rec.DoneReason, nw.rec.WindowFull = nw.generated, nw.doneReason, nw.full == fullWindow
+		nw.rec.Shifted = nw.shifted && nw.shift && !nw.dropOnShift
 	})
 }
 
@@ -64,8 +66,11 @@ type ndjsonWire struct {
 	// calls of a whole reply only then).
 	tools bool
 	// shift is the request's shift (true unless sent false): what a full
-	// window does to the reply.
-	shift bool
+	// window does to the reply. With it the server shifts the context
+	// (the model loses the oldest part of what it read) and the reply
+	// goes on, unless the model drops the stream instead (dropOnShift);
+	// shifted is set once that happened.
+	shift, dropOnShift, shifted bool
 	// parser reads Raw steps; raw is set once one played.
 	parser *outputParser
 	raw    bool
@@ -141,7 +146,7 @@ func (nw *ndjsonWire) Raw(p *enginetest.Player, piece string) {
 		return
 	}
 	nw.raw = true
-	nw.generated += tokens
+	nw.addGenerated(tokens)
 	nw.reply.WriteString(piece)
 	nw.parsed(p, piece, false)
 }
@@ -176,11 +181,25 @@ func (s *Server) nextCallID() string {
 }
 
 // limit is how many more tokens the reply may have, and what limits it.
+// A window the server may shift limits nothing.
 func (nw *ndjsonWire) limit() (int, string) {
-	if nw.predict >= 0 && nw.predict-nw.generated <= nw.room-nw.generated {
+	windowed := !nw.shift || nw.dropOnShift
+	switch {
+	case nw.predict >= 0 && (!windowed || nw.predict <= nw.room):
 		return nw.predict - nw.generated, fullPredict
+	case windowed:
+		return nw.room - nw.generated, fullWindow
 	}
-	return nw.room - nw.generated, fullWindow
+	return math.MaxInt, ""
+}
+
+// addGenerated counts tokens the model generated; past the window, the server
+// has shifted the context.
+func (nw *ndjsonWire) addGenerated(tokens int) {
+	nw.generated += tokens
+	if nw.generated > nw.room {
+		nw.shifted = true
+	}
 }
 
 // callTokens is what tool calls cost, rendered as a model writes them.
@@ -219,7 +238,7 @@ func (nw *ndjsonWire) emit(p *enginetest.Player, content, thinking string, calls
 			return
 		}
 	}
-	nw.generated += tokens
+	nw.addGenerated(tokens)
 	nw.reply.WriteString(thinking)
 	nw.reply.WriteString(content)
 	nw.send(p, content, thinking, calls)
@@ -324,9 +343,10 @@ func (nw *ndjsonWire) Flood(p *enginetest.Player, n int) {
 func FloodText(n int) string { return fakewire.Cycle(floodWords, n) }
 
 // Finish ends the reply: with the final chunk (or the whole reply when
-// not streaming), or, when the window filled and the request let the
-// server shift it, by dropping the connection mid-reply, as the real
-// server did on a small model. A reply cut by the window or num_predict
+// not streaming), or, when the window filled on a model that drops the
+// stream rather than shift (ModelSpec.DropOnShift), by dropping the
+// connection mid-reply, as the real server did on the small model of the
+// project's notes. A reply cut by the window or num_predict
 // ends with done_reason "length"; otherwise the rule's reason, or "stop".
 // The parsers are drained into the final chunk, as the real handler's
 // last callback does.
