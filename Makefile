@@ -17,7 +17,7 @@ RUN_ARGS      ?=
 SCRIPT        ?= engine/ollama/ollamatest/testdata/demo.json
 STANDIN_ADDR  ?= 127.0.0.1:11500
 
-.PHONY: all build run demo standin test vet lint race bench fuzz fmt clean
+.PHONY: all build run demo standin test test-real vet lint race bench fuzz fmt clean
 
 all: build
 
@@ -53,6 +53,27 @@ test: fmt-check vet lint race
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# The real-server tier: end-to-end tests (built with the real tag, named
+# TestReal...) against a real Ollama, $$JARVIS_OLLAMA or ollama on PATH,
+# serving the scripted models of ../shared/real-ollama
+# ($$JARVIS_REAL_OLLAMA_SCRIPTS). Not part of make test: CI stays
+# hermetic. UPDATE=1 records what the real server says in
+# engine/ollama/ollamatest/testdata/real, which make test holds the
+# stand-in to.
+REAL_PKGS   := ./engine/ollama/... ./engine/openai/... ./ui/cli ./ui/tui
+REAL_SCRIPTS = $(or $(JARVIS_REAL_OLLAMA_SCRIPTS),../shared/real-ollama)
+test-real: $(STATICCHECK)
+	@bin="$${JARVIS_OLLAMA:-$$(command -v ollama)}"; \
+	if [ -z "$$bin" ] || [ ! -x "$$bin" ]; then \
+		echo "test-real: SKIPPED: no ollama binary on PATH or in JARVIS_OLLAMA (../shared/real-ollama/build-ollama.sh builds one)"; exit 0; fi; \
+	if [ ! -f "$(REAL_SCRIPTS)/scripted_gguf.py" ]; then \
+		echo "test-real: SKIPPED: no scripted models: $(REAL_SCRIPTS)/scripted_gguf.py is missing (set JARVIS_REAL_OLLAMA_SCRIPTS)"; exit 0; fi; \
+	if ! command -v python3 >/dev/null; then echo "test-real: SKIPPED: no python3 for scripted_gguf.py"; exit 0; fi; \
+	echo "test-real: $$bin (ollama $$("$$bin" --version 2>&1 | sed -n 's/.*version is //p')), scripted models from $(REAL_SCRIPTS)"; \
+	$(GO) vet -tags real $(REAL_PKGS) ./internal/... && $(STATICCHECK) -tags real $(REAL_PKGS) ./internal/... && \
+	JARVIS_OLLAMA="$$bin" JARVIS_REAL_OLLAMA_SCRIPTS="$(abspath $(REAL_SCRIPTS))" JARVIS_REAL_UPDATE="$(UPDATE)" \
+		$(GO) test -tags real -count=1 -run '^TestReal' -v $(REAL_PKGS)
 
 vet:
 	$(GO) vet ./...

@@ -193,7 +193,14 @@ func Start(t testing.TB, opts Options) *Server {
 		_ = cmd.Process.Kill()
 		<-exited
 		if t.Failed() {
-			t.Logf("ollama serve's log:\n%s", s.Log())
+			all := "(not kept)"
+			if f, err := os.CreateTemp("", "ollama-serve-*.log"); err == nil {
+				_, _ = f.WriteString(s.Log())
+				_ = f.Close()
+				all = f.Name()
+			}
+			lines := strings.Split(strings.TrimSpace(s.Log()), "\n")
+			t.Logf("the end of ollama serve's log (all of it in %s):\n%s", all, strings.Join(lines[max(len(lines)-30, 0):], "\n"))
 		}
 	})
 	if err := s.waitUp(exited, 20*time.Second); err != nil {
@@ -214,13 +221,20 @@ func Start(t testing.TB, opts Options) *Server {
 		s.create(t, name, m.Modelfile)
 	}
 	for name, text := range opts.Modelfiles {
-		path := filepath.Join(dir, "Modelfile."+name)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s.create(t, name, path)
+		s.Create(t, name, text)
 	}
 	return s
+}
+
+// Create makes one more model from Modelfile text beside the scripted
+// GGUF ("FROM ./scripted.gguf", ...).
+func (s *Server) Create(t testing.TB, name, modelfile string) {
+	t.Helper()
+	path := filepath.Join(s.Dir, "Modelfile."+name)
+	if err := os.WriteFile(path, []byte(modelfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.create(t, name, path)
 }
 
 func (s *Server) create(t testing.TB, name, modelfile string) {

@@ -126,7 +126,7 @@ func TestParseScriptErrorsSayWhere(t *testing.T) {
 		{"nameless model", `{"models": [{"size": 1}]}`, "model 1: a name is required"},
 		{"default", `{"default": {"reply": []}}`, `default: "reply" needs at least one step`},
 		{"bad template", `{"models": [{"name": "m", "template": "{{ .Nope"}]}`, "model 1 (m): template:"},
-		{"unknown template", `{"models": [{"name": "m", "template": "chatml-x"}]}`, `Ollama ships no template "chatml-x" (it has alfred, alpaca, chatml,`},
+		{"unknown template", `{"models": [{"name": "m", "template": "chatml-x"}]}`, `no template "chatml-x" is shipped with Ollama (it has alfred, alpaca, chatml,`},
 		{"unknown renderer", `{"models": [{"name": "m", "renderer": "qwen9"}]}`, `renderer "qwen9" is not one Ollama has built in`},
 		{"unknown parser", `{"models": [{"name": "m", "parser": "qwen9"}]}`, `parser "qwen9" is not one Ollama has built in`},
 		{"negative window", `{"models": [{"name": "m", "context_length": -1}]}`, "context_length must be a positive number"},

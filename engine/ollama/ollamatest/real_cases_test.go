@@ -3,7 +3,6 @@ package ollamatest_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -24,8 +23,6 @@ import (
 // check the stand-in against it without a server, and the real tier
 // (real_test.go, make test-real) checks it against a live one and, with
 // -update, records the files again.
-
-var update = flag.Bool("update", false, "rewrite testdata/real from the real server (with -tags real)")
 
 // family is a model whose prompt Ollama's own code makes: a template it
 // ships (TEMPLATE) or a built-in renderer (RENDERER, with its PARSER).
@@ -57,20 +54,6 @@ func (f family) spec() ollamatest.ModelSpec {
 	}
 	return ollamatest.ModelSpec{Name: "render-" + f.name, Family: "llama", Capabilities: caps,
 		Template: f.template, Renderer: f.renderer, Parser: f.renderer}
-}
-
-// modelfile is the family's model on the real server.
-func (f family) modelfile(t *testing.T) string {
-	t.Helper()
-	mf := "FROM ./scripted.gguf\n"
-	if f.renderer != "" {
-		return mf + "RENDERER " + f.renderer + "\nPARSER " + f.renderer + "\n"
-	}
-	tmpl, err := ollamatest.ShippedTemplate(f.template)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mf + `TEMPLATE """` + tmpl + `"""` + "\n"
 }
 
 // conversation is what each family renders: a system prompt, a question,
@@ -137,7 +120,7 @@ func TestRenderingsAreTheRealServers(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			want, err := os.ReadFile(renderingFile(f))
 			if err != nil {
-				t.Fatalf("%v (record it with make test-real ARGS=-update)", err)
+				t.Fatalf("%v (record it with make test-real UPDATE=1)", err)
 			}
 			if got := standInRendering(t, f); got != string(want) {
 				t.Errorf("the stand-in renders\n%s\nthe real server rendered\n%s", got, want)
@@ -202,7 +185,7 @@ func chunkOf(r api.ChatResponse) chunk {
 func parseFiles(t *testing.T) []string {
 	files, err := filepath.Glob(filepath.Join("testdata", "real", "parse-*.json"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no recorded parse cases (record them with make test-real ARGS=-update): %v", err)
+		t.Fatalf("no recorded parse cases (record them with make test-real UPDATE=1): %v", err)
 	}
 	return files
 }

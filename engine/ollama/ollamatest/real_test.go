@@ -12,13 +12,32 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/internal/realollama"
 )
 
 // These run against a real Ollama (make test-real): the stand-in's
 // renderings and its parsing of raw model text must be the real server's.
-// With -update they record testdata/real, which the hermetic tests in
+// With UPDATE=1 they record testdata/real, which the hermetic tests in
 // real_cases_test.go check the stand-in against.
+
+// updating says to record testdata/real again from the real server
+// (make test-real UPDATE=1).
+func updating() bool { return os.Getenv("JARVIS_REAL_UPDATE") != "" }
+
+// modelfile is the family's model on the real server.
+func (f family) modelfile(t *testing.T) string {
+	t.Helper()
+	mf := "FROM ./scripted.gguf\n"
+	if f.renderer != "" {
+		return mf + "RENDERER " + f.renderer + "\nPARSER " + f.renderer + "\n"
+	}
+	tmpl, err := ollamatest.ShippedTemplate(f.template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mf + `TEMPLATE """` + tmpl + `"""` + "\n"
+}
 
 func TestRealRenderingsAreTheStandIns(t *testing.T) {
 	files := map[string]string{}
@@ -44,14 +63,14 @@ func TestRealRenderingsAreTheStandIns(t *testing.T) {
 // recording is still what the real server says.
 func record(t *testing.T, file string, got []byte) {
 	t.Helper()
-	if *update {
+	if updating() {
 		if err := os.WriteFile(file, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	if old, err := os.ReadFile(file); err != nil || string(old) != string(got) {
-		t.Errorf("%s is not what the real server says now (make test-real ARGS=-update records it)", file)
+		t.Errorf("%s is not what the real server says now (make test-real UPDATE=1 records it)", file)
 	}
 }
 
@@ -151,7 +170,7 @@ func TestRealRawTextParsesAsOnTheStandIn(t *testing.T) {
 		names = append(names, "scripted"+m.suffix)
 	}
 	srv := realollama.Start(t, realollama.Options{Spec: rawSpec(), Models: names})
-	if *update {
+	if updating() {
 		old, _ := filepath.Glob(filepath.Join("testdata", "real", "parse-*.json"))
 		for _, f := range old {
 			_ = os.Remove(f)

@@ -169,7 +169,7 @@ func ShippedTemplate(name string) (string, error) {
 		for i, n := range names {
 			names[i] = strings.TrimSuffix(filepath.Base(n), ".gotmpl")
 		}
-		return "", fmt.Errorf("Ollama ships no template %q (it has %s)", name, strings.Join(names, ", "))
+		return "", fmt.Errorf("no template %q is shipped with Ollama (it has %s)", name, strings.Join(names, ", "))
 	}
 	if err != nil {
 		return "", err
@@ -197,7 +197,7 @@ var ollamaSource = sync.OnceValues(func() (string, error) {
 		dir = filepath.Join(cache, dir)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "template", "index.json")); err != nil {
-		return "", fmt.Errorf("Ollama's templates are not at %s (run `go mod download github.com/ollama/ollama`): %w", dir, err)
+		return "", fmt.Errorf("the templates Ollama ships are not at %s (run `go mod download github.com/ollama/ollama`): %w", dir, err)
 	}
 	return dir, nil
 })

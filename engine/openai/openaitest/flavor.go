@@ -2,7 +2,6 @@ package openaitest
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -178,17 +177,6 @@ func (s *Server) refuseLength(w http.ResponseWriter, m ModelSpec, prompt, maxTok
 		return false
 	}
 	return true
-}
-
-// rateLimitBody is OpenAI's 429 body, with the wait in its words.
-func rateLimitBody(model, wait string) string {
-	msg := fmt.Sprintf("Rate limit reached for %s in organization org-openaitest on requests per min (RPM): Limit 3, Used 3, Requested 1.", model)
-	if wait != "" {
-		msg += " Please try again in " + wait + "."
-	}
-	msg += " Visit https://platform.openai.com/account/rate-limits to learn more."
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "requests", "param": nil, "code": "rate_limit_exceeded"}})
-	return string(b)
 }
 
 // notFound answers a path the flavor does not serve, in its way.
