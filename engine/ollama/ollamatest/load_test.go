@@ -48,6 +48,14 @@ func TestDemoScriptPlaysTheCalculatorRoundTrip(t *testing.T) {
 		t.Errorf("second turn:\n%s", body)
 	}
 
+	// The coder model writes its call in its own markup, which Ollama's
+	// qwen3-coder parser reads; the text before it stays content.
+	_, _, body = post(t, srv.URL, "/api/chat", `{"model":"qwen3-coder:30b","messages":[{"role":"user","content":"What is 15% of 340?"}],"tools":`+calc+`}`)
+	if !strings.Contains(body, `"tool_calls":[{"id":"call_`) || !strings.Contains(body, `"name":"calculator","arguments":{"expression":"15/100*340"}}}]`) ||
+		!strings.Contains(body, `"content":" calculator."`) || strings.Contains(body, "<function=") {
+		t.Errorf("coder turn:\n%s", body)
+	}
+
 	// A model without native tools gets the text protocol's version.
 	_, _, body = post(t, srv.URL, "/api/chat", `{"model":"gemma2:2b","messages":[{"role":"user","content":"What is 15% of 340?"}]}`)
 	if !strings.Contains(body, `"content":"\nAction:"`) {

@@ -129,6 +129,7 @@ var rawCases = []struct {
 	{"-generic", "two-args", true, false},
 	{"-generic", "plain", true, false},
 	{"-qwen3", "call", true, false},
+	{"-qwen3", "call", false, false},
 	{"-qwen3", "call-then-text", true, false},
 	{"-qwen3", "text-then-call", true, false},
 	{"-qwen3", "unknown-tool", true, false},

@@ -132,3 +132,108 @@ func TestModelEntriesPerFlavor(t *testing.T) {
 		}
 	}
 }
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// Each flavor says what the window is where its real server does.
+func TestEachFlavorSaysItsWindowWhereTheServerDoes(t *testing.T) {
+	spec := ot.ModelSpec{Name: "m", Window: 8192, TrainWindow: 40960}
+	llama := ot.New(t, ot.LlamaCpp)
+	llama.AddModel(spec)
+	if props := get(t, llama.URL+"/props"); !strings.Contains(props, `"default_generation_settings":{"n_ctx":8192,`) {
+		t.Errorf("llama.cpp /props: %s", props)
+	}
+	if models := get(t, llama.BaseURL+"/models"); !strings.Contains(models, `"n_ctx_train":40960`) {
+		t.Errorf("llama.cpp /v1/models: %s", models)
+	}
+	vllm := ot.New(t, ot.VLLM)
+	vllm.AddModel(spec)
+	if models := get(t, vllm.BaseURL+"/models"); !strings.Contains(models, `"max_model_len":8192`) {
+		t.Errorf("vLLM /v1/models: %s", models)
+	}
+	lms := ot.New(t, ot.LMStudio)
+	lms.AddModel(spec)
+	lms.AddModel(ot.ModelSpec{Name: "idle", TrainWindow: 32768, NotLoaded: true})
+	lms.AddModel(ot.ModelSpec{Name: "embed", Window: 2048, Type: "embeddings"})
+	var list struct {
+		Data []map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(get(t, lms.URL+"/api/v0/models")), &list); err != nil || len(list.Data) != 3 {
+		t.Fatalf("LM Studio /api/v0/models: %v %+v", err, list)
+	}
+	for i, want := range []map[string]any{
+		{"type": "llm", "state": "loaded", "loaded_context_length": 8192.0, "max_context_length": 40960.0},
+		{"type": "llm", "state": "not-loaded", "loaded_context_length": nil, "max_context_length": 32768.0},
+		{"type": "embeddings", "state": "loaded", "loaded_context_length": 2048.0},
+	} {
+		for k, v := range want {
+			if got := list.Data[i][k]; got != v {
+				t.Errorf("LM Studio model %d: %s = %v, want %v", i, k, got, v)
+			}
+		}
+	}
+}
+
+// A conversation longer than the window is refused in the flavor's words.
+func TestTheWindowIsEnforcedAsTheServerDoes(t *testing.T) {
+	srv := ot.New(t, ot.LlamaCpp)
+	srv.AddModel(ot.ModelSpec{Name: "m", Window: 64})
+	srv.On().Reply(et.Text("ok"))
+	long := strings.Repeat("word ", 100)
+	status, body := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+long+`"}]}`)
+	if status != 400 || !strings.Contains(body, `"type":"exceed_context_size_error"`) || !strings.Contains(body, `"n_ctx":64`) ||
+		!strings.Contains(body, "exceeds the available context size (64 tokens)") {
+		t.Errorf("%d %s", status, body)
+	}
+	if status, body := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`); status != 200 {
+		t.Errorf("a short one: %d %s", status, body)
+	}
+}
+
+// The model's raw text is sent as it is: the stand-in runs none of these
+// servers' tool-call parsers.
+func TestRawTextIsContent(t *testing.T) {
+	srv := ot.New(t, ot.VLLM)
+	srv.Model("m")
+	srv.On().Reply(et.Raw(`<tool_call>{"name": "f"}</tool_call>`))
+	_, body := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	if !strings.Contains(body, `"content":"\u003ctool_call\u003e{\"name\": \"f\"}\u003c/tool_call\u003e"`) || strings.Contains(body, `"tool_calls"`) {
+		t.Errorf("%s", body)
+	}
+}
+
+func TestScripts(t *testing.T) {
+	sc, err := ot.LoadScript("testdata/llama-server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ot.Listen("127.0.0.1:0", sc.Flavor, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if srv.Flavor() != ot.LlamaCpp || !strings.Contains(get(t, srv.URL+"/props"), `"n_ctx":8192`) {
+		t.Errorf("flavor %s", srv.Flavor())
+	}
+	for _, c := range []struct{ script, want string }{
+		{`{"flavor": "ollama"}`, `flavor must be one of llama.cpp, vllm, lmstudio, openai, not "ollama" (Ollama's /v1 is served by the Ollama stand-in)`},
+		{`{"flavor": "vllm", "models": [{"window": 5}]}`, "model 1: a name is required"},
+		{`{"flavor": "vllm", "models": [{"name": "m", "window": -5}]}`, "model 1 (m): window and train_window must be positive"},
+		{`{"flavor": "lmstudio", "models": [{"name": "m", "type": "chat"}]}`, `type must be "llm", "vlm" or "embeddings"`},
+		{"{\"flavor\": \"vllm\",\n \"models\": [{\"name\": \"m\", \"windw\": 5}]}", `line 2: unknown field "windw"`},
+		{`{"flavor": "vllm", "rules": [{"reply": []}]}`, `rule 1: "reply" needs at least one step`},
+	} {
+		if _, err := ot.ParseScript([]byte(c.script)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.script, err, c.want)
+		}
+	}
+}
