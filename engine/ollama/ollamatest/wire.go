@@ -2,9 +2,9 @@ package ollamatest
 
 import (
 	"cmp"
-	"math"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
