@@ -6,38 +6,33 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// lockedBuffer is a bytes.Buffer the server's goroutines may write to
-// while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// logFile is the command's stderr: a file, which the server's goroutines
+// may write while the test reads it.
+type logFile struct{ *os.File }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+func (l logFile) String() string {
+	b, _ := os.ReadFile(l.Name())
+	return string(b)
 }
 
 // start runs the command until the test ends and returns its URL and its
 // log.
-func start(t *testing.T, args ...string) (string, *lockedBuffer) {
+func start(t *testing.T, args ...string) (string, logFile) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	outR, outW := io.Pipe()
-	errb := &lockedBuffer{}
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errb := logFile{f}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, args, outW, errb)
@@ -56,7 +51,7 @@ func start(t *testing.T, args ...string) (string, *lockedBuffer) {
 	return strings.TrimSpace(url), errb
 }
 
-func waitForLog(t *testing.T, log *lockedBuffer, want string) {
+func waitForLog(t *testing.T, log logFile, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(log.String(), want) {

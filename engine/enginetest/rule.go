@@ -35,87 +35,54 @@ type Usage struct {
 	TotalDuration, LoadDuration, PromptDuration, EvalDuration time.Duration
 }
 
-// Reply sets the steps of the reply.
-func (r *Rule) Reply(steps ...Step) *Rule {
+// set changes the rule under its lock.
+func (r *Rule) set(change func()) *Rule {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.steps, r.replyFn = slices.Clone(steps), nil
+	change()
 	return r
+}
+
+// Reply sets the steps of the reply.
+func (r *Rule) Reply(steps ...Step) *Rule {
+	return r.set(func() { r.steps, r.replyFn = slices.Clone(steps), nil })
 }
 
 // ReplyWith computes the steps from each matching call, for replies that
 // depend on it (a tool call whose arguments change every turn, an answer
 // quoting the tool result). fn runs on the server's goroutine.
 func (r *Rule) ReplyWith(fn func(*Call) []Step) *Rule {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.steps, r.replyFn = nil, fn
-	return r
+	return r.set(func() { r.steps, r.replyFn = nil, fn })
 }
 
 // Times limits the rule to n answers; after that it stops matching and
 // later rules get their turn. 0 means no limit.
-func (r *Rule) Times(n int) *Rule {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.times = n
-	return r
-}
+func (r *Rule) Times(n int) *Rule { return r.set(func() { r.times = n }) }
 
 // ChunkDelay waits d before every streamed chunk: a slow model.
-func (r *Rule) ChunkDelay(d time.Duration) *Rule {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.chunkDelay = d
-	return r
-}
+func (r *Rule) ChunkDelay(d time.Duration) *Rule { return r.set(func() { r.chunkDelay = d }) }
 
 // DisconnectAfter drops the connection right after the n-th chunk, as
 // Disconnect does, wherever in the steps that falls.
-func (r *Rule) DisconnectAfter(n int) *Rule {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.disconnectAfter = n
-	return r
-}
+func (r *Rule) DisconnectAfter(n int) *Rule { return r.set(func() { r.disconnectAfter = n }) }
 
 // FinishReason sets why the reply ended: Ollama's done_reason, OpenAI's
 // finish_reason. By default "stop" (OpenAI: "tool_calls" when the reply
 // calls tools); "length" means it hit the output limit.
-func (r *Rule) FinishReason(reason string) *Rule {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.finishReason = reason
-	return r
-}
+func (r *Rule) FinishReason(reason string) *Rule { return r.set(func() { r.finishReason = reason }) }
 
 // Usage reports these figures exactly instead of the stand-in's count.
-func (r *Rule) Usage(u Usage) *Rule {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.usage = &u
-	return r
-}
+func (r *Rule) Usage(u Usage) *Rule { return r.set(func() { r.usage = &u }) }
 
 // NoUsage sends no usage figures (on OpenAI's wire, no usage chunk nor
 // llama.cpp's timings, even when asked; on Ollama's, a final chunk
 // without metrics): a server that never reports any.
-func (r *Rule) NoUsage() *Rule {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.noUsage = true
-	return r
-}
+func (r *Rule) NoUsage() *Rule { return r.set(func() { r.noUsage = true }) }
 
 // ReasoningField sends thinking under this field on OpenAI's wire instead
 // of the flavour's ("reasoning_content" or "reasoning"). Ollama's wire has
 // one field for it.
-func (r *Rule) ReasoningField(name string) *Rule {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.reasoningField = name
-	return r
-}
+func (r *Rule) ReasoningField(name string) *Rule { return r.set(func() { r.reasoningField = name }) }
 
 // String describes the rule: its label and matchers.
 func (r *Rule) String() string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -145,6 +146,21 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// ReadScript reads a script file and parses it with the stand-in's
+// parser; errors name the file.
+func ReadScript[S any](path string, parse func([]byte) (S, error)) (S, error) {
+	var zero S
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return zero, fmt.Errorf("read script: %w", err)
+	}
+	sc, err := parse(data)
+	if err != nil {
+		return zero, fmt.Errorf("script %s: %w", path, err)
+	}
+	return sc, nil
 }
 
 // DecodeScript reads a script file's JSON into v strictly: unknown keys

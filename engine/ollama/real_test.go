@@ -11,7 +11,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
-	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/internal/realollama"
 )
 
@@ -22,9 +21,7 @@ import (
 
 func TestRealWindowIsReadFromTheServerAsFromTheStandIn(t *testing.T) {
 	real := realollama.Start(t, realollama.Options{Ctx: 2048, Models: []string{"scripted"}})
-	stand := ollamatest.New(t)
-	stand.AddModel(ollamatest.ModelSpec{Name: "scripted", Family: "llama", Capabilities: []string{"completion", "tools"},
-		ContextLength: 2048, Template: real.Template(t, "scripted")})
+	stand := real.StandIn(t, "scripted", "completion", "tools")
 	stand.Default(et.Text("15% of 340 is 51."))
 	ctx := context.Background()
 	for _, server := range []struct{ name, url string }{{"real", real.URL}, {"stand-in", stand.URL}} {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/engine"
 	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
-	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/internal/realollama"
 )
@@ -39,9 +38,7 @@ func TestRealOllamaV1RoundTripAndThinking(t *testing.T) {
 
 func TestRealOllamaV1WindowAsOnTheStandIn(t *testing.T) {
 	real := realollama.Start(t, realollama.Options{Ctx: 2048, Models: []string{"scripted"}})
-	stand := ollamatest.New(t)
-	stand.AddModel(ollamatest.ModelSpec{Name: "scripted", Family: "llama", Capabilities: []string{"completion", "tools"},
-		ContextLength: 2048, Template: real.Template(t, "scripted")})
+	stand := real.StandIn(t, "scripted", "completion", "tools")
 	stand.Default(et.Text("15% of 340 is 51."))
 	long := strings.Repeat("many words here ", 800)
 	for _, server := range []struct{ name, url string }{{"real", real.URL}, {"stand-in", stand.URL}} {

@@ -14,7 +14,6 @@
 package realollama
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,9 +24,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
 // Server is a real Ollama serving scripted models, stopped when the test
@@ -42,26 +42,7 @@ type Server struct {
 
 	bin  string
 	host string // OLLAMA_HOST for the ollama client
-	log  *lockedBuffer
-}
-
-// lockedBuffer is the server's log, written by the process's output
-// copiers while a test may read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	log  string // the file ollama serve writes its log to
 }
 
 // Manifest is models.json: the models written, and the exact text of
@@ -166,7 +147,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if out, err := exec.Command("python3", args...).CombinedOutput(); err != nil {
 		t.Fatalf("realollama: scripted_gguf.py: %v\n%s", err, out)
 	}
-	s := &Server{Dir: dir, bin: bin, log: &lockedBuffer{}}
+	s := &Server{Dir: dir, bin: bin, log: filepath.Join(dir, "serve.log")}
 	manifest, err := os.ReadFile(filepath.Join(dir, "models.json"))
 	if err == nil {
 		err = json.Unmarshal(manifest, &s.Manifest)
@@ -183,7 +164,12 @@ func Start(t testing.TB, opts Options) *Server {
 	s.URL = "http://" + s.host
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+s.host, "OLLAMA_MODELS="+filepath.Join(dir, "models"), "HOME="+dir)
-	cmd.Stdout, cmd.Stderr = s.log, s.log
+	logFile, err := os.Create(s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close() // the process has its own descriptor
+	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("realollama: %s serve: %v", bin, err)
 	}
@@ -204,7 +190,7 @@ func Start(t testing.TB, opts Options) *Server {
 		}
 	})
 	if err := s.waitUp(exited, 20*time.Second); err != nil {
-		t.Fatalf("realollama: %v\n%s", err, s.log.String())
+		t.Fatalf("realollama: %v\n%s", err, s.Log())
 	}
 
 	models := opts.Models
@@ -275,7 +261,10 @@ func (s *Server) Template(t testing.TB, model string) string {
 }
 
 // Log is what `ollama serve` has written so far.
-func (s *Server) Log() string { return s.log.String() }
+func (s *Server) Log() string {
+	b, _ := os.ReadFile(s.log)
+	return string(b)
+}
 
 func (s *Server) waitUp(exited chan error, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -302,4 +291,16 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StandIn is the Ollama stand-in serving a scripted model as this server
+// has it: its template, the GGUF's family (llama) and window, and caps
+// (the capabilities the real server reports), for tests that ask both
+// the same. Its replies are the test's to script.
+func (s *Server) StandIn(t testing.TB, model string, caps ...string) *ollamatest.Server {
+	t.Helper()
+	stand := ollamatest.New(t)
+	stand.AddModel(ollamatest.ModelSpec{Name: model, Family: "llama", Capabilities: caps,
+		ContextLength: s.Manifest.ContextLength, Template: s.Template(t, model)})
+	return stand
 }

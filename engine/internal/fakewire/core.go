@@ -2,6 +2,7 @@ package fakewire
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -20,6 +21,7 @@ type Core struct {
 	mu     sync.Mutex
 	closed bool
 	http   *http.Server
+	log    io.Writer
 }
 
 func (c *Core) init() { c.once.Do(func() { c.closing = make(chan struct{}) }) }
@@ -99,4 +101,20 @@ func ClosedURL() (string, error) {
 	}
 	url := "http://" + ln.Addr().String()
 	return url, ln.Close()
+}
+
+// LogTo writes one line per request to w (nil stops logging).
+func (c *Core) LogTo(w io.Writer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.log = w
+}
+
+// Log writes a request's line (see LogLine) when logging is on.
+func (c *Core) Log(method, path string, status int, detail string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.log != nil {
+		LogLine(c.log, method, path, status, detail)
+	}
 }

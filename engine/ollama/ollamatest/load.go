@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -103,17 +102,7 @@ func ListenAndServe(ctx context.Context, addr string, script *Script, ready func
 }
 
 // LoadScript reads a script file.
-func LoadScript(path string) (*Script, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read script: %w", err)
-	}
-	sc, err := ParseScript(data)
-	if err != nil {
-		return nil, fmt.Errorf("script %s: %w", path, err)
-	}
-	return sc, nil
-}
+func LoadScript(path string) (*Script, error) { return enginetest.ReadScript(path, ParseScript) }
 
 type scriptFile struct {
 	Version              string         `json:"version"`

@@ -129,7 +129,6 @@ type Server struct {
 	calls    int // tool call ids handed out
 	// completions numbers the /v1 answers' ids.
 	completions int
-	log         io.Writer
 
 	defaultCtx int
 	keepAlive  time.Duration
@@ -216,11 +215,7 @@ func (s *Server) FailEndpoint(path string, status int, message string) {
 }
 
 // LogTo writes one line per request to w (nil stops logging).
-func (s *Server) LogTo(w io.Writer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log = w
-}
+func (s *Server) LogTo(w io.Writer) { s.core.LogTo(w) }
 
 // Requests returns every request received so far, in order.
 func (s *Server) Requests() []Request {
@@ -314,21 +309,17 @@ func (s *Server) record(update func()) {
 }
 
 func (s *Server) logRequest(rec *Request, sw *fakewire.StatusWriter) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec.Status = sw.Status
-	if s.log == nil {
-		return
-	}
-	detail := ""
+	s.record(func() { rec.Status = sw.Status })
+	// The handler's goroutine is the one that fills rec: it reads it here
+	// without the lock.
+	detail := rec.windowSummary()
 	if m := rec.model(); m != "" {
-		detail += " model=" + m
+		detail = " model=" + m + detail
 	}
-	detail += rec.windowSummary()
 	if rec.Reply != "" {
 		detail += " by " + rec.Reply
 	}
-	fakewire.LogLine(s.log, rec.Method, rec.Path, sw.Status, detail)
+	s.core.Log(rec.Method, rec.Path, sw.Status, detail)
 }
 
 // decode reads a request body the way the real server's JSON binding does,

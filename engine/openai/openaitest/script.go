@@ -3,7 +3,6 @@ package openaitest
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -45,17 +44,7 @@ type scriptFile struct {
 }
 
 // LoadScript reads a script file.
-func LoadScript(path string) (*Script, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read script: %w", err)
-	}
-	sc, err := ParseScript(data)
-	if err != nil {
-		return nil, fmt.Errorf("script %s: %w", path, err)
-	}
-	return sc, nil
-}
+func LoadScript(path string) (*Script, error) { return enginetest.ReadScript(path, ParseScript) }
 
 // ParseScript reads a script from JSON; errors carry line numbers.
 func ParseScript(data []byte) (*Script, error) {

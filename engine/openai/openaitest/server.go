@@ -99,7 +99,6 @@ type Server struct {
 	calls     int
 	build     string
 	failPaths map[string]int
-	log       io.Writer
 }
 
 // New starts a server of the given flavor on 127.0.0.1 and closes it when
@@ -451,27 +450,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // LogTo writes one line per request to w (nil stops logging).
-func (s *Server) LogTo(w io.Writer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log = w
-}
+func (s *Server) LogTo(w io.Writer) { s.core.LogTo(w) }
 
+// logRequest records the status and logs the request: its model and the
+// rule that answered.
 func (s *Server) logRequest(rec *Request, sw *fakewire.StatusWriter) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec.Status = sw.Status
-	if s.log == nil {
-		return
-	}
-	detail := ""
+	s.record(func() { rec.Status = sw.Status })
+	var detail strings.Builder
 	if rec.Chat != nil {
-		detail = " model=" + rec.Chat.Model
+		detail.WriteString(" model=" + rec.Chat.Model)
 	}
 	if rec.Reply != "" {
-		detail += " by " + rec.Reply
+		detail.WriteString(" by " + rec.Reply)
 	}
-	fakewire.LogLine(s.log, rec.Method, rec.Path, sw.Status, detail)
+	s.core.Log(rec.Method, rec.Path, sw.Status, detail.String())
 }
 
 // record updates a request's record under the lock Requests copies it

@@ -16,6 +16,19 @@ import (
 func post(t *testing.T, url, body string) (int, string) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	return answer(t, resp, err)
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	_, body := answer(t, resp, err)
+	return body
+}
+
+// answer reads a response whole.
+func answer(t *testing.T, resp *http.Response, err error) (int, string) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,17 +144,6 @@ func TestModelEntriesPerFlavor(t *testing.T) {
 			t.Errorf("%s: %s", flavor, b.String())
 		}
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
 }
 
 // Each flavor says what the window is where its real server does.

@@ -97,16 +97,7 @@ type sseWire struct {
 
 	// The whole reply, for stream: false.
 	content, thought strings.Builder
-	calls            []wholeCall
-}
-
-type wholeCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+	calls            []SentToolCall // the shape of a call in a message
 }
 
 // chunk is a chat.completion.chunk event, in OpenAI's field order.
@@ -161,7 +152,7 @@ func (sw *sseWire) ToolCalls(p *enginetest.Player, calls []enginetest.ScriptedCa
 		if !c.HasID {
 			id = sw.srv.nextCallID()
 		}
-		wc := wholeCall{ID: id, Type: "function"}
+		wc := SentToolCall{ID: id, Type: "function"}
 		wc.Function.Name, wc.Function.Arguments = c.Name, c.Arguments
 		sw.calls = append(sw.calls, wc)
 		first := map[string]any{"index": base + i, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}
