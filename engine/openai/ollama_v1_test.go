@@ -136,3 +136,28 @@ func httpGet(t *testing.T, url string) (string, int) {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b), resp.StatusCode
 }
+
+// Ollama's /v1 has no truncate switch: a prompt bigger than the window is
+// cut by the server without a word, and the usage reports the window's
+// worth of prompt (make test-real checks this against a real Ollama). It
+// says nothing about the window either.
+func TestOllamaV1CutsAPromptSilently(t *testing.T) {
+	srv := ollamatest.New(t)
+	srv.AddModel(ollamatest.ModelSpec{Name: "small", Capabilities: []string{engine.CapCompletion}, ContextLength: 2048})
+	srv.Default(et.Text("ok"))
+	e, err := openai.New(srv.URL + "/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.Show(context.Background(), "small"); err != nil || d.ContextLength != 0 {
+		t.Errorf("shown: %+v, %v", d, err)
+	}
+	resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "small",
+		Messages: []engine.Message{{Role: engine.RoleUser, Content: strings.Repeat("many words here ", 800)}}}, nil)
+	if err != nil || resp.Usage.PromptTokens != 2048 || resp.Message.Content != "ok" {
+		t.Fatalf("usage %+v, message %+v, %v", resp.Usage, resp.Message, err)
+	}
+	if r := srv.Requests()[len(srv.Requests())-1]; !r.SilentCut() || r.Window != 2048 {
+		t.Errorf("recorded: cut %v, window %d", r.SilentCut(), r.Window)
+	}
+}
