@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,14 +171,15 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	defer logFile.Close() // the process has its own descriptor
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its own process group: the runners it starts go with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("realollama: %s serve: %v", bin, err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		stop(cmd.Process.Pid, exited)
 		if t.Failed() {
 			all := "(not kept)"
 			if f, err := os.CreateTemp("", "ollama-serve-*.log"); err == nil {
@@ -282,6 +284,19 @@ func (s *Server) waitUp(exited chan error, timeout time.Duration) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("ollama serve did not answer at %s within %s", s.URL, timeout)
+}
+
+// stop ends the server and the runners it started, its process group:
+// politely, then for good.
+func stop(pid int, exited chan error) {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-exited
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // a runner that outlived it
 }
 
 func freePort() (int, error) {
