@@ -9,6 +9,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -68,9 +69,9 @@ func BenchmarkEstimateErrorAfterOneTurn(b *testing.B) {
 	for range b.N {
 		srv := ot.New(b)
 		srv.AddModel(ot.ModelSpec{Name: "big", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 32768})
-		srv.On(ot.UserSays("compute")).Reply(ot.ToolCall("calculator", `{"expression":"6*7"}`))
-		srv.On(ot.ToolResult("calculator")).Reply(ot.Text("The answer is 42, as the calculator says."))
-		srv.Default(ot.Text(words(60, "reply")))
+		srv.On(et.UserSays("compute")).Reply(et.ToolCall("calculator", `{"expression":"6*7"}`))
+		srv.On(et.ToolResult("calculator")).Reply(et.Text("The answer is 42, as the calculator says."))
+		srv.Default(et.Text(words(60, "reply")))
 		eng, _ := ollama.New(srv.URL)
 		view := agent.NewModelView(eng, "big", agent.ViewOptions{NumCtx: 32768})
 		calc, _ := compute.NewCalculator(tools.Deps{})

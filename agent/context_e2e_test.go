@@ -10,6 +10,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
@@ -26,7 +27,7 @@ func smallWindow(t *testing.T) (*ot.Server, *ollama.Engine) {
 	t.Helper()
 	srv := ot.New(t)
 	srv.AddModel(ot.ModelSpec{Name: "tiny", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 2048})
-	srv.On(ot.SystemContains("You summarise a conversation")).Reply(ot.Text("The user asked many questions about words; the assistant answered each one briefly."))
+	srv.On(et.SystemContains("You summarise a conversation")).Reply(et.Text("The user asked many questions about words; the assistant answered each one briefly."))
 	eng, err := ollama.New(srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func checkEveryChat(t *testing.T, srv *ot.Server, window int) {
 
 func TestLongConversationIsCompactedNeverCut(t *testing.T) {
 	srv, eng := smallWindow(t)
-	srv.Default(ot.Text(words(90, "answer")))
+	srv.Default(et.Text(words(90, "answer")))
 	rec := &events.Recorder{}
 	view := agent.NewModelView(eng, "tiny", agent.ViewOptions{})
 	a, err := agent.New(agent.Simple, agent.Config{Engine: eng, Model: "tiny", Bus: rec, View: view})
@@ -164,8 +165,8 @@ func (bigTool) Execute(context.Context, tools.Args) tools.Result {
 
 func TestHugeToolResultReachesTheModelWithinItsBudgetAndThePersonWhole(t *testing.T) {
 	srv, eng := smallWindow(t)
-	srv.On(ot.UserSays("dump")).Reply(ot.ToolCall("dump", `{}`))
-	srv.On(ot.ToolResult("dump")).Reply(ot.Text("The log shows fast answers."))
+	srv.On(et.UserSays("dump")).Reply(et.ToolCall("dump", `{}`))
+	srv.On(et.ToolResult("dump")).Reply(et.Text("The log shows fast answers."))
 	exec, err := tools.NewExecutor([]tools.Tool{bigTool{}}, tools.ExecutorOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +201,7 @@ func TestHugeToolResultReachesTheModelWithinItsBudgetAndThePersonWhole(t *testin
 func TestEstimateIsWithinTenPercentAfterOneTurn(t *testing.T) {
 	srv, eng := smallWindow(t)
 	srv.AddModel(ot.ModelSpec{Name: "big", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 32768})
-	srv.Default(ot.Text(words(60, "reply")))
+	srv.Default(et.Text(words(60, "reply")))
 	view := agent.NewModelView(eng, "big", agent.ViewOptions{NumCtx: 32768})
 	exec := calcExecutor(t, nil, nil)
 	a, _ := agent.New(agent.Orchestrator, agent.Config{Engine: eng, Model: "big", Executor: exec, View: view})
@@ -227,7 +228,7 @@ func TestEstimateIsWithinTenPercentAfterOneTurn(t *testing.T) {
 func TestFullWindowEndsTheReplyWithANotice(t *testing.T) {
 	srv := ot.New(t)
 	srv.AddModel(ot.ModelSpec{Name: "tiny", Capabilities: []string{engine.CapCompletion}, ContextLength: 512})
-	srv.Default(ot.Text(words(900, "endless")))
+	srv.Default(et.Text(words(900, "endless")))
 	eng, _ := ollama.New(srv.URL)
 	a, _ := agent.New(agent.Simple, agent.Config{Engine: eng, Model: "tiny"})
 	res, err := a.Run(context.Background(), &agent.Conversation{}, "write a lot")
@@ -246,7 +247,7 @@ func TestFullWindowEndsTheReplyWithANotice(t *testing.T) {
 func TestWindowComesFromTheLoadedModelThenTheModelsMaximum(t *testing.T) {
 	srv, eng := smallWindow(t)
 	srv.AddModel(ot.ModelSpec{Name: "wide", Capabilities: []string{engine.CapCompletion}, ContextLength: 131072})
-	srv.Default(ot.Text("ok"))
+	srv.Default(et.Text("ok"))
 	ctx := context.Background()
 	// Not loaded: the smaller of the model's maximum and 4,096.
 	w, err := agent.NewModelView(eng, "wide", agent.ViewOptions{}).Window(ctx)
@@ -276,8 +277,8 @@ func TestWindowComesFromTheLoadedModelThenTheModelsMaximum(t *testing.T) {
 // result per call.
 func TestCompactionKeepsToolPairsWhole(t *testing.T) {
 	srv, eng := smallWindow(t)
-	srv.On(ot.UserSays("compute")).Reply(ot.ToolCall("calculator", `{"expression":"6*7"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("The result is 42. " + words(60, "explain")))
+	srv.On(et.UserSays("compute")).Reply(et.ToolCall("calculator", `{"expression":"6*7"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("The result is 42. " + words(60, "explain")))
 	view := agent.NewModelView(eng, "tiny", agent.ViewOptions{})
 	a, _ := agent.New(agent.Orchestrator, agent.Config{Engine: eng, Model: "tiny", Executor: calcExecutor(t, nil, nil), View: view})
 	conv := &agent.Conversation{}
@@ -311,9 +312,9 @@ func TestCompactionKeepsToolPairsWhole(t *testing.T) {
 // the server reuses its cache for everything already read.
 func TestThePromptPrefixIsKeptForTheServersCache(t *testing.T) {
 	srv, eng := smallWindow(t)
-	srv.On(ot.UserSays("dump")).Reply(ot.ToolCall("dump", `{}`))
-	srv.On(ot.ToolResult("dump")).Reply(ot.Text("Fast answers."))
-	srv.Default(ot.Text("Noted."))
+	srv.On(et.UserSays("dump")).Reply(et.ToolCall("dump", `{}`))
+	srv.On(et.ToolResult("dump")).Reply(et.Text("Fast answers."))
+	srv.Default(et.Text("Noted."))
 	srv.AddModel(ot.ModelSpec{Name: "big", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 32768})
 	exec, _ := tools.NewExecutor([]tools.Tool{bigTool{}}, tools.ExecutorOptions{})
 	view := agent.NewModelView(eng, "big", agent.ViewOptions{NumCtx: 8192})

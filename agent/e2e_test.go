@@ -11,6 +11,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
@@ -58,8 +59,8 @@ func calcExecutor(t *testing.T, bus events.Publisher, c tools.Confirmer, extra .
 
 func TestE2ECalculatorRoundTrip(t *testing.T) {
 	srv, eng := setup(t)
-	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_a"))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.TextChunks("15% of 340 ", "is ", "51."))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_a"))
+	srv.On(et.ToolResult("calculator")).Reply(et.TextChunks("15% of 340 ", "is ", "51."))
 	rec := &events.Recorder{}
 	res, conv, err := run(t, eng, agent.Orchestrator, calcExecutor(t, rec, nil), rec, "What is 15% of 340?")
 	if err != nil {
@@ -118,11 +119,11 @@ func (s sleeper) Execute(ctx context.Context, a tools.Args) tools.Result {
 
 func TestE2ETwoCallsRunInParallelAndReturnInOrder(t *testing.T) {
 	srv, eng := setup(t)
-	srv.On(ot.UserSays("both")).Reply(ot.ToolCalls(
-		ot.ToolCall("slow_a", `{"x":"1"}`).WithID("c1"),
-		ot.ToolCall("slow_b", `{"x":"2"}`).WithID("c2"),
+	srv.On(et.UserSays("both")).Reply(et.ToolCalls(
+		et.ToolCall("slow_a", `{"x":"1"}`).WithID("c1"),
+		et.ToolCall("slow_b", `{"x":"2"}`).WithID("c2"),
 	))
-	srv.On(ot.ToolResult("")).Reply(ot.Text("done"))
+	srv.On(et.ToolResult("")).Reply(et.Text("done"))
 	var running, peak atomic.Int32
 	exec := calcExecutor(t, nil, nil, sleeper{"slow_a", &running, &peak}, sleeper{"slow_b", &running, &peak})
 	res, _, err := run(t, eng, agent.Orchestrator, exec, nil, "run both")
@@ -154,8 +155,8 @@ func (d dangerous) Execute(context.Context, tools.Args) tools.Result {
 
 func TestE2EDeniedCallReachesModelAsFailedResult(t *testing.T) {
 	srv, eng := setup(t)
-	srv.On(ot.UserSays("wipe")).Reply(ot.ToolCall("wipe", `{}`))
-	srv.On(ot.ToolResultContains("wipe", "denied by user")).Reply(ot.Text("I was not allowed to wipe anything."))
+	srv.On(et.UserSays("wipe")).Reply(et.ToolCall("wipe", `{}`))
+	srv.On(et.ToolResultContains("wipe", "denied by user")).Reply(et.Text("I was not allowed to wipe anything."))
 	var ran atomic.Bool
 	res, _, err := run(t, eng, agent.Orchestrator, calcExecutor(t, nil, tools.DenyAll, dangerous{&ran}), nil, "please wipe the disk")
 	if err != nil {
@@ -169,10 +170,10 @@ func TestE2EDeniedCallReachesModelAsFailedResult(t *testing.T) {
 func TestE2EMaxTurnsAndLoopGuard(t *testing.T) {
 	srv, eng := setup(t)
 	n := 0
-	srv.On(ot.UserSays("count")).ReplyWith(func(*ot.Request) []ot.Step { return []ot.Step{ot.ToolCall("calculator", `{"expression":"1+1"}`)} })
-	srv.On(ot.ToolResult("calculator")).ReplyWith(func(*ot.Request) []ot.Step {
+	srv.On(et.UserSays("count")).ReplyWith(func(*et.Call) []et.Step { return []et.Step{et.ToolCall("calculator", `{"expression":"1+1"}`)} })
+	srv.On(et.ToolResult("calculator")).ReplyWith(func(*et.Call) []et.Step {
 		n++
-		return []ot.Step{ot.ToolCall("calculator", fmt.Sprintf(`{"expression":"%d+1"}`, n))}
+		return []et.Step{et.ToolCall("calculator", fmt.Sprintf(`{"expression":"%d+1"}`, n))}
 	})
 	res, conv, err := run(t, eng, agent.Orchestrator, calcExecutor(t, nil, nil), nil, "count forever")
 	if err != nil {
@@ -184,8 +185,8 @@ func TestE2EMaxTurnsAndLoopGuard(t *testing.T) {
 	assertConsistent(t, conv)
 
 	srv2, eng2 := setup(t)
-	srv2.On(ot.UserSays("repeat")).Reply(ot.ToolCall("calculator", `{"expression":"2+2"}`))
-	srv2.On(ot.ToolResult("calculator")).Reply(ot.ToolCall("calculator", `{"expression":"2+2"}`))
+	srv2.On(et.UserSays("repeat")).Reply(et.ToolCall("calculator", `{"expression":"2+2"}`))
+	srv2.On(et.ToolResult("calculator")).Reply(et.ToolCall("calculator", `{"expression":"2+2"}`))
 	res, conv, err = run(t, eng2, agent.Orchestrator, calcExecutor(t, nil, nil), nil, "repeat yourself")
 	if err != nil {
 		t.Fatal(err)
@@ -198,8 +199,8 @@ func TestE2EMaxTurnsAndLoopGuard(t *testing.T) {
 
 func TestE2EModelWithoutToolsFallsBackToReact(t *testing.T) {
 	srv, eng := setup(t, engine.CapCompletion)
-	srv.On(ot.UserSays("Observation:"), ot.NoTools()).Reply(ot.Text("Thought: done\nFinal Answer: 15% of 340 is 51."))
-	srv.On(ot.UserSays("15% of 340"), ot.NoTools()).Reply(ot.Text("Thought: use it\nAction: calculator\nAction Input: {\"expression\": \"15/100*340\"}"))
+	srv.On(et.UserSays("Observation:"), et.NoTools()).Reply(et.Text("Thought: done\nFinal Answer: 15% of 340 is 51."))
+	srv.On(et.UserSays("15% of 340"), et.NoTools()).Reply(et.Text("Thought: use it\nAction: calculator\nAction Input: {\"expression\": \"15/100*340\"}"))
 	res, _, err := run(t, eng, agent.Orchestrator, calcExecutor(t, nil, nil), nil, "What is 15% of 340?")
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +222,7 @@ func TestE2EServer400NoToolsAlsoFallsBack(t *testing.T) {
 	srv, eng := setup(t, engine.CapCompletion)
 	// The capability check is unavailable: the 400 from chat triggers the fallback.
 	srv.FailEndpoint("/api/show", 500, "show broken")
-	srv.On(ot.NoTools()).Reply(ot.Text("Final Answer: hi"))
+	srv.On(et.NoTools()).Reply(et.Text("Final Answer: hi"))
 	res, _, err := run(t, eng, agent.Orchestrator, calcExecutor(t, nil, nil), nil, "hello")
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +237,7 @@ func TestE2EServer400NoToolsAlsoFallsBack(t *testing.T) {
 
 func TestE2EMidStreamDisconnectKeepsWhatArrived(t *testing.T) {
 	srv, eng := setup(t)
-	srv.On(ot.UserSays("story")).Reply(ot.TextChunks("Once ", "upon ", "a ", "time")).DisconnectAfter(2)
+	srv.On(et.UserSays("story")).Reply(et.TextChunks("Once ", "upon ", "a ", "time")).DisconnectAfter(2)
 	res, conv, err := run(t, eng, agent.Orchestrator, calcExecutor(t, nil, nil), nil, "tell a story")
 	var se *engine.StreamError
 	if !errors.As(err, &se) {
@@ -258,7 +259,7 @@ func (b blocker) Execute(ctx context.Context, _ tools.Args) tools.Result {
 
 func TestE2ECancelWithToolRunning(t *testing.T) {
 	srv, eng := setup(t)
-	srv.On(ot.UserSays("block")).Reply(ot.ToolCalls(ot.ToolCall("block", `{}`), ot.ToolCall("calculator", `{"expression":"1"}`)))
+	srv.On(et.UserSays("block")).Reply(et.ToolCalls(et.ToolCall("block", `{}`), et.ToolCall("calculator", `{"expression":"1"}`)))
 	b := blocker{started: make(chan struct{})}
 	a, _ := agent.New(agent.Orchestrator, agent.Config{Engine: eng, Model: "qwen3", Executor: calcExecutor(t, nil, nil, b)})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
@@ -18,8 +19,8 @@ func visionServer(t *testing.T) (*ot.Server, *ollama.Engine) {
 	srv.AddModel(ot.ModelSpec{Name: "gemma3:4b", Family: "gemma3", Capabilities: []string{engine.CapCompletion, engine.CapVision}, ContextLength: 8192})
 	srv.AddModel(ot.ModelSpec{Name: "llava:7b", Capabilities: []string{engine.CapCompletion, engine.CapVision}})
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("what is this")).Reply(ot.Text("A red square."))
-	srv.On(ot.UserSays("again")).Reply(ot.Text("Still red."))
+	srv.On(et.UserSays("what is this")).Reply(et.Text("A red square."))
+	srv.On(et.UserSays("again")).Reply(et.Text("Still red."))
 	eng, err := ollama.New(srv.URL)
 	if err != nil {
 		t.Fatal(err)

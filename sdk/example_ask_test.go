@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/sdk"
@@ -23,8 +24,8 @@ func ExampleJarvis_Ask() {
 	}
 	defer srv.Close()
 	srv.Model("qwen3", "completion", "tools")
-	srv.On(ollamatest.UserSays("Shout")).Reply(ollamatest.ToolCall("shout", `{"text": "hello; rm -rf ~"}`))
-	srv.On(ollamatest.ToolResultContains("shout", "HELLO")).Reply(ollamatest.Text("It shouts back."))
+	srv.On(et.UserSays("Shout")).Reply(et.ToolCall("shout", `{"text": "hello; rm -rf ~"}`))
+	srv.On(et.ToolResultContains("shout", "HELLO")).Reply(et.Text("It shouts back."))
 
 	dir, err := os.MkdirTemp("", "jarvis-example-")
 	if err != nil {

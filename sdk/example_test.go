@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/sdk"
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -50,8 +51,8 @@ func Example() {
 	}
 	defer srv.Close()
 	srv.Model("qwen3", "completion", "tools")
-	srv.On(ollamatest.UserSays("Process this data")).Reply(ollamatest.ToolCall("my_tool", `{"input": "this data"}`))
-	srv.On(ollamatest.ToolResult("my_tool")).Reply(ollamatest.Text("Done: the data is processed."))
+	srv.On(et.UserSays("Process this data")).Reply(et.ToolCall("my_tool", `{"input": "this data"}`))
+	srv.On(et.ToolResult("my_tool")).Reply(et.Text("Done: the data is processed."))
 
 	// An empty config file and a scratch database keep the example to
 	// itself; a program would leave both out and use the person's.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
@@ -26,8 +27,8 @@ func TestAProgramOfAFewLinesIsJarvisWithItsTools(t *testing.T) {
 	}
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", "completion", "tools")
-	srv.On(ollamatest.UserSays("Process this data")).Reply(ollamatest.ToolCall("my_tool", `{"input":"this data"}`))
-	srv.On(ollamatest.ToolResult("my_tool")).Reply(ollamatest.Text("All processed."))
+	srv.On(et.UserSays("Process this data")).Reply(et.ToolCall("my_tool", `{"input":"this data"}`))
+	srv.On(et.ToolResult("my_tool")).Reply(et.Text("All processed."))
 	config := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(config, nil, 0o600); err != nil {
 		t.Fatal(err)

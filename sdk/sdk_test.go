@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/sdk"
@@ -53,8 +54,8 @@ func newFixture(t *testing.T, config string) *fixture {
 	t.Helper()
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", "completion", "tools")
-	srv.On(ollamatest.UserSays("launch")).Reply(ollamatest.ToolCall("launch", `{"target":"rocket"}`))
-	srv.On(ollamatest.ToolResult("launch")).Reply(ollamatest.Text("Finished."))
+	srv.On(et.UserSays("launch")).Reply(et.ToolCall("launch", `{"target":"rocket"}`))
+	srv.On(et.ToolResult("launch")).Reply(et.Text("Finished."))
 	dir := t.TempDir()
 	f := &fixture{srv: srv, dir: dir, config: filepath.Join(dir, "config.toml"), db: filepath.Join(dir, "jarvis.db")}
 	if err := os.WriteFile(f.config, []byte(config), 0o600); err != nil {

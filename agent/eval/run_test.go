@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
@@ -41,8 +42,8 @@ const rewordedSuite = `{"name": "reworded",
 func TestOverridesReachTheSchemaAndTheText(t *testing.T) {
 	t.Run("orchestrator", func(t *testing.T) {
 		srv := fakeServer(t)
-		srv.On(ollamatest.UserSays("add two and two")).Reply(ollamatest.ToolCall("calculator", `{"expression":"2+2"}`))
-		srv.On(ollamatest.ToolResult("calculator")).Reply(ollamatest.Text("It is 4."))
+		srv.On(et.UserSays("add two and two")).Reply(et.ToolCall("calculator", `{"expression":"2+2"}`))
+		srv.On(et.ToolResult("calculator")).Reply(et.Text("It is 4."))
 		rep := runSuite(t, srv, parse(t, rewordedSuite), t.TempDir(), runOpts{})
 		if r := rep.Results[0]; r.Passed != 1 {
 			t.Fatalf("the case failed: %s", r.Cases[0].Reason)
@@ -66,11 +67,11 @@ func TestOverridesReachTheSchemaAndTheText(t *testing.T) {
 	})
 	t.Run("react", func(t *testing.T) {
 		srv := fakeServer(t)
-		srv.On(ollamatest.UserSays("add two and two"), ollamatest.SystemContains("SUITE WORDS: exact arithmetic."),
-			ollamatest.SystemContains("expression (string, required): SUITE PARAM: Python syntax"), ollamatest.SystemContains("CASE WORDS")).
-			Reply(ollamatest.Text("Thought: add.\nAction: calculator\nAction Input: {\"expression\": \"2+2\"}"))
-		srv.On(ollamatest.UserSays("Observation:")).Reply(ollamatest.Text("Thought: done.\nFinal Answer: 4"))
-		srv.Default(ollamatest.Text("Final Answer: the system prompt lacked the suite's words"))
+		srv.On(et.UserSays("add two and two"), et.SystemContains("SUITE WORDS: exact arithmetic."),
+			et.SystemContains("expression (string, required): SUITE PARAM: Python syntax"), et.SystemContains("CASE WORDS")).
+			Reply(et.Text("Thought: add.\nAction: calculator\nAction Input: {\"expression\": \"2+2\"}"))
+		srv.On(et.UserSays("Observation:")).Reply(et.Text("Thought: done.\nFinal Answer: 4"))
+		srv.Default(et.Text("Final Answer: the system prompt lacked the suite's words"))
 		rep := runSuite(t, srv, parse(t, rewordedSuite), t.TempDir(), runOpts{agent: "react"})
 		if c := rep.Results[0].Cases[0]; !c.Passed {
 			t.Fatalf("react did not read the suite's words: %s", c.Reason)
@@ -82,7 +83,7 @@ func TestOverridesReachTheSchemaAndTheText(t *testing.T) {
 // suite's win over them.
 func TestConfiguredDescriptionsApply(t *testing.T) {
 	srv := fakeServer(t)
-	srv.On(ollamatest.UserSays("add")).Reply(ollamatest.Text("4"))
+	srv.On(et.UserSays("add")).Reply(et.Text("4"))
 	eng, _ := ollama.New(srv.URL)
 	conf := "CONFIG WORDS"
 	suite := parse(t, `{"overrides": {"think": {"description": "SUITE THINK"}}, "cases": [{"id": "a", "prompt": "add", "tools": ["calculator", "think"], "expect": {"calls": []}}]}`)
@@ -124,10 +125,10 @@ func TestCheckFindsWhatWouldFailEveryCase(t *testing.T) {
 // A model whose answers vary: --repeat reports the pass rate per case.
 func TestRepeatReportsThePassRatePerCase(t *testing.T) {
 	srv := fakeServer(t)
-	srv.On(ollamatest.UserSays("hello there")).Times(1).Reply(ollamatest.ToolCall("calculator", `{"expression":"1"}`))
-	srv.On(ollamatest.ToolResult("calculator")).Reply(ollamatest.Text("Hi."))
-	srv.On(ollamatest.UserSays("hello there")).Reply(ollamatest.Text("Hi."))
-	srv.On(ollamatest.UserSays("15% of 340")).Reply(ollamatest.Text("51"))
+	srv.On(et.UserSays("hello there")).Times(1).Reply(et.ToolCall("calculator", `{"expression":"1"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("Hi."))
+	srv.On(et.UserSays("hello there")).Reply(et.Text("Hi."))
+	srv.On(et.UserSays("15% of 340")).Reply(et.Text("51"))
 	var mu sync.Mutex
 	var seen []string
 	r := newRunner(t, srv, parse(t, smoke), t.TempDir(), runOpts{repeat: 3})
@@ -170,9 +171,9 @@ func TestRepeatReportsThePassRatePerCase(t *testing.T) {
 
 func TestStoppingKeepsWhatFinished(t *testing.T) {
 	srv := fakeServer(t)
-	srv.On(ollamatest.UserSays("15% of 340")).Reply(ollamatest.ToolCall("calculator", `{"expression":"0.15*340"}`))
-	srv.On(ollamatest.ToolResult("calculator")).Reply(ollamatest.Text("51"))
-	srv.On(ollamatest.UserSays("hello there")).Reply(ollamatest.Hang())
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"0.15*340"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("51"))
+	srv.On(et.UserSays("hello there")).Reply(et.Hang())
 	ctx, cancel := context.WithCancel(context.Background())
 	r := newRunner(t, srv, parse(t, smoke), t.TempDir(), runOpts{})
 	r.cfg.Progress = func(p Progress) {
@@ -192,7 +193,7 @@ func TestStoppingKeepsWhatFinished(t *testing.T) {
 
 func TestCaseTimeLimit(t *testing.T) {
 	srv := fakeServer(t)
-	srv.On(ollamatest.UserSays("slow")).Reply(ollamatest.Hang())
+	srv.On(et.UserSays("slow")).Reply(et.Hang())
 	suite := parse(t, `{"timeout": "1s", "cases": [{"id": "slow", "prompt": "slow", "expect": {"answer_contains": "x"}}]}`)
 	rep := runSuite(t, srv, suite, t.TempDir(), runOpts{})
 	if c := rep.Results[0].Cases[0]; c.Passed || !strings.HasPrefix(c.Reason, "run failed: the case took longer than its 1s time limit") {
@@ -204,9 +205,9 @@ func TestCaseTimeLimit(t *testing.T) {
 // of a chat (tool calls, turns) they can see of an evaluation.
 func TestEventsReachTheBus(t *testing.T) {
 	srv := fakeServer(t)
-	srv.On(ollamatest.UserSays("15% of 340")).Reply(ollamatest.ToolCall("calculator", `{"expression":"0.15*340"}`))
-	srv.On(ollamatest.ToolResult("calculator")).Reply(ollamatest.Text("51"))
-	srv.On(ollamatest.UserSays("hello there")).Reply(ollamatest.Text("hi"))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"0.15*340"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("51"))
+	srv.On(et.UserSays("hello there")).Reply(et.Text("hi"))
 	rec := &events.Recorder{}
 	runSuite(t, srv, parse(t, smoke), t.TempDir(), runOpts{bus: rec})
 	var starts, ends int

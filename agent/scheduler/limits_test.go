@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -20,8 +21,8 @@ import (
 func stuckServer(t *testing.T) (*ot.Server, tasks.Server) {
 	srv := ot.New(t)
 	srv.Model(testModel, engine.CapCompletion)
-	srv.On(ot.UserSays("stuck")).Reply(ot.Text("Let me think about"), ot.Hang())
-	srv.Default(ot.Text("quick answer"))
+	srv.On(et.UserSays("stuck")).Reply(et.Text("Let me think about"), et.Hang())
+	srv.Default(et.Text("quick answer"))
 	return srv, tasks.Server{Engine: "ollama", Host: srv.URL, Model: testModel}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/store"
@@ -220,7 +221,7 @@ func TestRunsGoToTheProcessThatReachesTheServer(t *testing.T) {
 	}
 	up := ot.New(t)
 	up.Model(testModel, engine.CapCompletion, engine.CapTools)
-	up.Default(ot.Text("done on the server that answers"))
+	up.Default(et.Text("done on the server that answers"))
 	down := ot.ClosedURL(t)
 
 	path := filepath.Join(t.TempDir(), "jarvis.db")

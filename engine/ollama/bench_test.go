@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -16,7 +17,7 @@ func BenchmarkChatFlood(b *testing.B) {
 	const tokens = 20000
 	srv := ollamatest.New(b)
 	srv.Model("qwen3")
-	srv.On().Reply(ollamatest.Flood(tokens))
+	srv.On().Reply(et.Flood(tokens))
 	e, err := newBenchEngine(srv.URL)
 	if err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -57,7 +58,7 @@ func TestLoadedListsTheWindowInForce(t *testing.T) {
 	srv := ollamatest.New(t)
 	tinyt(srv)
 	srv.AddModel(ollamatest.ModelSpec{Name: "qwen3", Size: 5000})
-	srv.On().Reply(ollamatest.Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.URL)
 	if got, err := e.Loaded(context.Background()); err != nil || len(got) != 0 {
 		t.Fatalf("nothing loaded yet: %+v, %v", got, err)
@@ -114,7 +115,7 @@ func TestRenderPromptWithoutTheFeatureIsUnsupportedOnce(t *testing.T) {
 	srv := ollamatest.New(t)
 	tinyt(srv)
 	srv.SetRenderSupport(false)
-	srv.On().Reply(ollamatest.Text("A reply the engine did not want."))
+	srv.On().Reply(et.Text("A reply the engine did not want."))
 	e := newEngine(t, srv.URL)
 	req := engine.ChatRequest{Model: "tinyt", Messages: ask("hi")}
 	if _, err := e.RenderPrompt(context.Background(), req); !errors.Is(err, engine.ErrUnsupported) {
@@ -136,7 +137,7 @@ func TestRenderPromptWithoutTheFeatureIsUnsupportedOnce(t *testing.T) {
 func TestChatNeverLetsTheServerCut(t *testing.T) {
 	srv := ollamatest.New(t)
 	tinyt(srv)
-	srv.On().Reply(ollamatest.Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.URL)
 
 	// The note's conversation: "hi", 3,000 words, "second question".
@@ -168,7 +169,7 @@ func TestChatNeverLetsTheServerCut(t *testing.T) {
 func TestChatReplyThatFillsTheWindowEndsWithLength(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("m")
-	srv.On().Reply(ollamatest.Text(strings.Repeat("This answer is longer than the window allows. ", 40)))
+	srv.On().Reply(et.Text(strings.Repeat("This answer is longer than the window allows. ", 40)))
 	e := newEngine(t, srv.URL)
 	resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "m", Messages: ask("go"), Options: engine.Options{NumCtx: 128}}, nil)
 	if err != nil {
@@ -243,7 +244,7 @@ func TestPullCancelledStops(t *testing.T) {
 func TestUnloadFreesTheModel(t *testing.T) {
 	srv := ollamatest.New(t)
 	tinyt(srv)
-	srv.On().Reply(ollamatest.Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.URL)
 	if _, err := e.Chat(context.Background(), engine.ChatRequest{Model: "tinyt", Messages: ask("hi")}, nil); err != nil {
 		t.Fatal(err)
@@ -268,7 +269,7 @@ func TestUnloadFreesTheModel(t *testing.T) {
 func TestSameWindowNoReload(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("m")
-	srv.On().Reply(ollamatest.Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.URL)
 	msgs := ask("hi")
 	for range 3 {

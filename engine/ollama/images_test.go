@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestChatSendsImagesAsBase64(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("gemma3", engine.CapCompletion, engine.CapVision)
-	srv.On().Reply(ollamatest.Text("A cat."))
+	srv.On().Reply(et.Text("A cat."))
 	e := newEngine(t, srv.URL)
 	pic := []byte("\x89PNG\r\n\x1a\nnot really a png, but bytes")
 	msgs := []engine.Message{{Role: engine.RoleUser, Content: "What is this?",

@@ -14,6 +14,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
@@ -42,12 +43,12 @@ func collect(t *testing.T, ctx context.Context, e *ollama.Engine, req engine.Cha
 func TestChatStreamsThinkingContentAndUsage(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", "completion", "thinking")
-	srv.On(ollamatest.UserSays("capital")).
-		Reply(ollamatest.Think("Easy one."), ollamatest.Text("The capital is Paris.")).
-		Metrics(api.Metrics{
+	srv.On(et.UserSays("capital")).
+		Reply(et.Think("Easy one."), et.Text("The capital is Paris.")).
+		Usage(et.Usage{
 			TotalDuration: 9963538, LoadDuration: 2328807,
-			PromptEvalCount: 25, PromptEvalDuration: 1369763,
-			EvalCount: 4, EvalDuration: 4566328,
+			PromptTokens: 25, PromptDuration: 1369763,
+			CompletionTokens: 4, EvalDuration: 4566328,
 		})
 	e := newEngine(t, srv.URL)
 
@@ -98,12 +99,12 @@ func TestChatStreamsThinkingContentAndUsage(t *testing.T) {
 func TestChatToolCallsKeepIDsOrderAndArgumentOrder(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", "completion", "tools")
-	srv.On(ollamatest.ToolResult("clock")).Reply(
-		ollamatest.ToolCalls(
-			ollamatest.ToolCall("calculator", `{"zeta":1,"alpha":"a < b & c","mid":{"b":1,"a":2}}`).WithID("call_server"),
-			ollamatest.ToolCall("calculator", `{"expression":"2+2"}`).WithID(""),
+	srv.On(et.ToolResult("clock")).Reply(
+		et.ToolCalls(
+			et.ToolCall("calculator", `{"zeta":1,"alpha":"a < b & c","mid":{"b":1,"a":2}}`).WithID("call_server"),
+			et.ToolCall("calculator", `{"expression":"2+2"}`).WithID(""),
 		),
-		ollamatest.ToolCall("file_read", "").WithID(""),
+		et.ToolCall("file_read", "").WithID(""),
 	)
 	e := newEngine(t, srv.URL)
 	history := []engine.Message{
@@ -142,8 +143,10 @@ func TestChatToolCallsKeepIDsOrderAndArgumentOrder(t *testing.T) {
 
 func TestChatSendsToolsMessagesAndOptionsOnTheWire(t *testing.T) {
 	srv := ollamatest.New(t)
-	srv.Model("qwen3", "completion", "tools", "thinking")
-	srv.On().Reply(ollamatest.Text("ok"))
+	// A thinking level is for a model with Ollama's harmony parser (gpt-oss):
+	// a real server refuses one for any other model.
+	srv.AddModel(ollamatest.ModelSpec{Name: "qwen3", Capabilities: []string{"completion", "tools", "thinking"}, Parser: "harmony"})
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.URL)
 
 	temp, seed := 0.2, 42
@@ -249,7 +252,7 @@ func assertOrder(t *testing.T, s string, parts ...string) {
 func TestChatLeavesUnsetOptionsToTheServer(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", "completion", "thinking")
-	srv.On().Reply(ollamatest.Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.URL)
 	if _, err := e.Chat(context.Background(), engine.ChatRequest{Model: "qwen3", Messages: ask("hi")}, nil); err != nil {
 		t.Fatal(err)
@@ -268,21 +271,23 @@ func TestChatLeavesUnsetOptionsToTheServer(t *testing.T) {
 func TestThinkOptionForms(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", "completion", "thinking")
-	srv.On().Reply(ollamatest.Think("hmm"), ollamatest.Text("ok"))
+	srv.AddModel(ollamatest.ModelSpec{Name: "gpt-oss", Capabilities: []string{"completion", "thinking"}, Parser: "harmony"})
+	srv.On().Reply(et.Think("hmm"), et.Text("ok"))
 	e := newEngine(t, srv.URL)
 	cases := []struct {
-		think, wire string
-		thinking    string
+		model, think, wire string
+		thinking           string
 	}{
-		{"true", `"think":true`, "hmm"},
-		{"on", `"think":true`, "hmm"},
-		{"false", `"think":false`, ""},
-		{"off", `"think":false`, ""},
-		{"low", `"think":"low"`, "hmm"},
+		{"qwen3", "true", `"think":true`, "hmm"},
+		{"qwen3", "on", `"think":true`, "hmm"},
+		{"qwen3", "false", `"think":false`, ""},
+		{"qwen3", "off", `"think":false`, ""},
+		// Levels are for gpt-oss: a real server refuses them for others.
+		{"gpt-oss", "low", `"think":"low"`, "hmm"},
 	}
 	for _, c := range cases {
 		before := len(srv.Requests())
-		resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "qwen3", Messages: ask("x"), Options: engine.Options{Think: c.think}}, nil)
+		resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: c.model, Messages: ask("x"), Options: engine.Options{Think: c.think}}, nil)
 		if err != nil {
 			t.Fatalf("think %q: %v", c.think, err)
 		}
@@ -307,10 +312,10 @@ func TestChatErrorsAreTyped(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("plain", "completion")
 	srv.Model("qwen3", "completion", "tools")
-	srv.On(ollamatest.UserSays("boom")).Reply(ollamatest.Error(500, "llama runner process has terminated: exit status 2"))
-	srv.On(ollamatest.UserSays("proxy")).Reply(ollamatest.ErrorBody(502, "<html>Bad Gateway</html>"))
-	srv.On(ollamatest.UserSays("late")).Reply(ollamatest.Text("half an"), ollamatest.Error(500, "runner crashed"))
-	srv.On().Reply(ollamatest.Text("ok"))
+	srv.On(et.UserSays("boom")).Reply(et.Error(500, "llama runner process has terminated: exit status 2"))
+	srv.On(et.UserSays("proxy")).Reply(et.ErrorBody(502, "<html>Bad Gateway</html>"))
+	srv.On(et.UserSays("late")).Reply(et.Text("half an"), et.Error(500, "runner crashed"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.URL)
 	tools := []engine.ToolDef{{Name: "calculator"}}
 
@@ -386,7 +391,7 @@ func TestChatErrorsAreTyped(t *testing.T) {
 func TestChatDisconnectMidStreamKeepsPartialReply(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", "completion", "thinking")
-	srv.On().Reply(ollamatest.Think("let me see"), ollamatest.Text("The answer is forty-two.")).DisconnectAfter(5)
+	srv.On().Reply(et.Think("let me see"), et.Text("The answer is forty-two.")).DisconnectAfter(5)
 	e := newEngine(t, srv.URL)
 
 	resp, chunks, err := collect(t, context.Background(), e, engine.ChatRequest{Model: "qwen3", Messages: ask("?")})
@@ -408,7 +413,7 @@ func TestChatDisconnectMidStreamKeepsPartialReply(t *testing.T) {
 func TestChatDisconnectBeforeAnyChunk(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3")
-	srv.On().Reply(ollamatest.Disconnect())
+	srv.On().Reply(et.Disconnect())
 	e := newEngine(t, srv.URL)
 	resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "qwen3", Messages: ask("?")}, nil)
 	var se *engine.StreamError
@@ -420,7 +425,7 @@ func TestChatDisconnectBeforeAnyChunk(t *testing.T) {
 func TestChatCancelKeepsPartialReply(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3")
-	srv.On().Reply(ollamatest.Text("I was saying"), ollamatest.Hang())
+	srv.On().Reply(et.Text("I was saying"), et.Hang())
 	e := newEngine(t, srv.URL)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -447,7 +452,7 @@ func TestChatCancelKeepsPartialReply(t *testing.T) {
 func TestChatDeadlineWhileWaiting(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3")
-	srv.On().Reply(ollamatest.Hang())
+	srv.On().Reply(et.Hang())
 	e := newEngine(t, srv.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -460,9 +465,9 @@ func TestChatDeadlineWhileWaiting(t *testing.T) {
 func TestGenerate(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", "completion", "thinking")
-	srv.On(ollamatest.Endpoint("/api/generate"), ollamatest.SystemContains("terse"), ollamatest.UserSays("summarize")).
-		Reply(ollamatest.Think("short"), ollamatest.Text("A summary.")).
-		Metrics(api.Metrics{PromptEvalCount: 12, EvalCount: 3, EvalDuration: 30 * time.Millisecond, TotalDuration: 50 * time.Millisecond})
+	srv.On(et.Endpoint("/api/generate"), et.SystemContains("terse"), et.UserSays("summarize")).
+		Reply(et.Think("short"), et.Text("A summary.")).
+		Usage(et.Usage{PromptTokens: 12, CompletionTokens: 3, EvalDuration: 30 * time.Millisecond, TotalDuration: 50 * time.Millisecond})
 	e := newEngine(t, srv.URL)
 	seed := 7
 	out, err := e.Generate(context.Background(), engine.GenerateRequest{

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
@@ -18,7 +19,7 @@ func BenchmarkChatFlood(b *testing.B) {
 	const tokens = 20000
 	srv := ot.New(b, ot.LlamaCpp)
 	srv.Model("qwen3")
-	srv.On().Reply(ot.Flood(tokens))
+	srv.On().Reply(et.Flood(tokens))
 	e, err := openai.New(srv.BaseURL)
 	if err != nil {
 		b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -34,10 +35,10 @@ func runAgent(t *testing.T, base, question string, bus events.Publisher) (*agent
 func TestE2ECalculatorRoundTrip(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
 	srv.Model("qwen3")
-	srv.On(ot.UserSays("15% of 340")).Reply(
-		ot.Think("A percentage: the calculator is exact."),
-		ot.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc").InPieces(5))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.TextChunks("15% of 340 ", "is ", "51."))
+	srv.On(et.UserSays("15% of 340")).Reply(
+		et.Think("A percentage: the calculator is exact."),
+		et.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc").InPieces(5))
+	srv.On(et.ToolResult("calculator")).Reply(et.TextChunks("15% of 340 ", "is ", "51."))
 	rec := &events.Recorder{}
 	res, conv, err := runAgent(t, srv.BaseURL, "What is 15% of 340?", rec)
 	if err != nil {
@@ -77,8 +78,8 @@ func TestE2EServerRefusingToolsFallsBackToReact(t *testing.T) {
 	// llama-server started without --jinja answers tools with a 500.
 	srv := ot.New(t, ot.LlamaCpp)
 	srv.AddModel(ot.ModelSpec{Name: "qwen3", NoTools: true})
-	srv.On(ot.UserSays("Observation:"), ot.NoTools()).Reply(ot.Text("Thought: done\nFinal Answer: 15% of 340 is 51."))
-	srv.On(ot.UserSays("15% of 340"), ot.NoTools()).Reply(ot.Text("Thought: use it\nAction: calculator\nAction Input: {\"expression\": \"15/100*340\"}"))
+	srv.On(et.UserSays("Observation:"), et.NoTools()).Reply(et.Text("Thought: done\nFinal Answer: 15% of 340 is 51."))
+	srv.On(et.UserSays("15% of 340"), et.NoTools()).Reply(et.Text("Thought: use it\nAction: calculator\nAction Input: {\"expression\": \"15/100*340\"}"))
 	res, _, err := runAgent(t, srv.BaseURL, "What is 15% of 340?", nil)
 	if err != nil {
 		t.Fatal(err)

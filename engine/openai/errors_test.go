@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
@@ -49,11 +50,10 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestModelNotFound(t *testing.T) {
-	for _, flavor := range []ot.Flavor{ot.VLLM, ot.LMStudio, ot.Ollama, ot.OpenAI} {
-		t.Run(string(flavor), func(t *testing.T) {
-			srv := ot.New(t, flavor)
-			srv.Model("served")
-			e := newEngine(t, srv.BaseURL)
+	for _, server := range []string{string(ot.VLLM), string(ot.LMStudio), ollamaV1Server, string(ot.OpenAI)} {
+		t.Run(server, func(t *testing.T) {
+			base, _ := serve(t, server, "served", false)
+			e := newEngine(t, base)
 			_, err := chatErr(t, e, engine.ChatRequest{Model: "absent", Messages: ask("hi")})
 			var nf *engine.ModelNotFoundError
 			if !errors.As(err, &nf) || nf.Model != "absent" {
@@ -71,19 +71,18 @@ func TestModelNotFound(t *testing.T) {
 
 func TestToolsUnsupported(t *testing.T) {
 	for _, c := range []struct {
-		flavor ot.Flavor
+		server string
 		fix    string
 	}{
-		{ot.LlamaCpp, "--jinja"},
-		{ot.VLLM, "--enable-auto-tool-choice"},
-		{ot.Ollama, "tool support"},
-		{ot.OpenAI, "tool support"}, // OpenRouter's 404
+		{string(ot.LlamaCpp), "--jinja"},
+		{string(ot.VLLM), "--enable-auto-tool-choice"},
+		{ollamaV1Server, "tool support"},
+		{string(ot.OpenAI), "tool support"}, // OpenRouter's 404
 	} {
-		t.Run(string(c.flavor), func(t *testing.T) {
-			srv := ot.New(t, c.flavor)
-			srv.AddModel(ot.ModelSpec{Name: "plain", NoTools: true})
-			srv.On().Reply(ot.Text("ok"))
-			e := newEngine(t, srv.BaseURL)
+		t.Run(c.server, func(t *testing.T) {
+			base, rules := serve(t, c.server, "plain", true)
+			rules.On().Reply(et.Text("ok"))
+			e := newEngine(t, base)
 			if caps, err := e.Capabilities(context.Background(), "plain"); err != nil || !slices.Contains(caps, engine.CapTools) {
 				t.Fatalf("before: caps %v, %v", caps, err)
 			}
@@ -111,7 +110,7 @@ func TestAuthErrors(t *testing.T) {
 			srv := ot.New(t, flavor)
 			srv.Model("m")
 			srv.RequireKey(key)
-			srv.On().Reply(ot.Text("ok"))
+			srv.On().Reply(et.Text("ok"))
 
 			_, err := chatErr(t, newEngine(t, srv.BaseURL), engine.ChatRequest{Model: "m", Messages: ask("hi")})
 			var ae *openai.AuthError
@@ -151,8 +150,8 @@ func TestAuthForbiddenAndEchoedKey(t *testing.T) {
 	const key = "sk-echo-abcdefghijklmnop"
 	srv := ot.New(t, ot.OpenAI)
 	srv.Model("m")
-	srv.On(ot.UserSays("forbidden")).Reply(ot.ErrorBody(403, `{"error":{"message":"Project proj_x does not have access to this feature","type":"invalid_request_error","param":null,"code":null}}`))
-	srv.On(ot.UserSays("echo")).Reply(ot.ErrorBody(401, `{"error":{"message":"bad key `+key+`","type":"invalid_request_error"}}`))
+	srv.On(et.UserSays("forbidden")).Reply(et.ErrorBody(403, `{"error":{"message":"Project proj_x does not have access to this feature","type":"invalid_request_error","param":null,"code":null}}`))
+	srv.On(et.UserSays("echo")).Reply(et.ErrorBody(401, `{"error":{"message":"bad key `+key+`","type":"invalid_request_error"}}`))
 	e := newEngine(t, srv.BaseURL, openai.WithAPIKey(key))
 
 	_, err := chatErr(t, e, engine.ChatRequest{Model: "m", Messages: ask("forbidden")})
@@ -169,10 +168,10 @@ func TestAuthForbiddenAndEchoedKey(t *testing.T) {
 func TestRateLimits(t *testing.T) {
 	srv := ot.New(t, ot.OpenAI)
 	srv.Model("m")
-	srv.On(ot.UserSays("seconds")).Reply(ot.RateLimited(20 * time.Second))
-	srv.On(ot.UserSays("millis")).Reply(ot.RateLimited(1500 * time.Millisecond))
-	srv.On(ot.UserSays("unsaid")).Reply(ot.RateLimited(0))
-	srv.On(ot.UserSays("quota")).Reply(ot.OutOfQuota())
+	srv.On(et.UserSays("seconds")).Reply(ot.RateLimited(20 * time.Second))
+	srv.On(et.UserSays("millis")).Reply(ot.RateLimited(1500 * time.Millisecond))
+	srv.On(et.UserSays("unsaid")).Reply(ot.RateLimited(0))
+	srv.On(et.UserSays("quota")).Reply(ot.OutOfQuota())
 	e := newEngine(t, srv.BaseURL)
 	for _, c := range []struct {
 		q     string
@@ -216,7 +215,7 @@ func TestContextOverflow(t *testing.T) {
 		t.Run(string(c.flavor), func(t *testing.T) {
 			srv := ot.New(t, c.flavor)
 			srv.AddModel(ot.ModelSpec{Name: "small", Window: 300})
-			srv.On().Reply(ot.Text("ok"))
+			srv.On().Reply(et.Text("ok"))
 			e := newEngine(t, srv.BaseURL)
 			_, err := chatErr(t, e, engine.ChatRequest{Model: "small", Messages: ask(long), Options: engine.Options{NumPredict: c.maxTokens}})
 			var co *engine.ContextOverflowError
@@ -246,7 +245,7 @@ func TestContextOverflowWordings(t *testing.T) {
 	} {
 		srv := ot.New(t, ot.OpenAI)
 		srv.Model("m")
-		srv.On().Reply(ot.ErrorBody(400, c.body))
+		srv.On().Reply(et.ErrorBody(400, c.body))
 		_, err := chatErr(t, newEngine(t, srv.BaseURL), engine.ChatRequest{Model: "m", Messages: ask("x")})
 		var co *engine.ContextOverflowError
 		if !errors.As(err, &co) || co.Window != c.window || co.PromptTokens != c.prompt {
@@ -257,10 +256,10 @@ func TestContextOverflowWordings(t *testing.T) {
 
 func TestServerErrors(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
-	srv.On(ot.UserSays("boom")).Reply(ot.Error(500, "failed to decode the batch"))
-	srv.On(ot.UserSays("proxy")).Reply(ot.ErrorBody(502, "<html><body>Bad \x1b[31mGateway</body></html>"))
-	srv.On(ot.UserSays("late")).Reply(ot.Text("half an"), ot.Error(500, "slot crashed"))
-	srv.On(ot.UserSays("old vllm")).Reply(ot.Text("so"), ot.ErrorBody(0, `{"object":"error","message":"engine dead","type":"InternalServerError","param":null,"code":500}`))
+	srv.On(et.UserSays("boom")).Reply(et.Error(500, "failed to decode the batch"))
+	srv.On(et.UserSays("proxy")).Reply(et.ErrorBody(502, "<html><body>Bad \x1b[31mGateway</body></html>"))
+	srv.On(et.UserSays("late")).Reply(et.Text("half an"), et.Error(500, "slot crashed"))
+	srv.On(et.UserSays("old vllm")).Reply(et.Text("so"), et.ErrorBody(0, `{"object":"error","message":"engine dead","type":"InternalServerError","param":null,"code":500}`))
 	e := newEngine(t, srv.BaseURL)
 
 	_, err := chatErr(t, e, engine.ChatRequest{Model: "m", Messages: ask("boom")})

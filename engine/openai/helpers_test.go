@@ -8,6 +8,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
+	ollamatest "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
 
 // rawPost sends body to url with a plain HTTP client and returns the
@@ -61,4 +66,27 @@ func argumentIndexes(t *testing.T, stream []byte) []int {
 		}
 	}
 	return out
+}
+
+// ollamaV1Server names Ollama's own /v1 among the servers a test runs
+// on: the Ollama stand-in, answering through Ollama's translation code.
+const ollamaV1Server = "ollama"
+
+// serve starts the server a test names (an openaitest flavor, or
+// ollamaV1Server) with one model, which with noTools is one the server
+// refuses tools for. It returns the API's base URL and the server's rules.
+func serve(t *testing.T, server, model string, noTools bool) (string, *et.Scenario) {
+	t.Helper()
+	if server == ollamaV1Server {
+		srv := ollamatest.New(t)
+		caps := []string{engine.CapCompletion, engine.CapTools}
+		if noTools {
+			caps = caps[:1]
+		}
+		srv.Model(model, caps...)
+		return srv.URL + "/v1", &srv.Scenario
+	}
+	srv := ot.New(t, ot.Flavor(server))
+	srv.AddModel(ot.ModelSpec{Name: model, NoTools: noTools})
+	return srv.BaseURL, &srv.Scenario
 }

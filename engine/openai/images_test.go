@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestChatSendsImagesAsContentParts(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.Model("qwen2.5-vl")
-	srv.On().Reply(ot.Text("Two cats."))
+	srv.On().Reply(et.Text("Two cats."))
 	e := newEngine(t, srv.BaseURL)
 	a, b := []byte("first image bytes"), []byte("second")
 	msgs := []engine.Message{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestChatCancelKeepsPartialReply(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.Model("qwen3")
-	srv.On().Reply(ot.Text("I was saying"), ot.Hang())
+	srv.On().Reply(et.Text("I was saying"), et.Hang())
 	e := newEngine(t, srv.BaseURL)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -45,7 +46,7 @@ func TestChatCancelKeepsPartialReply(t *testing.T) {
 
 func TestChatDeadlineWhileWaiting(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
-	srv.On().Reply(ot.Hang())
+	srv.On().Reply(et.Hang())
 	e := newEngine(t, srv.BaseURL)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -57,8 +58,8 @@ func TestChatDeadlineWhileWaiting(t *testing.T) {
 
 func TestChatConnectionCutMidStreamKeepsPartialReply(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
-	srv.On().Reply(ot.Think("let me see"), ot.Text("The answer is forty-two."),
-		ot.ToolCall("calculator", `{"expression":"6*7"}`)).DisconnectAfter(5)
+	srv.On().Reply(et.Think("let me see"), et.Text("The answer is forty-two."),
+		et.ToolCall("calculator", `{"expression":"6*7"}`)).DisconnectAfter(5)
 	e := newEngine(t, srv.BaseURL)
 
 	resp, chunks, err := collect(t, context.Background(), e, engine.ChatRequest{Model: "m", Messages: ask("?")})
@@ -80,7 +81,7 @@ func TestChatConnectionCutMidStreamKeepsPartialReply(t *testing.T) {
 func TestChatCutAfterToolCallDeltasDropsTheCall(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.Model("qwen3")
-	srv.On().Reply(ot.ToolCall("calculator", `{"expression":"6*7"}`).InPieces(6)).DisconnectAfter(3)
+	srv.On().Reply(et.ToolCall("calculator", `{"expression":"6*7"}`).InPieces(6)).DisconnectAfter(3)
 	e := newEngine(t, srv.BaseURL)
 	resp, chunks, err := collect(t, context.Background(), e, engine.ChatRequest{Model: "qwen3", Messages: ask("?"), Tools: []engine.ToolDef{{Name: "calculator"}}})
 	if !errors.As(err, new(*engine.StreamError)) {
@@ -93,7 +94,7 @@ func TestChatCutAfterToolCallDeltasDropsTheCall(t *testing.T) {
 
 func TestChatDisconnectBeforeAnyChunk(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
-	srv.On().Reply(ot.Disconnect())
+	srv.On().Reply(et.Disconnect())
 	e := newEngine(t, srv.BaseURL)
 	resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "m", Messages: ask("?")}, nil)
 	var se *engine.StreamError
@@ -152,7 +153,7 @@ func TestChatStreamEnds(t *testing.T) {
 
 func TestGenerateDisconnect(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
-	srv.On().Reply(ot.Text("half"), ot.Disconnect())
+	srv.On().Reply(et.Text("half"), et.Disconnect())
 	e := newEngine(t, srv.BaseURL)
 	_, err := e.Generate(context.Background(), engine.GenerateRequest{Model: "m", Prompt: "x"})
 	if !errors.As(err, new(*engine.StreamError)) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	ollamatest "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
 
@@ -56,14 +57,16 @@ func TestShowContextLengthFromEachServer(t *testing.T) {
 		{"llama.cpp", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "", 8192, []string{"completion", "tools", "vision"}},
 		// ... and its GGUF's n_ctx_train when /props fails.
 		{"llama.cpp without /props", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "/props", 40960, []string{"completion", "tools", "vision"}},
-		// LM Studio: max_context_length from its /api/v0/models, whose
-		// type "llm" says the model reads no images.
-		{"LM Studio", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", Window: 4096, TrainWindow: 32768, Arch: "qwen3", Quantization: "Q4_K_M"}, "", 32768, []string{"completion", "tools"}},
+		// LM Studio: the loaded model's loaded_context_length from its
+		// /api/v0/models, whose type "llm" says the model reads no
+		// images; max_context_length for a model it has not loaded.
+		{"LM Studio", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", Window: 4096, TrainWindow: 32768, Arch: "qwen3", Quantization: "Q4_K_M"}, "", 4096, []string{"completion", "tools"}},
+		{"LM Studio, not loaded", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", Window: 4096, TrainWindow: 32768, NotLoaded: true}, "", 32768, []string{"completion", "tools"}},
+		{"LM Studio, a vision model", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen2.5-vl-7b", Window: 8192, Type: "vlm"}, "", 8192, []string{"completion", "tools", "vision"}},
+		{"LM Studio, an embedding model", ot.LMStudio, ot.ModelSpec{Name: "nomic-embed-text-v1.5", Window: 2048, Type: "embeddings"}, "", 2048, []string{"embedding"}},
 		{"LM Studio without /api/v0", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", TrainWindow: 32768}, "/api/v0/models", 0, []string{"completion", "tools", "vision"}},
 		// A hosted API's entry with context_length and supported_parameters.
 		{"hosted", ot.OpenAI, ot.ModelSpec{Name: "vendor/model", Window: 131072, SupportedParameters: []string{"max_tokens", "reasoning", "temperature"}}, "", 131072, []string{"completion", "thinking", "vision"}},
-		// Ollama's /v1 says nothing about the window.
-		{"Ollama", ot.Ollama, ot.ModelSpec{Name: "qwen3:latest"}, "", 0, []string{"completion", "tools", "vision"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := ot.New(t, c.flavor)
@@ -87,9 +90,10 @@ func TestShowContextLengthFromEachServer(t *testing.T) {
 }
 
 func TestShowFindsAndMissesModels(t *testing.T) {
-	srv := ot.New(t, ot.Ollama)
-	srv.Model("qwen3:latest")
-	e := newEngine(t, srv.BaseURL)
+	// Ollama's /v1 lists "qwen3:latest"; "qwen3" is the same model.
+	srv := ollamatest.New(t)
+	srv.Model("qwen3:latest", engine.CapCompletion)
+	e := newEngine(t, srv.URL+"/v1")
 	for _, name := range []string{"qwen3:latest", "qwen3", "QWEN3"} {
 		if _, err := e.Show(context.Background(), name); err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -149,7 +153,6 @@ func TestVersionNamesTheServer(t *testing.T) {
 		{ot.VLLM, "vLLM 0.10.1"},
 		{ot.LMStudio, "LM Studio"},
 		{ot.OpenAI, "OpenAI"},
-		{ot.Ollama, "OpenAI-compatible"},
 	} {
 		srv := ot.New(t, c.flavor)
 		srv.Model("m")
@@ -158,9 +161,14 @@ func TestVersionNamesTheServer(t *testing.T) {
 			t.Errorf("%s: version %q, %v; want %q", c.flavor, v, err, c.want)
 		}
 	}
+	// Ollama's /v1 does not say what it is.
+	osrv := ollamatest.New(t)
+	osrv.Model("m")
+	if v, err := newEngine(t, osrv.URL+"/v1").Version(context.Background()); err != nil || v != "OpenAI-compatible" {
+		t.Errorf("Ollama's /v1: version %q, %v", v, err)
+	}
 	// A server that answers but has no model list at that URL.
-	srv := ot.New(t, ot.Ollama)
-	_, err := newEngine(t, srv.URL+"/api").Version(context.Background())
+	_, err := newEngine(t, osrv.URL+"/api").Version(context.Background())
 	var se *engine.ServerError
 	if !errors.As(err, &se) || se.Status != 404 || errors.Is(err, engine.ErrUnreachable) {
 		t.Errorf("wrong base URL: %v", err)

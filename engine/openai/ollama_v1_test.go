@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ollamatest "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/events"
@@ -24,10 +25,10 @@ func ollamaV1(t *testing.T) *ollamatest.Server {
 	srv := ollamatest.New(t)
 	srv.Model("qwen3", engine.CapCompletion, engine.CapTools, engine.CapThinking)
 	srv.Model("nomic-embed-text", engine.CapEmbedding)
-	srv.On(ollamatest.UserSays("15% of 340")).Reply(
-		ollamatest.Think("A percentage: the calculator is exact."),
-		ollamatest.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc"))
-	srv.On(ollamatest.ToolResult("calculator")).Reply(ollamatest.Text("15% of 340 is 51."))
+	srv.On(et.UserSays("15% of 340")).Reply(
+		et.Think("A percentage: the calculator is exact."),
+		et.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc"))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("15% of 340 is 51."))
 	return srv
 }
 
@@ -103,7 +104,7 @@ func TestOllamaV1ModelsAndErrors(t *testing.T) {
 		t.Fatalf("missing model: %v", err)
 	}
 	// A plain streamed answer, and a whole one.
-	srv.On(ollamatest.UserSays("hello")).Reply(ollamatest.TextChunks("Hello ", "there."))
+	srv.On(et.UserSays("hello")).Reply(et.TextChunks("Hello ", "there."))
 	var streamed strings.Builder
 	resp, err := eng.Chat(ctx, engine.ChatRequest{Model: "qwen3", Messages: []engine.Message{{Role: engine.RoleUser, Content: "hello"}}},
 		func(c engine.Chunk) { streamed.WriteString(c.Content) })
@@ -134,4 +135,29 @@ func httpGet(t *testing.T, url string) (string, int) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b), resp.StatusCode
+}
+
+// Ollama's /v1 has no truncate switch: a prompt bigger than the window is
+// cut by the server without a word, and the usage reports the window's
+// worth of prompt (make test-real checks this against a real Ollama). It
+// says nothing about the window either.
+func TestOllamaV1CutsAPromptSilently(t *testing.T) {
+	srv := ollamatest.New(t)
+	srv.AddModel(ollamatest.ModelSpec{Name: "small", Capabilities: []string{engine.CapCompletion}, ContextLength: 2048})
+	srv.Default(et.Text("ok"))
+	e, err := openai.New(srv.URL + "/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.Show(context.Background(), "small"); err != nil || d.ContextLength != 0 {
+		t.Errorf("shown: %+v, %v", d, err)
+	}
+	resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "small",
+		Messages: []engine.Message{{Role: engine.RoleUser, Content: strings.Repeat("many words here ", 800)}}}, nil)
+	if err != nil || resp.Usage.PromptTokens != 2048 || resp.Message.Content != "ok" {
+		t.Fatalf("usage %+v, message %+v, %v", resp.Usage, resp.Message, err)
+	}
+	if r := srv.Requests()[len(srv.Requests())-1]; !r.SilentCut() || r.Window != 2048 {
+		t.Errorf("recorded: cut %v, window %d", r.SilentCut(), r.Window)
+	}
 }

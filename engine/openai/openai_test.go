@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
@@ -57,12 +58,12 @@ func TestChatStreamsThinkingUnderEitherNameAndContent(t *testing.T) {
 		field  string
 	}{
 		{ot.LlamaCpp, "reasoning_content"}, // llama.cpp, vLLM, DeepSeek
-		{ot.Ollama, "reasoning"},           // Ollama's /v1, OpenRouter
+		{ot.OpenAI, "reasoning"},           // OpenRouter; Ollama's /v1 in ollama_v1_test.go
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			srv := ot.New(t, tc.flavor)
 			srv.Model("qwen3")
-			srv.On(ot.UserSays("capital")).Reply(ot.Think("Easy one."), ot.Text("The capital is Paris."))
+			srv.On(et.UserSays("capital")).Reply(et.Think("Easy one."), et.Text("The capital is Paris."))
 			e := newEngine(t, srv.BaseURL)
 
 			resp, chunks, err := collect(t, context.Background(), e, engine.ChatRequest{Model: "qwen3", Messages: ask("What is the capital of France?")})
@@ -106,8 +107,8 @@ func lastBodyOf(t *testing.T, srv *ot.Server) []byte {
 func TestChatUsageFromTheUsageChunk(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.Model("qwen3")
-	srv.On().Reply(ot.Think("hmm"), ot.Text("four words of answer")).
-		Usage(ot.Usage{PromptTokens: 25, CompletionTokens: 7, ReasoningTokens: 3})
+	srv.On().Reply(et.Think("hmm"), et.Text("four words of answer")).
+		Usage(et.Usage{PromptTokens: 25, CompletionTokens: 7, ReasoningTokens: 3})
 	e := newEngine(t, srv.BaseURL)
 	resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "qwen3", Messages: ask("?")}, nil)
 	if err != nil {
@@ -136,7 +137,7 @@ func TestChatUsageFromTheUsageChunk(t *testing.T) {
 func TestChatUsageEstimatedWhenTheServerSendsNone(t *testing.T) {
 	srv := ot.New(t, ot.OpenAI)
 	srv.Model("gpt-x")
-	srv.On().Reply(ot.Text(strings.Repeat("abcd ", 20))).NoUsage()
+	srv.On().Reply(et.Text(strings.Repeat("abcd ", 20))).NoUsage()
 	e := newEngine(t, srv.BaseURL)
 	q := strings.Repeat("q", 400)
 	resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "gpt-x", Messages: ask(q)}, nil)
@@ -155,7 +156,7 @@ func TestChatUsageEstimatedWhenTheServerSendsNone(t *testing.T) {
 func TestChatUsesLlamaCppTimings(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
 	srv.Model("qwen3")
-	srv.On().Reply(ot.Text("a b c")).ChunkDelay(2 * time.Millisecond)
+	srv.On().Reply(et.Text("a b c")).ChunkDelay(2 * time.Millisecond)
 	e := newEngine(t, srv.BaseURL)
 	resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "qwen3", Messages: ask("?")}, nil)
 	if err != nil {
@@ -174,7 +175,7 @@ func TestChatAssemblesToolCallArgumentsSplitAcrossChunks(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.Model("qwen3")
 	args := `{"expression":"15/100*340","note":"a < b & c"}`
-	srv.On().Reply(ot.Text("Let me compute."), ot.ToolCall("calculator", args).WithID("call_srv").InPieces(9))
+	srv.On().Reply(et.Text("Let me compute."), et.ToolCall("calculator", args).WithID("call_srv").InPieces(9))
 	e := newEngine(t, srv.BaseURL)
 	resp, chunks, err := collect(t, context.Background(), e, engine.ChatRequest{Model: "qwen3", Messages: ask("15% of 340"),
 		Tools: []engine.ToolDef{{Name: "calculator"}}})
@@ -207,10 +208,10 @@ func TestChatAssemblesToolCallArgumentsSplitAcrossChunks(t *testing.T) {
 func TestChatAssemblesParallelCallsInterleavedByIndex(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
 	srv.Model("qwen3")
-	srv.On().Reply(ot.ToolCalls(
-		ot.ToolCall("calculator", `{"expression":"2+2"}`).InPieces(4),
-		ot.ToolCall("clock", `{"zone":"Europe/Paris"}`).WithID("").InPieces(5),
-		ot.ToolCall("file_read", "").WithID("call_1"), // the conversation already has call_1
+	srv.On().Reply(et.ToolCalls(
+		et.ToolCall("calculator", `{"expression":"2+2"}`).InPieces(4),
+		et.ToolCall("clock", `{"zone":"Europe/Paris"}`).WithID("").InPieces(5),
+		et.ToolCall("file_read", "").WithID("call_1"), // the conversation already has call_1
 	))
 	e := newEngine(t, srv.BaseURL)
 	history := []engine.Message{
@@ -261,7 +262,7 @@ func TestChatAssemblesParallelCallsInterleavedByIndex(t *testing.T) {
 func TestChatSendsMessagesToolsAndOptions(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.Model("qwen3")
-	srv.On().Reply(ot.Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.BaseURL)
 
 	temp, seed := 0.2, 42
@@ -350,9 +351,9 @@ func assertOrder(t *testing.T, s string, parts ...string) {
 }
 
 func TestThinkOption(t *testing.T) {
-	srv := ot.New(t, ot.Ollama)
+	srv := ot.New(t, ot.VLLM)
 	srv.Model("qwen3")
-	srv.On().Reply(ot.Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.BaseURL)
 	for _, c := range []struct{ think, effort string }{
 		{"", ""}, {"true", ""}, {"false", ""}, {"on", ""}, {"off", ""},
@@ -382,7 +383,7 @@ func TestThinkOption(t *testing.T) {
 
 func TestChatLeavesUnsetOptionsToTheServer(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
-	srv.On().Reply(ot.Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.BaseURL)
 	if _, err := e.Chat(context.Background(), engine.ChatRequest{Model: "any", Messages: ask("hi")}, nil); err != nil {
 		t.Fatal(err)
@@ -399,10 +400,10 @@ func TestChatLeavesUnsetOptionsToTheServer(t *testing.T) {
 }
 
 func TestGenerate(t *testing.T) {
-	srv := ot.New(t, ot.Ollama)
+	srv := ot.New(t, ot.VLLM)
 	srv.Model("qwen3")
-	srv.On(ot.Streaming(false), ot.SystemContains("terse"), ot.UserSays("summarize")).
-		Reply(ot.Think("short"), ot.Text("A summary.")).Usage(ot.Usage{PromptTokens: 12, CompletionTokens: 3})
+	srv.On(et.Streaming(false), et.SystemContains("terse"), et.UserSays("summarize")).
+		Reply(et.Think("short"), et.Text("A summary.")).Usage(et.Usage{PromptTokens: 12, CompletionTokens: 3})
 	e := newEngine(t, srv.BaseURL)
 	seed := 7
 	out, err := e.Generate(context.Background(), engine.GenerateRequest{
@@ -420,7 +421,7 @@ func TestGenerate(t *testing.T) {
 		t.Errorf("request = %s", lastBodyOf(t, srv))
 	}
 
-	srv.On(ot.UserSays("nothing")).Reply(ot.Text("twelve chars")).NoUsage()
+	srv.On(et.UserSays("nothing")).Reply(et.Text("twelve chars")).NoUsage()
 	out, err = e.Generate(context.Background(), engine.GenerateRequest{Model: "qwen3", Prompt: "say nothing"})
 	if err != nil || !out.Usage.Estimated || out.Usage.OutputTokens != 3 || out.Usage.PromptTokens != 3 {
 		t.Errorf("estimated usage = %+v, %v", out.Usage, err)
@@ -435,9 +436,9 @@ func TestGenerate(t *testing.T) {
 func TestMaxCompletionTokensWhenTheServerAsks(t *testing.T) {
 	srv := ot.New(t, ot.OpenAI)
 	srv.Model("o9")
-	srv.On(ot.Match("max_tokens set", func(r *ot.Request) bool { return r.Chat.MaxTokens != nil })).Reply(ot.ErrorBody(400,
+	srv.On(et.Match("max_tokens set", func(c *et.Call) bool { return c.Request.(*ot.Request).Chat.MaxTokens != nil })).Reply(et.ErrorBody(400,
 		`{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`))
-	srv.On().Reply(ot.Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	e := newEngine(t, srv.BaseURL)
 	req := engine.ChatRequest{Model: "o9", Messages: ask("hi"), Options: engine.Options{NumPredict: 100}}
 	for i := range 2 {

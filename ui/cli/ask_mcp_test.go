@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -29,8 +30,8 @@ func TestAskCallsMCPToolEndToEnd(t *testing.T) {
 	}
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("echo")).Reply(ot.ToolCall("test__echo", `{"text":"hello from mcp"}`))
-	srv.On(ot.ToolResult("test__echo")).Reply(ot.Text("The server said: hello from mcp."))
+	srv.On(et.UserSays("echo")).Reply(et.ToolCall("test__echo", `{"text":"hello from mcp"}`))
+	srv.On(et.ToolResult("test__echo")).Reply(et.Text("The server said: hello from mcp."))
 
 	// Not trusted and no terminal: refused unless --yes.
 	_, errOut, code := runCLI(t, "", "ask", "--config", cfgPath, "--host", srv.URL, "--model", "qwen3:8b", "--tools", "test__echo", "please echo")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
@@ -22,11 +23,11 @@ func sessionServer(t *testing.T) *ot.Server {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
 	srv.AddModel(ot.ModelSpec{Name: "gemma3:4b", Family: "gemma3", Capabilities: []string{engine.CapCompletion, engine.CapVision}})
-	srv.On(ot.UserSays("trip to Lisbon")).Reply(ot.Text("Lisbon it is."))
-	srv.On(ot.UserSays("weather")).Reply(ot.Text("Mild in May."))
-	srv.On(ot.UserSays("packing")).Reply(ot.Text("Pack light."))
-	srv.On(ot.UserSays("picture")).Reply(ot.Text("A square."))
-	srv.On(ot.UserSays("summed up")).Reply(ot.Text("Yes."))
+	srv.On(et.UserSays("trip to Lisbon")).Reply(et.Text("Lisbon it is."))
+	srv.On(et.UserSays("weather")).Reply(et.Text("Mild in May."))
+	srv.On(et.UserSays("packing")).Reply(et.Text("Pack light."))
+	srv.On(et.UserSays("picture")).Reply(et.Text("A square."))
+	srv.On(et.UserSays("summed up")).Reply(et.Text("Yes."))
 	return srv
 }
 

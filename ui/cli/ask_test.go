@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -13,8 +14,8 @@ func fakeOllama(t *testing.T) *ot.Server {
 	t.Helper()
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.TextChunks("15% of 340 ", "is 51."))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.TextChunks("15% of 340 ", "is 51."))
 	return srv
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -230,7 +230,7 @@ func TestPromptConfirmerAnswers(t *testing.T) {
 
 func TestAskAppendsPipedInputAndPrintsOnce(t *testing.T) {
 	srv := fakeOllama(t)
-	srv.On(ot.UserSays("diff --git")).Reply(ot.Text("Add the thing."))
+	srv.On(et.UserSays("diff --git")).Reply(et.Text("Add the thing."))
 	out, errOut, code := runCLI(t, "diff --git a/x b/x\n+thing\n", "ask", "--host", srv.URL, "--model", "qwen3:8b", "--tools", "none", "Write a commit message")
 	if code != ExitOK || out != "Add the thing.\n" {
 		t.Fatalf("exit %d out %q err %q", code, out, errOut)

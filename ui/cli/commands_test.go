@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
@@ -78,8 +79,8 @@ func TestCommandToolsAreToolsLikeAnyOther(t *testing.T) {
 func TestAskRunsACommandTheModelCalls(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("qwen3", "completion", "tools")
-	srv.On(ot.UserSays("milk")).Reply(ot.ToolCall("grep_notes", `{"word":"milk"}`))
-	srv.On(ot.ToolResultContains("grep_notes", "buy milk")).Reply(ot.Text("Your todo list says to buy milk."))
+	srv.On(et.UserSays("milk")).Reply(et.ToolCall("grep_notes", `{"word":"milk"}`))
+	srv.On(et.ToolResultContains("grep_notes", "buy milk")).Reply(et.Text("Your todo list says to buy milk."))
 	config, _ := notesConfig(t, "")
 	out, errOut, code := runCLI(t, "", "--config", config, "--db", filepath.Join(t.TempDir(), "jarvis.db"), "--host", srv.URL, "--model", "qwen3",
 		"ask", "--json", "--yes", "--tools", "grep_notes", "What do my notes say about milk?")

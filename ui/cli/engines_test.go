@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	oat "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
@@ -42,8 +43,8 @@ func TestAskWithTheOpenAIEngineRunsTheSameToolLoop(t *testing.T) {
 	// A llama.cpp-like server at its base URL.
 	srv := oat.New(t, oat.LlamaCpp)
 	srv.Model("qwen3")
-	srv.On(oat.UserSays("15% of 340")).Reply(oat.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc").InPieces(3))
-	srv.On(oat.ToolResult("calculator")).Reply(oat.TextChunks("15% of 340 ", "is 51."))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc").InPieces(3))
+	srv.On(et.ToolResult("calculator")).Reply(et.TextChunks("15% of 340 ", "is 51."))
 	out, errOut, code := runCLI(t, "", "ask", "--engine", "openai", "--host", srv.BaseURL, "--model", "qwen3", "--tools", "calculator", "What is 15% of 340?")
 	if code != ExitOK || out != "15% of 340 is 51.\n" || !strings.Contains(errOut, "✓ calculator") || !strings.Contains(errOut, "→ 51.0") {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
@@ -104,8 +105,8 @@ func endpointSetup(t *testing.T) (*ot.Server, *oat.Server, string) {
 	lab := oat.New(t, oat.OpenAI)
 	lab.RequireKey(labKey)
 	lab.Model("qwen3-32b")
-	lab.On(oat.UserSays("15% of 340")).Reply(oat.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc"))
-	lab.On(oat.ToolResult("calculator")).Reply(oat.Text("51, from the lab."))
+	lab.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`).WithID("call_calc"))
+	lab.On(et.ToolResult("calculator")).Reply(et.Text("51, from the lab."))
 	cfg := writeFile(t, "config.toml", `host = "`+ol.URL+`"
 
 [[endpoints]]

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
@@ -158,18 +159,18 @@ func TestEvalSuiteOnStdinAgentsAndEngines(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
 	// react reads its tools in the system prompt and answers in text.
-	srv.On(ot.UserSays("Observation:")).Reply(ot.Text("Final Answer: 51"))
-	srv.On(ot.UserSays("15% of 340"), ot.NoTools()).Reply(ot.Text("Action: calculator\nAction Input: {\"expression\": \"15/100*340\"}"))
-	srv.On(ot.UserSays("hello there"), ot.NoTools()).Reply(ot.Text("Final Answer: Hi!"))
-	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
-	srv.On(ot.ToolResult("calculator"), ot.QuestionContains("15% of 340")).Reply(ot.Text("51"))
-	srv.On(ot.UserSays("hello there")).Reply(ot.ToolCall("calculator", `{"expression":"1+1"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("Hi!"))
+	srv.On(et.UserSays("Observation:")).Reply(et.Text("Final Answer: 51"))
+	srv.On(et.UserSays("15% of 340"), et.NoTools()).Reply(et.Text("Action: calculator\nAction Input: {\"expression\": \"15/100*340\"}"))
+	srv.On(et.UserSays("hello there"), et.NoTools()).Reply(et.Text("Final Answer: Hi!"))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(et.ToolResult("calculator"), et.QuestionContains("15% of 340")).Reply(et.Text("51"))
+	srv.On(et.UserSays("hello there")).Reply(et.ToolCall("calculator", `{"expression":"1+1"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("Hi!"))
 	oai := openaitest.New(t, openaitest.LlamaCpp)
 	oai.Model("qwen3:8b")
-	oai.On(openaitest.UserSays("15% of 340")).Reply(openaitest.ToolCall("calculator", `{"expression":"0.15*340"}`))
-	oai.On(openaitest.ToolResult("calculator")).Reply(openaitest.Text("51"))
-	oai.On(openaitest.UserSays("hello there")).Reply(openaitest.Text("Hi!"))
+	oai.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"0.15*340"}`))
+	oai.On(et.ToolResult("calculator")).Reply(et.Text("51"))
+	oai.On(et.UserSays("hello there")).Reply(et.Text("Hi!"))
 	db := filepath.Join(t.TempDir(), "jarvis.db")
 	out, errOut, code := runCLI(t, stdinSuite, "eval", "--suite", "-", "--host", srv.URL, "--db", db, "--model", "qwen3:8b",
 		"--agent", "orchestrator,react", "--engine", "ollama,openai="+oai.BaseURL, "--json", "--no-save")
@@ -240,7 +241,7 @@ func TestEvalWrongUse(t *testing.T) {
 // A description set in the config reaches the model the suite measures.
 func TestEvalAppliesConfiguredDescriptions(t *testing.T) {
 	srv := fakeOllama(t)
-	srv.On(ot.UserSays("hello there")).Reply(ot.Text("Hi!"))
+	srv.On(et.UserSays("hello there")).Reply(et.Text("Hi!"))
 	cfgPath := filepath.Join(t.TempDir(), "config.toml")
 	os.WriteFile(cfgPath, []byte("[tool.calculator]\ndescription = \"CONFIGURED WORDS\"\n[tool.calculator.parameters]\nexpression = \"CONFIGURED PARAM\"\n"), 0o600)
 	_, errOut, code := runCLI(t, stdinSuite, "eval", "--suite", "-", "--config", cfgPath, "--host", srv.URL, "--model", "qwen3:8b", "--db", filepath.Join(t.TempDir(), "j.db"), "--json")
@@ -260,8 +261,8 @@ func TestEvalAppliesConfiguredDescriptions(t *testing.T) {
 func TestEvalFollowsThePolicyAndWritesTheAuditLog(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("fetch it")).Reply(ot.ToolCall("http_request", `{"url":"http://127.0.0.1:9/x?token=s3cret"}`))
-	srv.On(ot.ToolResult("http_request")).Reply(ot.Text("done"))
+	srv.On(et.UserSays("fetch it")).Reply(et.ToolCall("http_request", `{"url":"http://127.0.0.1:9/x?token=s3cret"}`))
+	srv.On(et.ToolResult("http_request")).Reply(et.Text("done"))
 	suite := `{"name": "policy", "cases": [
 	 {"id": "denied", "prompt": "fetch it", "tools": ["http_request"], "expect": {"calls": [{"tool": "http_request"}]}},
 	 {"id": "approved", "prompt": "fetch it please", "tools": ["http_request"], "approve": ["http_request"], "expect": {"calls": [{"tool": "http_request"}]}}]}`

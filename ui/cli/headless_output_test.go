@@ -14,6 +14,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -49,7 +50,7 @@ func decodeAsk(t *testing.T, out string) askResult {
 
 func TestAskJSONFailureCarriesTheErrorAndWhatArrived(t *testing.T) {
 	srv := fakeOllama(t)
-	srv.On(ot.UserSays("break midway")).Reply(ot.TextChunks("The answer ", "starts "), ot.Error(500, "model runner crashed"))
+	srv.On(et.UserSays("break midway")).Reply(et.TextChunks("The answer ", "starts "), et.Error(500, "model runner crashed"))
 
 	out, errOut, code := runCLI(t, "", "ask", "--json", "--host", srv.URL, "--model", "qwen3:8b", "--tools", "none", "break midway")
 	res := decodeAsk(t, out)
@@ -63,8 +64,8 @@ func TestAskJSONFailureCarriesTheErrorAndWhatArrived(t *testing.T) {
 
 	toolSrv := ot.New(t)
 	toolSrv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	toolSrv.On(ot.UserSays("break after a tool")).Reply(ot.ToolCall("calculator", `{"expression":"6*7"}`))
-	toolSrv.On(ot.ToolResult("calculator")).Reply(ot.Error(500, "out of memory"))
+	toolSrv.On(et.UserSays("break after a tool")).Reply(et.ToolCall("calculator", `{"expression":"6*7"}`))
+	toolSrv.On(et.ToolResult("calculator")).Reply(et.Error(500, "out of memory"))
 	out, _, code = runCLI(t, "", "ask", "--json", "--host", toolSrv.URL, "--model", "qwen3:8b", "--tools", "calculator", "break after a tool")
 	res = decodeAsk(t, out)
 	if code != ExitFailed || !strings.Contains(res.Error, "out of memory") || len(res.ToolResults) != 1 ||
@@ -89,9 +90,9 @@ func TestAskJSONFailureCarriesTheErrorAndWhatArrived(t *testing.T) {
 func TestAskJSONToolResultsCarryUsageAndMetadata(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.Endpoint("/api/generate")).Reply(ot.Text("A short summary."))
-	srv.On(ot.UserSays("summarise")).Reply(ot.ToolCall("llm", `{"prompt":"Summarise this."}`))
-	srv.On(ot.ToolResult("llm")).Reply(ot.Text("Done."))
+	srv.On(et.Endpoint("/api/generate")).Reply(et.Text("A short summary."))
+	srv.On(et.UserSays("summarise")).Reply(et.ToolCall("llm", `{"prompt":"Summarise this."}`))
+	srv.On(et.ToolResult("llm")).Reply(et.Text("Done."))
 	out, errOut, code := runCLI(t, "", "ask", "--json", "--host", srv.URL, "--model", "qwen3:8b", "--tools", "llm", "summarise")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -124,7 +125,7 @@ func TestAskPrintsNoUsageLineWithoutATerminal(t *testing.T) {
 
 func TestAskErrorMessagesAreStripped(t *testing.T) {
 	srv := fakeOllama(t)
-	srv.On(ot.UserSays("hi")).Reply(ot.Error(500, "boom\x1b]0;pwned\x07 \x1b[2Jgone"))
+	srv.On(et.UserSays("hi")).Reply(et.Error(500, "boom\x1b]0;pwned\x07 \x1b[2Jgone"))
 	_, errOut, code := runCLI(t, "", "ask", "--host", srv.URL, "--model", "qwen3:8b", "--tools", "none", "hi")
 	if code != ExitFailed || !strings.Contains(errOut, "boom gone") || strings.ContainsAny(errOut, "\x1b\a") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
@@ -290,8 +291,8 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 func TestAskJSONWhenInterrupted(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("slow")).Reply(ot.ToolCall("calculator", `{"expression":"6*7"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Hang())
+	srv.On(et.UserSays("slow")).Reply(et.ToolCall("calculator", `{"expression":"6*7"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Hang())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -133,7 +134,7 @@ func TestModelsPsShowAndUnload(t *testing.T) {
 	srv.AddModel(ot.ModelSpec{Name: "qwen3:8b", Capabilities: []string{"completion", "tools", "thinking"}, Size: 5_200_000_000,
 		Family: "qwen3", ParameterSize: "8.2B", Quantization: "Q4_K_M", ContextLength: 40960,
 		Parameters: map[string]any{"temperature": 0.6, "top_k": 20}})
-	srv.Default(ot.Text("ok"))
+	srv.Default(et.Text("ok"))
 	out, errOut, code := runCLI(t, "", "models", "ps", "--host", srv.URL)
 	if code != ExitOK || !strings.Contains(out, "No model is loaded on the server at "+srv.URL) {
 		t.Fatalf("ps before a request: exit %d %q %q", code, out, errOut)

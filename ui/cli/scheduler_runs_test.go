@@ -13,6 +13,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
@@ -218,7 +219,7 @@ func TestSchedulerCancelReachesARunningRun(t *testing.T) {
 func TestSchedulerRunUsesTheTasksServer(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("say hi")).Reply(ot.Text("hi from the task's server"))
+	srv.On(et.UserSays("say hi")).Reply(et.Text("hi from the task's server"))
 	db := filepath.Join(t.TempDir(), "jarvis.db")
 	out, errOut, code := runCLI(t, "", "--db", db, "--host", srv.URL, "--model", "qwen3:8b",
 		"scheduler", "create", "say hi", "--type", "interval", "--value", "1h")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -17,7 +18,7 @@ func TestToolsDescribeTokens(t *testing.T) {
 	srv.AddModel(ot.ModelSpec{Name: "tinyt", Capabilities: []string{engine.CapCompletion, engine.CapTools}, Template: ot.TemplateNames})
 	srv.AddModel(ot.ModelSpec{Name: "old", Capabilities: []string{engine.CapCompletion, engine.CapTools}, NoRender: true})
 	// A server without rendering answers the request for real.
-	srv.Default(ot.Text("hello"))
+	srv.Default(et.Text("hello"))
 	decode := func(out string) toolCosts {
 		t.Helper()
 		var c toolCosts

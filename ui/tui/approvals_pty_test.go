@@ -12,6 +12,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/ui/tui"
 )
@@ -59,9 +60,9 @@ func pastGrace() { time.Sleep(tui.DialogGrace + tui.DialogQuiet + 100*time.Milli
 func calcServer(t *testing.T) *ot.Server {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("add")).Reply(ot.ToolCall("calculator", `{"expression":"1+1"}`))
-	srv.On(ot.ToolResultContains("calculator", "Denied by the user")).Reply(ot.Text("Understood, I will not."))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("The tool has answered."))
+	srv.On(et.UserSays("add")).Reply(et.ToolCall("calculator", `{"expression":"1+1"}`))
+	srv.On(et.ToolResultContains("calculator", "Denied by the user")).Reply(et.Text("Understood, I will not."))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("The tool has answered."))
 	return srv
 }
 
@@ -220,8 +221,8 @@ func TestApprovalAlwaysAllowSurvivesARestartUntilRevoked(t *testing.T) {
 	}
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("add")).Reply(ot.ToolCall("code_interpreter", `{"code":"print(1)"}`))
-	srv.On(ot.ToolResult("code_interpreter")).Reply(ot.Text("The tool has answered."))
+	srv.On(et.UserSays("add")).Reply(et.ToolCall("code_interpreter", `{"code":"print(1)"}`))
+	srv.On(et.ToolResult("code_interpreter")).Reply(et.Text("The tool has answered."))
 	run := func() *terminal {
 		term := h.startWith(t, srv, "code_interpreter")
 		term.typeText("please add\r")

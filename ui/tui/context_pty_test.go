@@ -6,22 +6,24 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
 // The Context tab in a real terminal: after a turn on a 2,048-token model,
 // F6 shows the window the server gave, the budget, and the prompt exactly
-// as the server renders it; /ctx changes the window and says the server
-// reloads the model.
+// as the server renders it (here with Ollama's own qwen3-vl renderer, as
+// a real server renders that family); /ctx changes the window and says
+// the server reloads the model.
 func TestContextTabInPseudoTerminal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	srv := ot.New(t)
 	srv.AddModel(ot.ModelSpec{Name: "tinyt", Capabilities: []string{engine.CapCompletion, engine.CapTools},
-		ContextLength: 2048, Template: ot.TemplateNames})
-	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("15% of 340 is 51."))
+		ContextLength: 2048, Renderer: "qwen3-vl-instruct", Parser: "qwen3-vl-instruct"})
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("15% of 340 is 51."))
 
 	term := startTerminal(t, 150, 48, "--host", srv.URL, "--model", "tinyt", "--tools", "calculator")
 	term.waitFor(10*time.Second, "tinyt", "Ask anything")
@@ -32,9 +34,9 @@ func TestContextTabInPseudoTerminal(t *testing.T) {
 
 	term.typeText("\x1b[17~") // F6: the side pane, on its Context tab
 	term.waitFor(10*time.Second, "Window 2,048 tokens", "the model's own maximum", "Next request:", "calibrated")
-	// The names template renders tools as "Tools: calculator": that is
-	// the server's rendering, not jarvis's own text.
-	s := term.waitFor(10*time.Second, "Tools: calculator", "user: What is 15% of 340?")
+	// Qwen's chat format, its tool list in <tools> tags: the server's
+	// rendering, not jarvis's own text.
+	s := term.waitFor(10*time.Second, "<|im_start|>system", "# Tools", "<tools>")
 	if strings.Contains(s, "cannot render") {
 		t.Fatalf("the server renders, but the tab says it cannot:\n%s", s)
 	}

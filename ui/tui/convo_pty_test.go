@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -27,11 +28,11 @@ func visionFake(t *testing.T) *ot.Server {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
 	srv.AddModel(ot.ModelSpec{Name: "gemma3:4b", Family: "gemma3", Capabilities: []string{engine.CapCompletion, engine.CapVision}})
-	srv.On(ot.UserSays("what is in the picture")).Reply(ot.Text("A blue rectangle."))
-	srv.On(ot.UserSays("story")).Times(1).Reply(ot.Text("Once upon a time, a fox."))
-	srv.On(ot.UserSays("story")).Times(1).Reply(ot.Text("A dragon slept in a cave."))
-	srv.On(ot.UserSays("poem")).Reply(ot.Text("Roses are red."))
-	srv.Default(ot.Text("Noted."))
+	srv.On(et.UserSays("what is in the picture")).Reply(et.Text("A blue rectangle."))
+	srv.On(et.UserSays("story")).Times(1).Reply(et.Text("Once upon a time, a fox."))
+	srv.On(et.UserSays("story")).Times(1).Reply(et.Text("A dragon slept in a cave."))
+	srv.On(et.UserSays("poem")).Reply(et.Text("Roses are red."))
+	srv.Default(et.Text("Noted."))
 	return srv
 }
 

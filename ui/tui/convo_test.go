@@ -16,6 +16,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
@@ -27,14 +28,14 @@ func convoServer(t *testing.T) *ot.Server {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
 	srv.AddModel(ot.ModelSpec{Name: "gemma3:4b", Family: "gemma3", Capabilities: []string{engine.CapCompletion, engine.CapVision}})
-	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("15% of 340 is 51."))
-	srv.On(ot.UserSays("story")).Times(1).Reply(ot.Text("Once upon a time, a fox."))
-	srv.On(ot.UserSays("story")).Times(1).Reply(ot.Text("A dragon slept in a cave."))
-	srv.On(ot.UserSays("story")).Reply(ot.Text("The third story."))
-	srv.On(ot.UserSays("poem")).Reply(ot.Text("Roses are red."))
-	srv.On(ot.UserSays("what is in the picture")).Reply(ot.Text("A red square."))
-	srv.Default(ot.Text("ok"))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("15% of 340 is 51."))
+	srv.On(et.UserSays("story")).Times(1).Reply(et.Text("Once upon a time, a fox."))
+	srv.On(et.UserSays("story")).Times(1).Reply(et.Text("A dragon slept in a cave."))
+	srv.On(et.UserSays("story")).Reply(et.Text("The third story."))
+	srv.On(et.UserSays("poem")).Reply(et.Text("Roses are red."))
+	srv.On(et.UserSays("what is in the picture")).Reply(et.Text("A red square."))
+	srv.Default(et.Text("ok"))
 	return srv
 }
 

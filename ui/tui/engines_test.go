@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
@@ -79,7 +80,7 @@ func labServer(t *testing.T) *oat.Server {
 	t.Helper()
 	lab := oat.New(t, oat.VLLM)
 	lab.AddModel(oat.ModelSpec{Name: "qwen3-32b", Window: 16384})
-	lab.Default(oat.Text("from the lab"))
+	lab.Default(et.Text("from the lab"))
 	return lab
 }
 

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent/eval"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
@@ -50,10 +51,10 @@ func evalModel(t *testing.T, srv *ot.Server) (*model, *[]tea.Msg, *[]*eval.Repor
 func TestEvalRunsInACommandAndShowsTheResults(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("evalbot", "completion", "tools")
-	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
-	srv.On(ot.ToolResult("calculator"), ot.QuestionContains("15% of 340")).Reply(ot.Text("It is 51."))
-	srv.On(ot.UserSays("hello there")).Reply(ot.ToolCall("calculator", `{"expression":"1+1"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("Hi!"))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(et.ToolResult("calculator"), et.QuestionContains("15% of 340")).Reply(et.Text("It is 51."))
+	srv.On(et.UserSays("hello there")).Reply(et.ToolCall("calculator", `{"expression":"1+1"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("Hi!"))
 	m, sent, saved, path := evalModel(t, srv)
 	cmd := send(m, "/eval "+path)
 	if cmd == nil || m.evals.cancel == nil {
@@ -97,9 +98,9 @@ func TestEvalRunsInACommandAndShowsTheResults(t *testing.T) {
 func TestEscStopsAnEvaluation(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("evalbot", "completion", "tools")
-	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("51"))
-	srv.On(ot.UserSays("hello there")).Reply(ot.Hang())
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("51"))
+	srv.On(et.UserSays("hello there")).Reply(et.Hang())
 	m, sent, _, path := evalModel(t, srv)
 	cmd := send(m, "/eval "+path)
 	result := make(chan tea.Msg, 1)

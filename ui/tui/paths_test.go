@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/ui/config"
 )
@@ -32,8 +33,8 @@ func exportOf(t *testing.T, l *live) string {
 func TestReactSessionLiveExportedAndReopened(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("2**10")).Reply(ot.Text("Thought: compute it.\nAction: calculator\nAction Input: {\"expression\": \"2**10\"}"))
-	srv.On(ot.UserSays("Observation: 1024")).Reply(ot.Text("Thought: done.\nFinal Answer: 2**10 is 1024."))
+	srv.On(et.UserSays("2**10")).Reply(et.Text("Thought: compute it.\nAction: calculator\nAction Input: {\"expression\": \"2**10\"}"))
+	srv.On(et.UserSays("Observation: 1024")).Reply(et.Text("Thought: done.\nFinal Answer: 2**10 is 1024."))
 	dbPath := filepath.Join(t.TempDir(), "j.db")
 	l := newLiveWith(t, srv, dbPath, false, config.Flags{}, func(c *config.Config) { c.Agent = "react" })
 	l.do(l.m.Init())
@@ -60,11 +61,11 @@ func TestReactSessionLiveExportedAndReopened(t *testing.T) {
 func TestParallelCallsLiveExportedAndReopened(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("three things")).Reply(ot.ToolCalls(
-		ot.ToolCall("calculator", `{"expression":"2**10"}`),
-		ot.ToolCall("think", `{"thought":"check both"}`),
-		ot.ToolCall("calculator", `{"expression":"1/0"}`)))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.Text("Done."))
+	srv.On(et.UserSays("three things")).Reply(et.ToolCalls(
+		et.ToolCall("calculator", `{"expression":"2**10"}`),
+		et.ToolCall("think", `{"thought":"check both"}`),
+		et.ToolCall("calculator", `{"expression":"1/0"}`)))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("Done."))
 	dbPath := filepath.Join(t.TempDir(), "j.db")
 	l := newLiveWith(t, srv, dbPath, false, config.Flags{}, func(c *config.Config) { c.Tools = []string{"calculator", "think"} })
 	l.update(sizeMsg(130, 40))
@@ -93,7 +94,7 @@ func TestParallelCallsLiveExportedAndReopened(t *testing.T) {
 func TestLostStreamMarkedAfterReopening(t *testing.T) {
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("story")).Reply(ot.TextChunks("Once upon ", "a time"), ot.Disconnect())
+	srv.On(et.UserSays("story")).Reply(et.TextChunks("Once upon ", "a time"), et.Disconnect())
 	dbPath := filepath.Join(t.TempDir(), "j.db")
 	l := newLive(t, srv, dbPath, false)
 	l.do(l.m.Init())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -33,8 +34,8 @@ func benchServer(b *testing.B) *ot.Server { return benchServer2(b) }
 func benchServer2(b testing.TB) *ot.Server {
 	srv := ot.New(b)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("stream test")).Reply(ot.Flood(20000), ot.Text(" END-OF-STREAM"))
-	srv.Default(ot.Text("ok"))
+	srv.On(et.UserSays("stream test")).Reply(et.Flood(20000), et.Text(" END-OF-STREAM"))
+	srv.Default(et.Text("ok"))
 	return srv
 }
 

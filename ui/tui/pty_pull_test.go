@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -19,7 +20,7 @@ func TestPullAndModelStateInPseudoTerminal(t *testing.T) {
 	}
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.Default(ot.Text("ok"))
+	srv.Default(et.Text("ok"))
 	srv.Pullable(ot.ModelSpec{Name: "qwen3:14b", Capabilities: []string{"completion", "tools"}},
 		ot.PullSpec{Layers: []int64{9_000_000_000}, Steps: 30, Interval: 60 * time.Millisecond})
 	srv.Pullable(ot.ModelSpec{Name: "llama3.2", Capabilities: []string{"completion"}}, ot.PullSpec{Layers: []int64{2_000_000_000}})

@@ -15,6 +15,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
 
@@ -153,9 +154,9 @@ func TestEndToEndInPseudoTerminal(t *testing.T) {
 	}
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("15% of 340")).Reply(ot.ToolCall("calculator", `{"expression":"15/100*340"}`))
-	srv.On(ot.ToolResult("calculator")).Reply(ot.ToolCall("code_interpreter", `{"code":"print(340*0.15)"}`))
-	srv.On(ot.ToolResultContains("code_interpreter", "denied")).Reply(ot.TextChunks("15% of 340 is ", "**51**. ", "I could not double-check it in Python because you denied the call."))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.ToolCall("code_interpreter", `{"code":"print(340*0.15)"}`))
+	srv.On(et.ToolResultContains("code_interpreter", "denied")).Reply(et.TextChunks("15% of 340 is ", "**51**. ", "I could not double-check it in Python because you denied the call."))
 
 	term := startTerminal(t, 120, 40, "--host", srv.URL, "--model", "qwen3:8b", "--tools", "calculator,code_interpreter")
 	term.waitFor(10*time.Second, "qwen3:8b", "Ask anything")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/ui/tui"
 )
@@ -19,7 +20,7 @@ func TestSchedulerTabInPseudoTerminal(t *testing.T) {
 	}
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.On(ot.UserSays("say hello")).Reply(ot.TextChunks("Hello ", "from the task."))
+	srv.On(et.UserSays("say hello")).Reply(et.TextChunks("Hello ", "from the task."))
 
 	term := startTerminal(t, 110, 30, "--host", srv.URL, "--model", "qwen3:8b", "--agent", "simple")
 	term.waitFor(10*time.Second, "qwen3:8b", "Ask anything")

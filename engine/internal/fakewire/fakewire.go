@@ -7,6 +7,8 @@ package fakewire
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -108,4 +110,18 @@ func Wait(d time.Duration, cancelled, closing <-chan struct{}) (ended bool) {
 	case <-closing:
 		return true
 	}
+}
+
+// LogLine writes a stand-in's line for one request to w: the time, the
+// request and its status, then what the stand-in adds (model, window,
+// which rule answered), with control characters replaced so nothing a
+// client or a script sent can drive the terminal the log goes to.
+func LogLine(w io.Writer, method, path string, status int, detail string) {
+	line := fmt.Sprintf("%s %s %s -> %d%s", time.Now().Format("15:04:05.000"), method, path, status, detail)
+	fmt.Fprintln(w, strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '\uFFFD'
+		}
+		return r
+	}, line))
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/api"
+
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 )
 
 // BenchmarkFlood20k is the time to stream a 20,000-token reply over
@@ -16,7 +18,7 @@ func BenchmarkFlood20k(b *testing.B) {
 	const tokens = 20000
 	srv := New(b)
 	srv.Model("tiny")
-	srv.On().Reply(Flood(tokens))
+	srv.On().Reply(et.Flood(tokens))
 	for b.Loop() {
 		resp, err := http.Post(srv.URL+"/api/chat", "application/json", strings.NewReader(chatHi))
 		if err != nil {
@@ -41,7 +43,7 @@ func BenchmarkFlood20k(b *testing.B) {
 // oldest message, again): 200 messages of about 100 words into 2,048
 // tokens. Requests that fit, or say "truncate": false, render once.
 func BenchmarkSilentCut(b *testing.B) {
-	t, err := parseTemplate("")
+	t, err := parseTemplate("", "")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,14 +5,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/model/parsers"
 	"github.com/ollama/ollama/types/model"
 )
 
@@ -35,10 +39,23 @@ type ModelSpec struct {
 	ContextLength   int       `json:"context_length,omitempty"`
 	EmbeddingLength int       `json:"embedding_length,omitempty"`
 	ModifiedAt      time.Time `json:"modified_at,omitzero"`
-	// Template renders a request into the prompt the model reads:
-	// TemplateJSON (the default), TemplateNames, or Go text/template
-	// source over .Messages and .Tools (see Render).
+	// Template renders a request into the prompt the model reads, with
+	// Ollama's template package, as a Modelfile's TEMPLATE does:
+	// TemplateJSON (the default), TemplateNames, the name of a template
+	// Ollama ships ("command-r", "llama3-instruct", ...; see
+	// ShippedTemplate), or Go template source in Ollama's dialect (see
+	// Render).
 	Template string `json:"template,omitempty"`
+	// Renderer, as a Modelfile's RENDERER, makes the prompt with one of
+	// Ollama's built-in renderers instead ("qwen3-coder",
+	// "qwen3-vl-instruct", "olmo3", "lfm2", ...).
+	Renderer string `json:"renderer,omitempty"`
+	// Parser, as a Modelfile's PARSER, is the built-in parser ("qwen3",
+	// "qwen3-thinking", "qwen3-coder", ...) that turns the model's raw
+	// text (enginetest.Raw) into thinking and tool calls; without one,
+	// the thinking tags and the tool-call tag come from the template, as
+	// in the real server.
+	Parser string `json:"parser,omitempty"`
 	// Parameters are the model's own default options, as a Modelfile's
 	// PARAMETER lines set them; /api/show lists them, and num_ctx and
 	// num_predict here apply to requests that do not set their own.
@@ -47,6 +64,11 @@ type ModelSpec struct {
 	// NoRender makes the server ignore _debug_render_only for this model
 	// and answer normally, as a server without the feature does.
 	NoRender bool `json:"no_render,omitempty"`
+	// DropOnShift makes a reply that fills the window of a request that
+	// lets the server shift it (shift unset) stop mid-stream, with no
+	// final chunk, as the small model of the project's notes did; a real
+	// server otherwise shifts the context and goes on.
+	DropOnShift bool `json:"drop_on_shift,omitempty"`
 	// LoadTime is how long loading (or reloading) takes; 1ms when unset.
 	// In a script: "load_time": "250ms".
 	LoadTime time.Duration `json:"-"`
@@ -118,7 +140,10 @@ func completeSpec(m ModelSpec, modified time.Time) (ModelSpec, error) {
 	if m.PromptRate <= 0 {
 		m.PromptRate = 4e6
 	}
-	t, err := parseTemplate(m.Template)
+	if m.Parser != "" && parsers.ParserForName(m.Parser) == nil {
+		return m, fmt.Errorf("parser %q is not one Ollama has built in (qwen3, qwen3-thinking, qwen3-coder, qwen3-vl-instruct, qwen3-vl-thinking, qwen3.5, cogito, deepseek3, olmo3, olmo3-think, lfm2, lfm2-thinking, glm-4.7, ministral, functiongemma, nemotron-3-nano, harmony, passthrough)", m.Parser)
+	}
+	t, err := parseTemplate(m.Template, m.Renderer)
 	if err != nil {
 		return m, err
 	}
@@ -355,4 +380,41 @@ func details(m *ModelSpec) api.ModelDetails {
 		ParameterSize:     m.ParameterSize,
 		QuantizationLevel: m.Quantization,
 	}
+}
+
+// Embedding is the stand-in's deterministic embedding of text: a unit
+// vector of dims hashed word counts, so texts sharing words are close in
+// cosine similarity and identical texts embed identically. Tests can
+// compute the vector the server will return.
+func Embedding(text string, dims int) []float32 {
+	if dims <= 0 {
+		dims = 64
+	}
+	v := make([]float64, dims)
+	for _, word := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(word))
+		sum := h.Sum64()
+		sign := 1.0
+		if sum>>63 == 1 {
+			sign = -1
+		}
+		v[sum%uint64(dims)] += sign
+	}
+	norm := 0.0
+	for _, x := range v {
+		norm += x * x
+	}
+	out := make([]float32, dims)
+	if norm == 0 {
+		out[0] = 1
+		return out
+	}
+	norm = math.Sqrt(norm)
+	for i, x := range v {
+		out[i] = float32(x / norm)
+	}
+	return out
 }

@@ -158,7 +158,7 @@ func (s *Server) pause(r *http.Request, d time.Duration) bool {
 	case <-t.C:
 		return true
 	case <-r.Context().Done():
-	case <-s.closing:
+	case <-s.core.Closing():
 	}
 	return false
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 )
 
 // pull posts body to /api/pull and returns the status and each line.
@@ -33,7 +35,7 @@ func TestPullStreamsProgressThenTheModelExists(t *testing.T) {
 	srv := New(t)
 	srv.Pullable(ModelSpec{Name: "llama3.2:1b", Capabilities: []string{"completion", "tools"}, ContextLength: 131072, Family: "llama"},
 		PullSpec{Layers: []int64{1000, 10}, Steps: 2})
-	srv.On().Reply(Text("pulled and ready"))
+	srv.On().Reply(et.Text("pulled and ready"))
 	hi := api.ChatRequest{Model: "llama3.2:1b", Messages: []api.Message{user("hi")}}
 	if r := send(t, srv.URL, "/api/chat", hi); r.status != 404 {
 		t.Fatalf("chat before the pull: %d %s", r.status, r.body)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/jarvis-workbench/jarvis/engine/enginetest"
 )
 
 // Request is one request the server received, as recorded for assertions.
@@ -68,6 +70,10 @@ type Request struct {
 	EvalTokens int
 	DoneReason string
 	WindowFull bool
+	// Shifted is set when the reply went past the window and the server
+	// shifted the context to go on: the model no longer saw the start of
+	// what it was sent, and nothing told the client.
+	Shifted bool
 	// Unloaded is set on a request that asked to unload the model.
 	Unloaded bool
 
@@ -104,6 +110,9 @@ func (r *Request) windowSummary() string {
 	if r.WindowFull {
 		b.WriteString(" window full")
 	}
+	if r.Shifted {
+		b.WriteString(" SILENT SHIFT")
+	}
 	if r.PullCancelled {
 		b.WriteString(" pull cancelled")
 	}
@@ -130,24 +139,29 @@ func (r *Request) Messages() []api.Message {
 	return nil
 }
 
-// Turn is the model turn the request asks for: 1 + the assistant messages
-// already in the conversation.
-func (r *Request) Turn() int {
-	n := 1
-	for _, m := range r.Messages() {
-		if m.Role == "assistant" {
-			n++
+// call is the request as the scenario reads it.
+func (r *Request) call() *enginetest.Call {
+	c := &enginetest.Call{Seq: r.Seq, Path: r.Path, Model: r.model(), Request: r}
+	want := normalizeName(c.Model)
+	c.SameModel = func(name string) bool { return normalizeName(name) == want }
+	switch {
+	case r.Chat != nil:
+		c.Stream = r.Chat.Stream == nil || *r.Chat.Stream
+		for _, t := range r.Chat.Tools {
+			c.Tools = append(c.Tools, t.Function.Name)
 		}
+	case r.Generate != nil:
+		c.Stream = r.Generate.Stream == nil || *r.Generate.Stream
 	}
-	return n
-}
-
-func (r *Request) last() *api.Message {
-	msgs := r.Messages()
-	if len(msgs) == 0 {
-		return nil
+	for _, m := range r.Messages() {
+		msg := enginetest.Message{Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			args, _ := tc.Function.Arguments.MarshalJSON()
+			msg.ToolCalls = append(msg.ToolCalls, enginetest.MessageCall{ID: tc.ID, Name: tc.Function.Name, Arguments: string(args)})
+		}
+		c.Messages = append(c.Messages, msg)
 	}
-	return &msgs[len(msgs)-1]
+	return c
 }
 
 func (r *Request) model() string {

@@ -1,18 +1,33 @@
-// Package ollamatest is a fake Ollama server for tests and demos. It
-// listens on loopback and speaks Ollama's native API with the real
-// server's wire format (as recorded in the project's notes on v0.17.4):
-// status codes, error bodies, NDJSON chunk shapes and field order.
+// Package ollamatest is a stand-in for an Ollama server, for tests and
+// demos. It listens on loopback and speaks Ollama's native API with the
+// real server's wire format (as recorded in the project's notes on
+// v0.17.4): status codes, error bodies, NDJSON chunk shapes and field
+// order. Where the real server runs its own Go code, the stand-in runs
+// the same code from the Ollama module: prompts are rendered by its
+// template package (with the templates it ships) or its built-in
+// renderers, a model's raw text becomes thinking and tool calls through
+// its thinking, tools and model/parsers packages, and /v1 is translated
+// by its openai package.
 //
-// What the model says is scripted. A test registers models and rules:
+// What the model says is scripted in the scenario language of package
+// enginetest, shared with openaitest. A test registers models and rules:
 //
 //	srv := ollamatest.New(t)
 //	srv.Model("qwen3", "completion", "tools", "thinking")
-//	srv.On(ollamatest.UserSays("15% of 340")).Reply(
-//		ollamatest.Think("A percentage: the calculator is exact."),
-//		ollamatest.ToolCall("calculator", `{"expression":"15/100*340"}`))
-//	srv.On(ollamatest.ToolResult("calculator")).Reply(ollamatest.Text("15% of 340 is 51."))
+//	srv.On(et.UserSays("15% of 340")).Reply(
+//		et.Think("A percentage: the calculator is exact."),
+//		et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+//	srv.On(et.ToolResult("calculator")).Reply(et.Text("15% of 340 is 51."))
 //	... point the code under test at srv.URL ...
 //	sent := srv.Chats() // every /api/chat request, decoded
+//
+// Or script what the model writes and let Ollama's parsers read it, as
+// on a real server:
+//
+//	srv.AddModel(ollamatest.ModelSpec{Name: "qwen3-coder", Capabilities: []string{"completion", "tools"},
+//		Renderer: "qwen3-coder", Parser: "qwen3-coder"})
+//	srv.On(et.UserSays("2+2")).Reply(et.Raw("<tool_call>\n<function=calculator>\n" +
+//		"<parameter=expression>\n2+2\n</parameter>\n</function>\n</tool_call>"))
 //
 // Before any rule is consulted the server checks the request the way
 // Ollama does: an unknown model is 404 {"error":"model 'X' not found"},
@@ -32,8 +47,9 @@
 //     another num_ctx reloads it (LoadEvents records both, /api/ps shows
 //     the window in force as context_length). keep_alive sets expires_at;
 //     keep_alive 0 with nothing to answer unloads, as `ollama stop` does.
-//   - The prompt is the model's template applied to the messages and
-//     tools (see Render), counted with CountTokens: a fixed rule, not
+//   - The prompt is the model's template (or renderer) applied to the
+//     messages and tools, as the real server's chatPrompt does it (see
+//     Render), counted with CountTokens: a fixed rule, not
 //     characters/4, so a client has to calibrate against what the server
 //     reports. prompt_eval_count is the whole prompt every turn; only
 //     prompt_eval_duration shrinks when the prompt starts with what the
@@ -67,25 +83,23 @@
 // PromptRate, and the others are measured, so a slow script (ChunkDelay)
 // reports a realistic speed. Rule.Metrics sets exact figures instead.
 //
-// The same scripts load from JSON files (see LoadScript) and the server
-// runs on its own with `go run ./engine/ollama/ollamatest/cmd --script FILE`.
+// The same scripts load from JSON files (see LoadScript), and
+// cmd/jarvis-standin serves them on their own (make standin).
 package ollamatest
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/internal/fakewire"
 )
 
@@ -95,38 +109,26 @@ const DefaultVersion = "0.17.4"
 // maxBody bounds what the server reads of a request body.
 const maxBody = 64 << 20
 
-// TB is the part of testing.TB the server needs; *testing.T and *testing.B
-// satisfy it. (Taking an interface keeps package testing out of binaries
-// that embed the server, such as a dev command.)
-type TB interface {
-	Helper()
-	Cleanup(func())
-	Fatalf(format string, args ...any)
-}
-
 // Server is a running fake. Its methods are safe for concurrent use, and
 // rules and models may be added while it serves.
 type Server struct {
+	// Scenario holds the rules: srv.On and srv.Default.
+	enginetest.Scenario
+
 	// URL is the base URL to give clients, e.g. http://127.0.0.1:40123.
 	URL string
 
-	http    *http.Server
-	closing chan struct{}
-	active  sync.WaitGroup
+	core    fakewire.Core
 	started time.Time
 
 	mu       sync.Mutex
-	closed   bool
 	version  string
 	models   []*ModelSpec
-	rules    []*Rule
-	fallback *Rule
 	failures map[string]failure
 	requests []*Request
 	calls    int // tool call ids handed out
 	// completions numbers the /v1 answers' ids.
 	completions int
-	log         io.Writer
 
 	defaultCtx int
 	keepAlive  time.Duration
@@ -143,7 +145,7 @@ type failure struct {
 
 // New starts a server on 127.0.0.1 (a free port) and closes it when the
 // test ends.
-func New(t TB) *Server {
+func New(t enginetest.TB) *Server {
 	t.Helper()
 	s, err := Listen("127.0.0.1:0", nil)
 	if err != nil {
@@ -156,12 +158,7 @@ func New(t TB) *Server {
 // Listen starts a server on addr (host:port; port 0 picks a free one) with
 // script applied (nil for none). Close stops it.
 func Listen(addr string, script *Script) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
 	s := &Server{
-		closing:    make(chan struct{}),
 		started:    time.Now().UTC().Truncate(time.Second),
 		version:    DefaultVersion,
 		defaultCtx: DefaultContextLength,
@@ -172,31 +169,20 @@ func Listen(addr string, script *Script) (*Server, error) {
 	if script != nil {
 		s.Use(script)
 	}
-	s.URL = "http://" + dialAddr(ln.Addr())
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.http.Serve(ln) }()
-	return s, nil
-}
-
-// dialAddr is the address a client on this machine dials to reach ln.
-func dialAddr(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsUnspecified() {
-		return a.String()
+	url, err := s.core.Listen(addr, s)
+	if err != nil {
+		return nil, err
 	}
-	return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+	s.URL = url
+	return s, nil
 }
 
 // ClosedURL returns the URL of a loopback port nothing listens on: a
 // server that is not running, for "connection refused" tests.
-func ClosedURL(t TB) string {
+func ClosedURL(t enginetest.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, err := fakewire.ClosedURL()
 	if err != nil {
-		t.Fatalf("ollamatest: %v", err)
-	}
-	url := "http://" + ln.Addr().String()
-	if err := ln.Close(); err != nil {
 		t.Fatalf("ollamatest: %v", err)
 	}
 	return url
@@ -204,41 +190,7 @@ func ClosedURL(t TB) string {
 
 // Close stops the server: hanging and delayed replies end, open
 // connections are closed, and Close returns once every handler has.
-func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	close(s.closing)
-	s.mu.Unlock()
-	_ = s.http.Close()
-	s.active.Wait()
-}
-
-// On adds a rule answering chat and generate requests that match every
-// matcher (no matchers: every request). Set its reply with Reply.
-func (s *Server) On(matchers ...Matcher) *Rule {
-	r := &Rule{when: slices.Clone(matchers)}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rules = append(s.rules, r)
-	r.label = fmt.Sprintf("rule %d", len(s.rules))
-	return r
-}
-
-// Default sets the reply for requests no rule matches. Without one, such a
-// request gets a 500 whose message says what was asked, so a test that
-// forgot a rule fails saying so.
-func (s *Server) Default(steps ...Step) *Rule {
-	r := &Rule{label: "default"}
-	r.Reply(steps...)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fallback = r
-	return r
-}
+func (s *Server) Close() { s.core.Close() }
 
 // SetVersion sets what /api/version answers.
 func (s *Server) SetVersion(v string) {
@@ -263,11 +215,7 @@ func (s *Server) FailEndpoint(path string, status int, message string) {
 }
 
 // LogTo writes one line per request to w (nil stops logging).
-func (s *Server) LogTo(w io.Writer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log = w
-}
+func (s *Server) LogTo(w io.Writer) { s.core.LogTo(w) }
 
 // Requests returns every request received so far, in order.
 func (s *Server) Requests() []Request {
@@ -296,15 +244,11 @@ func (s *Server) Chats() []api.ChatRequest {
 // ServeHTTP answers one request; the Server is an http.Handler so it can
 // also be mounted elsewhere.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.core.Enter() {
 		writeError(w, http.StatusServiceUnavailable, "server closed")
 		return
 	}
-	s.active.Add(1)
-	s.mu.Unlock()
-	defer s.active.Done()
+	defer s.core.Leave()
 
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	rec := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
@@ -365,32 +309,17 @@ func (s *Server) record(update func()) {
 }
 
 func (s *Server) logRequest(rec *Request, sw *fakewire.StatusWriter) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec.Status = sw.Status
-	if s.log == nil {
-		return
-	}
-	line := fmt.Sprintf("%s %s %s -> %d", time.Now().Format("15:04:05.000"), rec.Method, rec.Path, sw.Status)
+	s.record(func() { rec.Status = sw.Status })
+	// The handler's goroutine is the one that fills rec: it reads it here
+	// without the lock.
+	detail := rec.windowSummary()
 	if m := rec.model(); m != "" {
-		line += " model=" + m
+		detail = " model=" + m + detail
 	}
-	line += rec.windowSummary()
 	if rec.Reply != "" {
-		line += " by " + rec.Reply
+		detail += " by " + rec.Reply
 	}
-	fmt.Fprintln(s.log, printable(line))
-}
-
-// printable escapes control characters, so a model name or rule text
-// from a client or a script cannot drive the terminal the log goes to.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
+	s.core.Log(rec.Method, rec.Path, sw.Status, detail)
 }
 
 // decode reads a request body the way the real server's JSON binding does,

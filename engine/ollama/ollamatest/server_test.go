@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 )
 
 // post sends a raw body and returns status, content type and body.
@@ -42,7 +44,7 @@ const chatHi = `{"model":"tiny","messages":[{"role":"user","content":"hi"}]}`
 func TestChatStreamMatchesTheRealWireFormat(t *testing.T) {
 	srv := New(t)
 	srv.Model("tiny")
-	srv.On().Reply(TextChunks("<s>"))
+	srv.On().Reply(et.TextChunks("<s>"))
 	status, ctype, body := post(t, srv.URL, "/api/chat", chatHi)
 	if status != 200 || ctype != "application/x-ndjson" {
 		t.Fatalf("status %d, content type %q", status, ctype)
@@ -66,7 +68,7 @@ func TestChatStreamMatchesTheRealWireFormat(t *testing.T) {
 func TestToolCallChunkShape(t *testing.T) {
 	srv := New(t)
 	srv.Model("qwen3", "completion", "tools")
-	srv.On().Reply(ToolCall("calculator", `{"expression":"2+2","precision":2}`), ToolCall("clock", "").WithID("call_1"))
+	srv.On().Reply(et.ToolCall("calculator", `{"expression":"2+2","precision":2}`), et.ToolCall("clock", "").WithID("call_1"))
 	_, _, body := post(t, srv.URL, "/api/chat", `{"model":"qwen3","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"calculator","parameters":{"type":"object","properties":{}}}}]}`)
 	ls := lines(body)
 	want0 := `"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_00000001","function":{"index":0,"name":"calculator","arguments":{"expression":"2+2","precision":2}}}]},"done":false}`
@@ -81,7 +83,7 @@ func TestErrorsMatchTheRealServer(t *testing.T) {
 	srv.Model("tiny")
 	srv.Model("tiny-notools", "completion")
 	srv.Model("nomic-embed-text", "embedding")
-	srv.On().Reply(Text("x"))
+	srv.On().Reply(et.Text("x"))
 	tools := `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{}}}}]`
 	cases := []struct {
 		name, path, body string
@@ -113,14 +115,14 @@ func TestErrorsMatchTheRealServer(t *testing.T) {
 func TestRulesFollowTheConversation(t *testing.T) {
 	srv := New(t)
 	srv.Model("m", "completion", "tools")
-	srv.On(UserSays("15% of 340")).Reply(ToolCall("calculator", `{"expression":"15/100*340"}`))
-	srv.On(ToolResultContains("calculator", "error")).Reply(Text("The calculator failed."))
-	srv.On(ToolResult("calculator"), QuestionContains("15%")).Reply(Text("It is 51."))
-	srv.On(Turn(3)).Reply(Text("third turn"))
-	srv.On(UserMatches(`^count to \d+$`), Not(ModelIs("other"))).Reply(Text("1 2 3"))
-	srv.On(AnyOf(SystemContains("pirate"), OffersTool("parrot"))).Reply(Text("Arr."))
-	srv.On(NoTools(), UserSays("limited")).Times(1).Reply(Text("once"))
-	srv.Default(Text("default answer"))
+	srv.On(et.UserSays("15% of 340")).Reply(et.ToolCall("calculator", `{"expression":"15/100*340"}`))
+	srv.On(et.ToolResultContains("calculator", "error")).Reply(et.Text("The calculator failed."))
+	srv.On(et.ToolResult("calculator"), et.QuestionContains("15%")).Reply(et.Text("It is 51."))
+	srv.On(et.Turn(3)).Reply(et.Text("third turn"))
+	srv.On(et.UserMatches(`^count to \d+$`), et.Not(et.ModelIs("other"))).Reply(et.Text("1 2 3"))
+	srv.On(et.AnyOf(et.SystemContains("pirate"), et.OffersTool("parrot"))).Reply(et.Text("Arr."))
+	srv.On(et.NoTools(), et.UserSays("limited")).Times(1).Reply(et.Text("once"))
+	srv.Default(et.Text("default answer"))
 
 	chat := func(msgs ...api.Message) string {
 		t.Helper()
@@ -180,8 +182,8 @@ func TestRulesFollowTheConversation(t *testing.T) {
 func TestReplyWithComputesStepsFromTheRequest(t *testing.T) {
 	srv := New(t)
 	srv.Model("m", "completion", "tools")
-	srv.On(ToolResult("calculator")).ReplyWith(func(r *Request) []Step {
-		return []Step{ToolCall("calculator", fmt.Sprintf(`{"expression":"%d+1"}`, r.Turn()))}
+	srv.On(et.ToolResult("calculator")).ReplyWith(func(c *et.Call) []et.Step {
+		return []et.Step{et.ToolCall("calculator", fmt.Sprintf(`{"expression":"%d+1"}`, c.Turn()))}
 	})
 	_, _, body := post(t, srv.URL, "/api/chat", `{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","content":""},{"role":"tool","tool_name":"calculator","content":"1"}]}`)
 	if !strings.Contains(body, `"arguments":{"expression":"2+1"}`) {
@@ -192,7 +194,7 @@ func TestReplyWithComputesStepsFromTheRequest(t *testing.T) {
 func TestNoMatchingRuleIsAClearError(t *testing.T) {
 	srv := New(t)
 	srv.Model("tiny")
-	srv.On(UserSays("something else")).Reply(Text("x"))
+	srv.On(et.UserSays("something else")).Reply(et.Text("x"))
 	status, _, body := post(t, srv.URL, "/api/chat", chatHi)
 	if status != 500 || !strings.Contains(body, `no scripted reply matches this request (last message: user: \"hi\")`) {
 		t.Errorf("%d %s", status, body)
@@ -202,8 +204,8 @@ func TestNoMatchingRuleIsAClearError(t *testing.T) {
 func TestNonStreamingAndGenerate(t *testing.T) {
 	srv := New(t)
 	srv.Model("qwen3", "completion", "tools", "thinking")
-	srv.On(Endpoint("/api/generate")).Reply(Think("hm"), Text("generated text"))
-	srv.On().Reply(Think("hmm"), Text("whole answer"), ToolCall("f", `{"a":1}`).WithID("call_x"))
+	srv.On(et.Endpoint("/api/generate")).Reply(et.Think("hm"), et.Text("generated text"))
+	srv.On().Reply(et.Think("hmm"), et.Text("whole answer"), et.ToolCall("f", `{"a":1}`).WithID("call_x"))
 
 	status, ctype, body := post(t, srv.URL, "/api/chat", `{"model":"qwen3","stream":false,"messages":[{"role":"user","content":"q"}]}`)
 	var r api.ChatResponse
@@ -234,9 +236,9 @@ func TestNonStreamingAndGenerate(t *testing.T) {
 func TestMidStreamErrorAndDisconnect(t *testing.T) {
 	srv := New(t)
 	srv.Model("tiny")
-	srv.On(UserSays("error")).Reply(Text("partial answer"), Error(500, "runner crashed"))
-	srv.On(UserSays("drop")).Reply(Text("one two three four")).DisconnectAfter(2)
-	srv.On(UserSays("early")).Reply(Error(503, "busy"), Text("never"))
+	srv.On(et.UserSays("error")).Reply(et.Text("partial answer"), et.Error(500, "runner crashed"))
+	srv.On(et.UserSays("drop")).Reply(et.Text("one two three four")).DisconnectAfter(2)
+	srv.On(et.UserSays("early")).Reply(et.Error(503, "busy"), et.Text("never"))
 
 	_, _, body := post(t, srv.URL, "/api/chat", `{"model":"tiny","messages":[{"role":"user","content":"error"}]}`)
 	ls := lines(body)
@@ -266,7 +268,7 @@ func TestMidStreamErrorAndDisconnect(t *testing.T) {
 func TestHangEndsWhenTheClientCancelsOrTheServerCloses(t *testing.T) {
 	srv := New(t)
 	srv.Model("tiny")
-	srv.On().Reply(Text("waiting"), Hang())
+	srv.On().Reply(et.Text("waiting"), et.Hang())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/chat", strings.NewReader(chatHi))
@@ -385,7 +387,7 @@ func TestEmbedIsDeterministicAndSimilarityAware(t *testing.T) {
 func TestRecordKeepsEveryRequest(t *testing.T) {
 	srv := New(t)
 	srv.Model("tiny")
-	srv.On().Reply(Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	post(t, srv.URL, "/api/chat", `{"model":"tiny","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_name":"calc","tool_call_id":"call_9","content":"4"}]}`)
 	post(t, srv.URL, "/api/chat", `{"model":"tiny","messages":[`)
 	post(t, srv.URL, "/api/show", `{"model":"tiny"}`)
@@ -410,7 +412,7 @@ func TestRecordKeepsEveryRequest(t *testing.T) {
 func TestFlood(t *testing.T) {
 	srv := New(t)
 	srv.Model("tiny")
-	srv.On().Reply(Flood(5000))
+	srv.On().Reply(et.Flood(5000))
 	_, _, body := post(t, srv.URL, "/api/chat", chatHi)
 	ls := lines(body)
 	if len(ls) != 5001 {

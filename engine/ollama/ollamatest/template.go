@@ -1,18 +1,40 @@
 package ollamatest
 
 import (
-	"encoding/json"
+	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
 	"strings"
-	"text/template"
+	"sync"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/model/renderers"
+	"github.com/ollama/ollama/template"
 )
 
-// The built-in chat templates, by the names a ModelSpec's Template takes.
+// The prompt a model reads is made by Ollama's own code, as in the real
+// server's renderPrompt: the model's template (TEMPLATE in a Modelfile)
+// run by Ollama's template package, or, for a model with a built-in
+// renderer (RENDERER qwen3-coder, ...), that renderer from Ollama's
+// model/renderers.
+
+func init() {
+	// The real server sets this when it starts: renderers mark images
+	// with [img] tags.
+	renderers.RenderImgTags = true
+}
+
+// The stand-in's own templates, by the names a ModelSpec's Template takes.
 // Both render every message as "<role>: <content>" (a tool result as
-// "tool (<name>): <content>", a tool call as its JSON function object) and
-// end with "assistant: ", the point where the model writes.
+// "tool (<name>): <content>", a tool call as {"name":...,"arguments":...})
+// and end with "assistant: ", the point where the model writes.
 const (
 	// TemplateJSON, the default, renders each offered tool as its full
 	// JSON definition, one per line after "Tools:", as real templates do:
@@ -24,12 +46,14 @@ const (
 	TemplateNames = "names"
 )
 
-// messagesTemplate renders the conversation; the built-in templates share it.
+// messagesTemplate renders the conversation; the stand-in's templates
+// share it. Its {{ if .ToolCalls }} block starts with "{", so the tool
+// parser Ollama derives from it reads bare JSON objects as calls.
 const messagesTemplate = `{{- range .Messages }}{{ .Role }}{{ with .ToolName }} ({{ . }}){{ end }}: {{ .Content }}
-{{- $sep := .Content }}{{ range .ToolCalls }}{{ if $sep }} {{ end }}{{ toolcall .Function }}{{ $sep = "x" }}{{ end }}
+{{- if .ToolCalls }}{{ $sep := .Content }}{{ range .ToolCalls }}{{ if $sep }} {{ end }}{"name":"{{ .Function.Name }}","arguments":{{ .Function.Arguments }}}{{ $sep = "x" }}{{ end }}{{ end }}
 {{ end }}assistant: `
 
-var builtinTemplates = map[string]string{
+var ownTemplates = map[string]string{
 	TemplateJSON: `{{- if .Tools }}Tools:
 {{ range .Tools }}{{ json . }}
 {{ end }}{{ end }}` + messagesTemplate,
@@ -37,73 +61,78 @@ var builtinTemplates = map[string]string{
 {{ end }}` + messagesTemplate,
 }
 
-// templateFuncs are the functions a template may call: json (a value as
-// compact JSON, the way Ollama's own templates print tools) and toolcall
-// (a call as {"name":...,"arguments":{...}}).
-var templateFuncs = template.FuncMap{
-	"json": func(v any) (string, error) {
-		b, err := json.Marshal(v)
-		return string(b), err
-	},
-	"toolcall": toolCallJSON,
-}
-
-// toolCallJSON renders a call as a model writes it:
-// {"name":"calculator","arguments":{"expression":"2+2"}}.
-func toolCallJSON(f api.ToolCallFunction) (string, error) {
-	b, err := json.Marshal(struct {
-		Name      string                        `json:"name"`
-		Arguments api.ToolCallFunctionArguments `json:"arguments"`
-	}{f.Name, f.Arguments})
-	return string(b), err
-}
-
-// templateData is what a template sees: .Messages (api.Message: Role,
-// Content, Thinking, ToolName, ToolCalls), .Tools (api.Tool), and, as in
-// Ollama's templates, .Think (thinking on) and .IsThinkSet (the request,
-// or the model being a thinking model, set it).
-type templateData struct {
-	Messages   []api.Message
-	Tools      []api.Tool
-	Think      bool
-	IsThinkSet bool
-}
-
-// chatTemplate is a model's parsed template and the text /api/show shows.
+// chatTemplate is how a model's prompt is made: its template (for a
+// renderer model Ollama's default, "{{ .Prompt }}", which is also what
+// /api/show says) and, when set, the built-in renderer that makes the
+// prompt instead.
 type chatTemplate struct {
-	source string
-	tmpl   *template.Template
+	source   string
+	tmpl     *template.Template
+	renderer string
 }
 
-// parseTemplate reads a ModelSpec's Template: "" or "json" for
-// TemplateJSON, "names" for TemplateNames, anything else as Go
-// text/template source over templateData.
-func parseTemplate(spec string) (*chatTemplate, error) {
+// parseTemplate reads a ModelSpec's Template and Renderer: Template ""
+// or "json" is TemplateJSON, "names" TemplateNames, a name Ollama ships
+// ("command-r", "llama3-instruct", "chatml", ...; see ShippedTemplate)
+// that template, and anything else Go template source in Ollama's
+// dialect. With a Renderer, the template is Ollama's default unless one is
+// given.
+func parseTemplate(spec, renderer string) (*chatTemplate, error) {
 	name := strings.TrimSpace(spec)
+	if renderer != "" {
+		if !knownRenderer(renderer) {
+			return nil, fmt.Errorf("renderer %q is not one Ollama has built in (qwen3-coder, qwen3-vl-instruct, qwen3-vl-thinking, qwen3.5, cogito, deepseek3.1, olmo3, olmo3.1, olmo3-think, nemotron-3-nano, functiongemma, glm-4.7, lfm2, lfm2-thinking, ...)", renderer)
+		}
+		if name == "" {
+			name = "{{ .Prompt }}"
+		}
+	}
 	if name == "" {
 		name = TemplateJSON
 	}
-	source, builtin := builtinTemplates[name]
-	if !builtin {
-		if !strings.Contains(spec, "{{") {
-			return nil, fmt.Errorf("template %q is neither a built-in (%q or %q) nor Go template text", spec, TemplateJSON, TemplateNames)
+	source, own := ownTemplates[name]
+	switch {
+	case own:
+	case strings.Contains(spec, "{{") || name == "{{ .Prompt }}":
+		source = cmp.Or(spec, name)
+	default:
+		var err error
+		if source, err = ShippedTemplate(name); err != nil {
+			return nil, fmt.Errorf("template %q is neither the stand-in's (%q or %q) nor Go template text, and %w", spec, TemplateJSON, TemplateNames, err)
 		}
-		source = spec
 	}
-	t, err := template.New("chat").Funcs(templateFuncs).Parse(source)
+	t, err := template.Parse(source)
 	if err != nil {
 		return nil, fmt.Errorf("template: %w", err)
 	}
-	return &chatTemplate{source: source, tmpl: t}, nil
+	return &chatTemplate{source: source, tmpl: t, renderer: renderer}, nil
 }
 
+// knownRenderer reports whether Ollama has a renderer of that name (its
+// package lists none, so one is asked for a prompt).
+func knownRenderer(name string) (known bool) {
+	defer func() {
+		if recover() != nil {
+			known = true // it exists, and disliked the probe
+		}
+	}()
+	_, err := renderers.RenderWithRenderer(name, []api.Message{{Role: "user", Content: "hi"}}, nil, nil)
+	return err == nil || !strings.HasPrefix(err.Error(), "unknown renderer")
+}
+
+// render is the real server's renderPrompt. Ollama's template code merges
+// consecutive messages of one role in place, so it gets a copy.
 func (t *chatTemplate) render(msgs []api.Message, tools []api.Tool, think *api.ThinkValue) (string, error) {
-	data := templateData{Messages: msgs, Tools: tools, IsThinkSet: think != nil}
-	if think != nil {
-		data.Think = think.Bool()
+	msgs = slices.Clone(msgs)
+	if t.renderer != "" {
+		return renderers.RenderWithRenderer(t.renderer, msgs, tools, think)
 	}
-	var b strings.Builder
-	if err := t.tmpl.Execute(&b, data); err != nil {
+	var b bytes.Buffer
+	v := template.Values{Messages: msgs, Tools: tools, IsThinkSet: think != nil}
+	if think != nil {
+		v.Think, v.ThinkLevel = think.Bool(), think.String()
+	}
+	if err := t.tmpl.Execute(&b, v); err != nil {
 		return "", err
 	}
 	return b.String(), nil
@@ -114,12 +143,64 @@ func (t *chatTemplate) render(msgs []api.Message, tools []api.Tool, think *api.T
 // the server renders it with thinking unset, so a test can compute what
 // prompt_eval_count will be: CountTokens(Render(...)).
 func Render(tmpl string, msgs []api.Message, tools []api.Tool) (string, error) {
-	t, err := parseTemplate(tmpl)
+	t, err := parseTemplate(tmpl, "")
 	if err != nil {
 		return "", err
 	}
 	return t.render(msgs, tools, nil)
 }
+
+// ShippedTemplate is the text of a chat template Ollama ships in its
+// template package (template/NAME.gotmpl: chatml, command-r,
+// gemma3-instruct, llama3-instruct, mistral-instruct, phi-3, ...), read
+// from the source of the Ollama module jarvis is built with, in the Go
+// module cache.
+func ShippedTemplate(name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return "", fmt.Errorf("%q is not the name of a template Ollama ships", name)
+	}
+	dir, err := ollamaSource()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "template", name+".gotmpl"))
+	if errors.Is(err, os.ErrNotExist) {
+		names, _ := filepath.Glob(filepath.Join(dir, "template", "*.gotmpl"))
+		for i, n := range names {
+			names[i] = strings.TrimSuffix(filepath.Base(n), ".gotmpl")
+		}
+		return "", fmt.Errorf("no template %q is shipped with Ollama (it has %s)", name, strings.Join(names, ", "))
+	}
+	if err != nil {
+		return "", err
+	}
+	// As template.Named does: one kind of line end.
+	return strings.ReplaceAll(string(b), "\r\n", "\n"), nil
+}
+
+// ollamaSource finds the source of the Ollama module the binary was
+// built with, from where its template package's code was compiled: that
+// very directory, or with -trimpath its module@version path inside the
+// module cache ($GOMODCACHE, else what `go env GOMODCACHE` says).
+var ollamaSource = sync.OnceValues(func() (string, error) {
+	file, _ := runtime.FuncForPC(reflect.ValueOf(template.Parse).Pointer()).FileLine(0)
+	dir := filepath.Dir(filepath.Dir(file)) // .../github.com/ollama/ollama@v0.17.4
+	if !filepath.IsAbs(dir) {
+		cache := os.Getenv("GOMODCACHE")
+		if cache == "" {
+			out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+			if err != nil {
+				return "", fmt.Errorf("finding the Go module cache for Ollama's templates: set GOMODCACHE (go env GOMODCACHE): %w", err)
+			}
+			cache = strings.TrimSpace(string(out))
+		}
+		dir = filepath.Join(cache, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "template", "index.json")); err != nil {
+		return "", fmt.Errorf("the templates Ollama ships are not at %s (run `go mod download github.com/ollama/ollama`): %w", dir, err)
+	}
+	return dir, nil
+})
 
 // fitted is a conversation as the model gets it after the window's rules.
 type fitted struct {

@@ -124,7 +124,12 @@ func TestTemplates(t *testing.T) {
 	if err != nil || got != "<system>be brief<user>hi<assistant>" {
 		t.Errorf("custom template: %q (%v)", got, err)
 	}
-	for _, bad := range []string{"chatml", "{{ .Messages"} {
+	// A template Ollama ships, by its name.
+	got, err = Render("chatml", msgs, nil)
+	if want := "<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"; err != nil || got != want {
+		t.Errorf("chatml: %q (%v)", got, err)
+	}
+	for _, bad := range []string{"chatml-x", "{{ .Messages"} {
 		if _, err := Render(bad, msgs, nil); err == nil {
 			t.Errorf("template %q accepted", bad)
 		}
@@ -134,7 +139,7 @@ func TestTemplates(t *testing.T) {
 // fit finds the same start as the real server's one-message-at-a-time
 // loop, whatever the mix of roles and sizes.
 func TestFitMatchesTheServersLoop(t *testing.T) {
-	tmpl, err := parseTemplate("")
+	tmpl, err := parseTemplate("", "")
 	if err != nil {
 		t.Fatal(err)
 	}

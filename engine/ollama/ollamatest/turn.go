@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/model/parsers"
+	"github.com/ollama/ollama/thinking"
 )
 
 // errInputTooLong is the runner's answer to a prompt bigger than the
@@ -53,7 +55,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, rec *Request
 		writeJSON(w, http.StatusOK, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "load"})
 		return
 	}
-	f, err := m.tmpl.fit(req.Messages, req.Tools, templateThink(m, req.Think), t.lm.window, req.Truncate == nil || *req.Truncate)
+	// As the real handler prepares the conversation: the model's own
+	// thinking taken out of earlier answers (qwen3, deepseek-r1), its
+	// PARSER set up (which may rename the tools the template renders).
+	think := templateThink(m, req.Think)
+	msgs := filterThinkTags(slices.Clone(req.Messages), m)
+	builtin, rendered := builtinParser(m, req.Tools, &msgs[len(msgs)-1], think)
+	f, err := m.tmpl.fit(msgs, rendered, think, t.lm.window, req.Truncate == nil || *req.Truncate)
 	if !t.prepared(f, err) {
 		return
 	}
@@ -61,10 +69,37 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, rec *Request
 		writeJSON(w, http.StatusOK, api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), DebugInfo: &api.DebugInfo{RenderedTemplate: f.prompt}})
 		return
 	}
-	t.generate(&player{
-		model: req.Model, stream: req.Stream == nil || *req.Stream,
-		thinking: thinks(m, req.Think), shift: req.Shift == nil || *req.Shift,
+	if think != nil && think.IsString() && m.Parser != "harmony" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("think value %q is not supported for this model", think.String()))
+		return
+	}
+	t.generate(&ndjsonWire{
+		model: req.Model, stream: req.Stream == nil || *req.Stream, tools: len(req.Tools) > 0,
+		thinking: thinks(m, req.Think), shift: req.Shift == nil || *req.Shift, dropOnShift: m.DropOnShift,
+		parser: newOutputParser(builtin, m.tmpl, req.Tools, think, f.prompt, false),
 	})
+}
+
+// filterThinkTags is the real handler's: for qwen3 and deepseek-r1
+// models, the <think> part of assistant messages before the last user
+// message is taken out.
+func filterThinkTags(msgs []api.Message, m ModelSpec) []api.Message {
+	if m.Family != "qwen3" && baseName(m.Name) != "deepseek-r1" {
+		return msgs
+	}
+	last := -1
+	for i, msg := range msgs {
+		if msg.Role == "user" {
+			last = i
+		}
+	}
+	for i, msg := range msgs {
+		if msg.Role == "assistant" && i < last {
+			p := &thinking.Parser{OpeningTag: "<think>", ClosingTag: "</think>"}
+			_, msgs[i].Content = p.AddContent(msg.Content)
+		}
+	}
+	return msgs
 }
 
 func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, rec *Request) {
@@ -101,12 +136,15 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, rec *Req
 		return
 	}
 	truncate := req.Truncate == nil || *req.Truncate
+	think := templateThink(m, req.Think)
 	var f fitted
 	var err error
+	var builtin parsers.Parser
 	if req.Raw {
 		f = fitRaw(req.Prompt, t.lm.window, truncate)
 	} else {
-		f, err = m.tmpl.fit(rec.Messages(), nil, templateThink(m, req.Think), t.lm.window, truncate)
+		builtin, _ = builtinParser(m, nil, nil, think)
+		f, err = m.tmpl.fit(rec.Messages(), nil, think, t.lm.window, truncate)
 	}
 	if !t.prepared(f, err) {
 		return
@@ -115,9 +153,10 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, rec *Req
 		writeJSON(w, http.StatusOK, api.GenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC(), DebugInfo: &api.DebugInfo{RenderedTemplate: f.prompt}})
 		return
 	}
-	t.generate(&player{
+	t.generate(&ndjsonWire{
 		model: req.Model, stream: req.Stream == nil || *req.Stream,
-		thinking: thinks(m, req.Think), shift: req.Shift == nil || *req.Shift, generate: true,
+		thinking: thinks(m, req.Think), shift: req.Shift == nil || *req.Shift, dropOnShift: m.DropOnShift, generate: true,
+		parser: newOutputParser(builtin, m.tmpl, nil, think, f.prompt, true),
 	})
 }
 
@@ -255,7 +294,7 @@ func (t *turn) prepared(f fitted, err error) bool {
 // time, at the model's PromptRate) and plays the scripted reply within
 // what the window has left. A prompt bigger than the window (truncation
 // off) is refused with the runner's 400 instead.
-func (t *turn) generate(p *player) {
+func (t *turn) generate(nw *ndjsonWire) {
 	if t.fit.tokens > t.lm.window {
 		writeError(t.w, http.StatusBadRequest, errInputTooLong)
 		return
@@ -266,14 +305,13 @@ func (t *turn) generate(p *player) {
 		return
 	}
 	t.srv.record(func() { t.rec.CachedTokens = t.cached })
-	p.srv, p.w, p.r = t.srv, t.w, t.r
-	p.rc = http.NewResponseController(t.w)
-	p.start, p.ready, p.evalTime = t.start, t.ready, evalTime
-	p.promptTokens = t.fit.tokens
-	p.room = t.lm.window - t.fit.tokens
-	p.predict = t.opts.numPredict
-	t.srv.play(p, t.rec)
-	t.evaluated = t.fit.prompt + p.reply.String()
+	nw.srv, nw.w = t.srv, t.w
+	nw.start, nw.ready, nw.evalTime = t.start, t.ready, evalTime
+	nw.promptTokens = t.fit.tokens
+	nw.room = t.lm.window - t.fit.tokens
+	nw.predict = t.opts.numPredict
+	t.srv.play(nw, t.r, t.rec)
+	t.evaluated = t.fit.prompt + nw.reply.String()
 }
 
 // sleep waits d, cut short when the client goes or the server closes;
@@ -285,7 +323,7 @@ func (t *turn) sleep(d time.Duration) bool {
 	case <-timer.C:
 		return true
 	case <-t.r.Context().Done():
-	case <-t.srv.closing:
+	case <-t.srv.core.Closing():
 	}
 	return false
 }

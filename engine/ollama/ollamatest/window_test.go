@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 )
 
 // reply is an answer as a client reads it: every NDJSON line decoded, and
@@ -92,7 +94,7 @@ func TestShowReportsTheMaximumWindowAndTheTemplate(t *testing.T) {
 	if show.ModelInfo["general.architecture"] != "llama" || show.ModelInfo["llama.context_length"] != 2048.0 {
 		t.Errorf("model_info = %v", show.ModelInfo)
 	}
-	if show.Template != builtinTemplates[TemplateNames] {
+	if show.Template != ownTemplates[TemplateNames] {
 		t.Errorf("template = %q", show.Template)
 	}
 	wantParams := "num_ctx                        1024\nstop                           \"user:\"\nstop                           \"system:\""
@@ -111,7 +113,7 @@ func TestShowReportsTheMaximumWindowAndTheTemplate(t *testing.T) {
 func TestTheSilentCutOfTheNotes(t *testing.T) {
 	srv := New(t)
 	tinyt(srv)
-	srv.On().Reply(Text("It depends."))
+	srv.On().Reply(et.Text("It depends."))
 	conversation := []api.Message{
 		user("hi"),
 		{Role: "assistant", Content: strings.TrimSpace(strings.Repeat("lorem ipsum dolor ", 1000))},
@@ -149,7 +151,7 @@ func TestTheSilentCutOfTheNotes(t *testing.T) {
 func TestSilentCutKeepsSystemMessagesAndTheLastMessage(t *testing.T) {
 	srv := New(t)
 	srv.Model("m")
-	srv.On().Reply(Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	long := strings.Repeat("a fairly long message that fills the window quickly ", 4)
 	msgs := []api.Message{
 		{Role: "system", Content: "You are terse."},
@@ -158,7 +160,9 @@ func TestSilentCutKeepsSystemMessagesAndTheLastMessage(t *testing.T) {
 		user(long), {Role: "assistant", Content: long},
 		user("and now?"),
 	}
-	want := "system: You are terse.\nsystem: Mind the budget.\nassistant: " + long + "\nuser: and now?\nassistant: "
+	// Ollama's template code joins the two system messages, now next to
+	// each other, into one.
+	want := "system: You are terse.\n\nMind the budget.\nassistant: " + long + "\nuser: and now?\nassistant: "
 	// Room for the kept messages and a short reply, not for one more message.
 	window := CountTokens(want) + 5
 	r := send(t, srv.URL, "/api/chat", api.ChatRequest{Model: "m", Messages: msgs, Options: map[string]any{"num_ctx": window}})
@@ -183,7 +187,7 @@ func TestAFullWindowEndsTheReply(t *testing.T) {
 	srv := New(t)
 	srv.Model("m")
 	answer := strings.Repeat("Every word of this answer costs the window a token or more. ", 20)
-	srv.On().Reply(Text(answer))
+	srv.On().Reply(et.Text(answer))
 	const window = 64
 	prompt := CountTokens("user: go\nassistant: ")
 	room := window - prompt
@@ -211,7 +215,19 @@ func TestAFullWindowEndsTheReply(t *testing.T) {
 			t.Errorf("%d %s", r.status, r.body)
 		}
 	})
-	t.Run("shift unset: the stream stops", func(t *testing.T) {
+	t.Run("shift unset: the server shifts the context and goes on", func(t *testing.T) {
+		r := send(t, srv.URL, "/api/chat", req)
+		if r.final == nil || r.final.DoneReason != "stop" || r.content != answer || r.final.EvalCount != CountTokens(answer) {
+			t.Fatalf("%d %s (%v)", r.status, r.body, r.readErr)
+		}
+		if rec := lastRequest(t, srv); rec.WindowFull || !rec.Shifted {
+			t.Errorf("recorded window full %v, shifted %v", rec.WindowFull, rec.Shifted)
+		}
+	})
+	t.Run("shift unset on a model that drops the stream: it stops", func(t *testing.T) {
+		srv := New(t)
+		srv.AddModel(ModelSpec{Name: "m", DropOnShift: true})
+		srv.On().Reply(et.Text(answer))
 		r := send(t, srv.URL, "/api/chat", req)
 		if r.final != nil || !errors.Is(r.readErr, io.ErrUnexpectedEOF) {
 			t.Fatalf("final chunk %v, read error %v", r.final, r.readErr)
@@ -226,7 +242,7 @@ func TestAFullWindowEndsTheReply(t *testing.T) {
 	t.Run("a reply that fits ends normally", func(t *testing.T) {
 		srv := New(t)
 		srv.Model("m")
-		srv.On().Reply(Text("Short."))
+		srv.On().Reply(et.Text("Short."))
 		r := send(t, srv.URL, "/api/chat", req)
 		if r.final == nil || r.final.DoneReason != "stop" || lastRequest(t, srv).WindowFull {
 			t.Errorf("%s", r.body)
@@ -249,7 +265,7 @@ func TestRenderOnly(t *testing.T) {
 	srv := New(t)
 	tinyt(srv)
 	srv.AddModel(ModelSpec{Name: "old", Capabilities: []string{"completion", "tools"}, NoRender: true})
-	srv.On().Reply(Text("a real answer"))
+	srv.On().Reply(et.Text("a real answer"))
 	calc := api.Tool{Type: "function", Function: api.ToolFunction{Name: "calculator", Parameters: api.ToolFunctionParameters{Type: "object"}}}
 	req := api.ChatRequest{Model: "tinyt", Messages: []api.Message{{Role: "system", Content: "be brief"}, user("hi")}, Tools: []api.Tool{calc}, DebugRenderOnly: true}
 
@@ -328,7 +344,7 @@ func TestPSShowsTheWindowInForce(t *testing.T) {
 	srv := New(t)
 	tinyt(srv)
 	srv.AddModel(ModelSpec{Name: "big", Size: 1000, Family: "qwen3", ParameterSize: "8B"})
-	srv.On().Reply(Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	if got := ps(t, srv.URL); len(got) != 0 {
 		t.Fatalf("ps before any request: %+v", got)
 	}
@@ -382,7 +398,7 @@ func TestPSShowsTheWindowInForce(t *testing.T) {
 func TestReloadOnlyWhenNumCtxChanges(t *testing.T) {
 	srv := New(t)
 	srv.AddModel(ModelSpec{Name: "m", ContextLength: 2048, LoadTime: 30 * time.Millisecond})
-	srv.On().Reply(Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	ask := func(numCtx int) (reply, Request) {
 		req := api.ChatRequest{Model: "m", Messages: []api.Message{user("hi")}}
 		if numCtx > 0 {
@@ -429,7 +445,7 @@ func TestReloadOnlyWhenNumCtxChanges(t *testing.T) {
 func TestTheCacheMakesAPromptFasterNotSmaller(t *testing.T) {
 	srv := New(t)
 	srv.AddModel(ModelSpec{Name: "m", PromptRate: 1e6}) // a microsecond a token
-	srv.On().Reply(Text("Fine, thanks."))
+	srv.On().Reply(et.Text("Fine, thanks."))
 	first := []api.Message{{Role: "system", Content: strings.Repeat("Context the model reads every turn. ", 30)}, user("how are you?")}
 	r1 := send(t, srv.URL, "/api/chat", api.ChatRequest{Model: "m", Messages: first})
 	n1 := r1.final.PromptEvalCount
@@ -457,7 +473,7 @@ func TestUnloadAndKeepAlive(t *testing.T) {
 	srv := New(t)
 	srv.Model("m")
 	srv.Model("other")
-	srv.On().Reply(Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	hi := api.ChatRequest{Model: "m", Messages: []api.Message{user("hi")}}
 	send(t, srv.URL, "/api/chat", hi)
 
@@ -511,7 +527,7 @@ func TestUnloadAndKeepAlive(t *testing.T) {
 func TestWindowOptionsAndGenerate(t *testing.T) {
 	srv := New(t)
 	srv.Model("m")
-	srv.On().Reply(Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	status, _, body := post(t, srv.URL, "/api/chat", `{"model":"m","messages":[{"role":"user","content":"hi"}],"options":{"num_ctx":"big"}}`)
 	if status != 500 || body != `{"error":"option \"num_ctx\" must be of type integer"}` {
 		t.Errorf("%d %s", status, body)
@@ -535,7 +551,7 @@ func TestWindowOptionsAndGenerate(t *testing.T) {
 func TestLogSaysWhatTheWindowDid(t *testing.T) {
 	srv := New(t)
 	tinyt(srv)
-	srv.On().Reply(Text("ok"))
+	srv.On().Reply(et.Text("ok"))
 	var log strings.Builder
 	srv.LogTo(&log)
 	send(t, srv.URL, "/api/chat", api.ChatRequest{Model: "tinyt", Messages: []api.Message{user("hi"), {Role: "assistant", Content: strings.Repeat("word ", 3000)}, user("again")}})

@@ -1,7 +1,7 @@
 package openaitest
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -11,11 +11,10 @@ import (
 // bodies, model entries, the reasoning field and the extra endpoints.
 
 // reasoningField is where the flavor streams thinking: llama.cpp, vLLM and
-// LM Studio (like DeepSeek) use reasoning_content, Ollama's /v1 and hosted
-// APIs such as OpenRouter reasoning.
+// LM Studio (like DeepSeek) use reasoning_content, hosted APIs such as
+// OpenRouter (like Ollama's /v1) reasoning.
 func (s *Server) reasoningField() string {
-	switch s.flavor {
-	case Ollama, OpenAI:
+	if s.flavor == OpenAI {
 		return "reasoning"
 	}
 	return "reasoning_content"
@@ -31,16 +30,6 @@ func (s *Server) errorBody(status int, msg string) any {
 		return map[string]any{"error": map[string]any{"message": msg, "type": vllmErrorType(status), "param": nil, "code": status}}
 	case LMStudio:
 		return map[string]any{"error": msg}
-	case Ollama:
-		// openai.NewError in Ollama's openai middleware.
-		typ := "api_error"
-		switch status {
-		case http.StatusBadRequest:
-			typ = "invalid_request_error"
-		case http.StatusNotFound:
-			typ = "not_found_error"
-		}
-		return map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}}
 	}
 	typ := "invalid_request_error"
 	if status >= 500 {
@@ -123,8 +112,6 @@ func (s *Server) refuseModel(w http.ResponseWriter, name string) {
 	case LMStudio:
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
 			"message": fmt.Sprintf("Model %q not found. Please specify a valid model.", name), "type": "invalid_request_error", "param": "model", "code": "model_not_found"}})
-	case Ollama:
-		s.writeError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", name))
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
 			"message": fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", name), "type": "invalid_request_error", "param": nil, "code": "model_not_found"}})
@@ -141,15 +128,6 @@ func (s *Server) refuseTools(w http.ResponseWriter, name string) bool {
 		s.writeError(w, http.StatusInternalServerError, "tools param requires --jinja flag")
 	case VLLM:
 		s.writeError(w, http.StatusBadRequest, `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`)
-	case Ollama:
-		full := name
-		if !strings.Contains(full[strings.LastIndex(full, "/")+1:], ":") {
-			full += ":latest"
-		}
-		if !strings.Contains(full, "/") {
-			full = "registry.ollama.ai/library/" + full
-		}
-		s.writeError(w, http.StatusBadRequest, full+" does not support tools")
 	case OpenAI:
 		// OpenRouter, when no provider of the model takes tools.
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
@@ -161,8 +139,7 @@ func (s *Server) refuseTools(w http.ResponseWriter, name string) bool {
 }
 
 // refuseLength answers a request that does not fit the model's window;
-// false when the flavor does not refuse (Ollama cuts the conversation
-// silently).
+// false when it fits.
 func (s *Server) refuseLength(w http.ResponseWriter, m ModelSpec, prompt, maxTokens int) bool {
 	win := m.Window
 	switch s.flavor {
@@ -202,17 +179,6 @@ func (s *Server) refuseLength(w http.ResponseWriter, m ModelSpec, prompt, maxTok
 	return true
 }
 
-// rateLimitBody is OpenAI's 429 body, with the wait in its words.
-func rateLimitBody(model, wait string) string {
-	msg := fmt.Sprintf("Rate limit reached for %s in organization org-openaitest on requests per min (RPM): Limit 3, Used 3, Requested 1.", model)
-	if wait != "" {
-		msg += " Please try again in " + wait + "."
-	}
-	msg += " Visit https://platform.openai.com/account/rate-limits to learn more."
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "requests", "param": nil, "code": "rate_limit_exceeded"}})
-	return string(b)
-}
-
 // notFound answers a path the flavor does not serve, in its way.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	switch s.flavor {
@@ -223,8 +189,6 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	case LMStudio:
 		// LM Studio logs "Unexpected endpoint or method" and answers 200.
 		writeJSON(w, http.StatusOK, map[string]string{"error": fmt.Sprintf("Unexpected endpoint or method. (%s %s)", r.Method, r.URL.Path)})
-	case Ollama:
-		writeRaw(w, http.StatusNotFound, "text/plain", []byte("404 page not found"))
 	default:
 		s.writeError(w, http.StatusNotFound, fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path))
 	}
@@ -252,8 +216,6 @@ func (s *Server) handleModels(w http.ResponseWriter) {
 		case LMStudio:
 			delete(entry, "created")
 			entry["owned_by"] = "organization_owner"
-		case Ollama:
-			entry["owned_by"] = "library"
 		default:
 			if len(m.SupportedParameters) > 0 {
 				// A hosted API's entry (OpenRouter's shape).
@@ -297,14 +259,20 @@ func (s *Server) handleProps(w http.ResponseWriter) {
 }
 
 // handleLMStudioModels answers LM Studio's own /api/v0/models, where the
-// windows are.
+// windows are: the one a loaded model runs with (loaded_context_length,
+// absent when it is not loaded) and the model's maximum.
 func (s *Server) handleLMStudioModels(w http.ResponseWriter) {
 	models := s.modelList()
 	data := make([]map[string]any, len(models))
 	for i, m := range models {
-		data[i] = map[string]any{"id": m.Name, "object": "model", "type": "llm", "publisher": "lmstudio-community",
+		entry := map[string]any{"id": m.Name, "object": "model", "type": cmp.Or(m.Type, "llm"), "publisher": "lmstudio-community",
 			"arch": m.Arch, "compatibility_type": "gguf", "quantization": m.Quantization, "state": "loaded",
-			"max_context_length": m.TrainWindow}
+			"max_context_length": m.TrainWindow, "loaded_context_length": m.Window}
+		if m.NotLoaded {
+			entry["state"] = "not-loaded"
+			delete(entry, "loaded_context_length")
+		}
+		data[i] = entry
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }

@@ -1,19 +1,22 @@
-// Package openaitest is a fake OpenAI-compatible server for tests: it
-// listens on loopback and answers /v1/chat/completions (streamed as
-// server-sent events, or whole) and /v1/models the way llama.cpp's
-// llama-server, vLLM, LM Studio, Ollama's /v1 or OpenAI itself would —
-// the Flavor decides whose model entries, extra endpoints, reasoning field
-// and error bodies it uses. The error bodies are the servers' own, as
-// their sources and their users' reports show them.
+// Package openaitest is a stand-in for OpenAI-compatible servers, for
+// tests and demos: it listens on loopback and answers
+// /v1/chat/completions (streamed as server-sent events, or whole) and
+// /v1/models the way llama.cpp's llama-server, vLLM, LM Studio or OpenAI
+// itself would; the Flavor decides whose model entries, extra endpoints,
+// reasoning field and error bodies it uses. The error bodies are the
+// servers' own, as their sources and their users' reports show them.
+// (Ollama's /v1 is served by ollamatest, through Ollama's own translation
+// code.)
 //
-// What the model says is scripted, as in ollamatest:
+// What the model says is scripted in the scenario language of package
+// enginetest, shared with ollamatest:
 //
 //	srv := openaitest.New(t, openaitest.LlamaCpp)
-//	srv.Model("qwen3")
-//	srv.On(openaitest.UserSays("15% of 340")).Reply(
-//		openaitest.Think("A percentage: the calculator is exact."),
-//		openaitest.ToolCall("calculator", `{"expression":"15/100*340"}`).InPieces(6))
-//	srv.On(openaitest.ToolResult("calculator")).Reply(openaitest.Text("15% of 340 is 51."))
+//	srv.AddModel(openaitest.ModelSpec{Name: "qwen3", Window: 8192})
+//	srv.On(et.UserSays("15% of 340")).Reply(
+//		et.Think("A percentage: the calculator is exact."),
+//		et.ToolCall("calculator", `{"expression":"15/100*340"}`).InPieces(6))
+//	srv.On(et.ToolResult("calculator")).Reply(et.Text("15% of 340 is 51."))
 //	... point the code under test at srv.BaseURL ...
 //	sent := srv.Requests() // every request, decoded
 //
@@ -21,9 +24,16 @@
 // does: the API key (RequireKey), the model (llama.cpp serves its one
 // model under any name; the others answer 404), tools for a model whose
 // server refuses them (ModelSpec.NoTools: llama.cpp without --jinja, vLLM
-// without --enable-auto-tool-choice, Ollama for a model without tools),
-// and a conversation longer than the model's window (about four characters
-// a token; Ollama cuts silently instead).
+// without --enable-auto-tool-choice), and a conversation longer than the
+// model's window (about four characters a token), refused in the
+// flavor's words.
+//
+// Each flavor says what the window is where the real server does: vLLM's
+// max_model_len in its /v1/models entries, llama.cpp's
+// default_generation_settings.n_ctx in GET /props (and its GGUF's
+// n_ctx_train in the entry's meta), LM Studio's loaded_context_length
+// and max_context_length in GET /api/v0/models, a hosted API's
+// context_length.
 //
 // Usage: when the request asks for it (stream_options.include_usage, or
 // any non-streamed reply), prompt_tokens is about a quarter of the
@@ -32,22 +42,20 @@
 // llama.cpp flavor adds its "timings", measured.
 //
 // The Server is an http.Handler, so it can also be mounted under /v1 of
-// another fake.
+// another server; LoadScript reads a scenario from a JSON file, which
+// cmd/jarvis-standin serves.
 package openaitest
 
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/internal/fakewire"
 )
 
@@ -59,16 +67,12 @@ const (
 	LlamaCpp Flavor = "llama.cpp"
 	VLLM     Flavor = "vllm"
 	LMStudio Flavor = "lmstudio"
-	Ollama   Flavor = "ollama"
 	OpenAI   Flavor = "openai"
 )
 
-// TB is the part of testing.TB the server needs.
-type TB interface {
-	Helper()
-	Cleanup(func())
-	Fatalf(format string, args ...any)
-}
+// Flavors are the servers the stand-in plays, in the order people meet
+// them.
+var Flavors = []Flavor{LlamaCpp, VLLM, LMStudio, OpenAI}
 
 // maxBody bounds what the server reads of a request body.
 const maxBody = 64 << 20
@@ -76,22 +80,21 @@ const maxBody = 64 << 20
 // Server is a fake. Its methods are safe for concurrent use, and rules
 // and models may be added while it serves.
 type Server struct {
+	// Scenario holds the rules: srv.On and srv.Default.
+	enginetest.Scenario
+
 	// URL is the server's root, e.g. http://127.0.0.1:40123; BaseURL is
 	// the API's, URL + "/v1". Both are empty for NewHandler's servers.
 	URL, BaseURL string
 
 	flavor  Flavor
-	http    *httptest.Server
-	closing chan struct{}
-	active  sync.WaitGroup
+	core    fakewire.Core
+	closing <-chan struct{}
 	started time.Time
 
 	mu        sync.Mutex
-	closed    bool
 	key       string
 	models    []*ModelSpec
-	rules     []*Rule
-	fallback  *Rule
 	requests  []*Request
 	calls     int
 	build     string
@@ -100,26 +103,45 @@ type Server struct {
 
 // New starts a server of the given flavor on 127.0.0.1 and closes it when
 // the test ends.
-func New(t TB, flavor Flavor) *Server {
+func New(t enginetest.TB, flavor Flavor) *Server {
 	t.Helper()
-	s := NewHandler(flavor)
-	s.http = httptest.NewServer(s)
-	s.URL = s.http.URL
-	s.BaseURL = s.URL + "/v1"
+	s, err := Listen("127.0.0.1:0", flavor, nil)
+	if err != nil {
+		t.Fatalf("openaitest: %v", err)
+	}
 	t.Cleanup(s.Close)
 	return s
+}
+
+// Listen starts a server of the given flavor on addr (host:port; port 0
+// picks a free one) with script applied (nil for none). Close stops it.
+func Listen(addr string, flavor Flavor, script *Script) (*Server, error) {
+	s := NewHandler(flavor)
+	if script != nil {
+		s.Use(script)
+	}
+	url, err := s.core.Listen(addr, s)
+	if err != nil {
+		return nil, err
+	}
+	s.URL, s.BaseURL = url, url+"/v1"
+	return s, nil
 }
 
 // NewHandler returns a server that does not listen: mount it (it is an
 // http.Handler) where requests for /v1/... arrive.
 func NewHandler(flavor Flavor) *Server {
-	return &Server{
+	s := &Server{
 		flavor:  flavor,
-		closing: make(chan struct{}),
 		started: time.Now().UTC().Truncate(time.Second),
 		build:   defaultVersion(flavor),
 	}
+	s.closing = s.core.Closing()
+	return s
 }
+
+// Flavor is the server the stand-in plays.
+func (s *Server) Flavor() Flavor { return s.flavor }
 
 func defaultVersion(f Flavor) string {
 	switch f {
@@ -131,57 +153,46 @@ func defaultVersion(f Flavor) string {
 	return ""
 }
 
-// Close stops the server: hanging and delayed replies end and Close
-// returns once every handler has.
-func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	close(s.closing)
-	s.mu.Unlock()
-	if s.http != nil {
-		s.http.CloseClientConnections()
-		s.http.Close()
-	}
-	s.active.Wait()
-}
+// Close stops the server: hanging and delayed replies end, connections
+// close, and Close returns once every handler has.
+func (s *Server) Close() { s.core.Close() }
 
 // ClosedURL returns the base URL of a loopback port nothing listens on.
-func ClosedURL(t TB) string {
+func ClosedURL(t enginetest.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, err := fakewire.ClosedURL()
 	if err != nil {
 		t.Fatalf("openaitest: %v", err)
 	}
-	url := "http://" + ln.Addr().String() + "/v1"
-	if err := ln.Close(); err != nil {
-		t.Fatalf("openaitest: %v", err)
-	}
-	return url
+	return url + "/v1"
 }
 
-// ModelSpec describes a model the server serves.
+// ModelSpec describes a model the server serves. In a script file the
+// keys are the JSON names below.
 type ModelSpec struct {
-	Name string
+	Name string `json:"name"`
 	// Window is the context the server enforces (llama-server -c, vLLM's
 	// max_model_len, LM Studio's loaded context); 0 means 32768.
-	Window int
+	Window int `json:"window,omitempty"`
 	// TrainWindow is the model's own maximum (llama.cpp's n_ctx_train, LM
 	// Studio's max_context_length); 0 means Window.
-	TrainWindow int
+	TrainWindow int `json:"train_window,omitempty"`
 	// NoTools makes the server refuse tools for this model, as its flavor
 	// does.
-	NoTools      bool
-	Size         int64
-	Params       int64
-	Arch         string
-	Quantization string
+	NoTools bool `json:"no_tools,omitempty"`
+	// Type is LM Studio's kind of model in /api/v0/models: "llm" (the
+	// default), "vlm" (reads images) or "embeddings".
+	Type string `json:"type,omitempty"`
+	// NotLoaded is an LM Studio model that is downloaded but not loaded:
+	// /api/v0/models lists it without a loaded_context_length.
+	NotLoaded    bool   `json:"not_loaded,omitempty"`
+	Size         int64  `json:"size,omitempty"`
+	Params       int64  `json:"params,omitempty"`
+	Arch         string `json:"arch,omitempty"`
+	Quantization string `json:"quantization,omitempty"`
 	// SupportedParameters, for the OpenAI flavor, lists what a hosted
 	// API's model entry says it takes (OpenRouter's shape).
-	SupportedParameters []string
+	SupportedParameters []string `json:"supported_parameters,omitempty"`
 }
 
 // Model adds (or replaces) a model with the defaults.
@@ -236,28 +247,6 @@ func (s *Server) FailPath(path string, status int) {
 		return
 	}
 	s.failPaths[path] = status
-}
-
-// On adds a rule answering chat requests that match every matcher (none:
-// every request). Set its reply with Reply.
-func (s *Server) On(matchers ...Matcher) *Rule {
-	r := &Rule{when: slices.Clone(matchers)}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rules = append(s.rules, r)
-	r.label = fmt.Sprintf("rule %d", len(s.rules))
-	return r
-}
-
-// Default sets the reply for requests no rule matches. Without one, such a
-// request gets a 500 saying what was asked.
-func (s *Server) Default(steps ...Step) *Rule {
-	r := &Rule{label: "default"}
-	r.Reply(steps...)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fallback = r
-	return r
 }
 
 // Request is one request the server received. Chat is the decoded body of
@@ -350,24 +339,27 @@ func (r *Request) Messages() []Message {
 	return r.Chat.Messages
 }
 
-func (r *Request) last() *Message {
-	msgs := r.Messages()
-	if len(msgs) == 0 {
-		return nil
+// call is the request as the scenario reads it.
+func (r *Request) call() *enginetest.Call {
+	c := &enginetest.Call{Seq: r.Seq, Path: r.Path, Request: r}
+	if r.Chat == nil {
+		return c
 	}
-	return &msgs[len(msgs)-1]
-}
-
-// Turn is the model turn the request asks for: 1 + the assistant messages
-// already in the conversation.
-func (r *Request) Turn() int {
-	n := 1
-	for _, m := range r.Messages() {
-		if m.Role == "assistant" {
-			n++
+	c.Model, c.Stream = r.Chat.Model, r.Chat.Stream
+	for _, t := range r.Chat.Tools {
+		c.Tools = append(c.Tools, t.Function.Name)
+	}
+	for _, m := range r.Chat.Messages {
+		msg := enginetest.Message{Role: m.Role, Content: m.Text(), ToolCallID: m.ToolCallID}
+		if m.Role == "tool" {
+			msg.ToolName = r.ToolName(m.ToolCallID)
 		}
+		for _, tc := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, enginetest.MessageCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		c.Messages = append(c.Messages, msg)
 	}
-	return n
+	return c
 }
 
 // ToolName is the name of the tool whose call has this id, from the
@@ -409,16 +401,14 @@ func (s *Server) Chats() []ChatRequest {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.core.Enter() {
 		s.writeError(w, http.StatusServiceUnavailable, "server closed")
 		return
 	}
-	s.active.Add(1)
+	defer s.core.Leave()
+	s.mu.Lock()
 	key, fail := s.key, s.failPaths[r.URL.Path]
 	s.mu.Unlock()
-	defer s.active.Done()
 
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	rec := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
@@ -427,7 +417,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.Seq = len(s.requests)
 	s.mu.Unlock()
 	sw := &fakewire.StatusWriter{ResponseWriter: w}
-	defer func() { s.record(func() { rec.Status = sw.Status }) }()
+	defer s.logRequest(rec, sw)
 
 	if fail != 0 {
 		s.writeError(sw, fail, http.StatusText(fail))
@@ -457,6 +447,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.notFound(sw, r)
 	}
+}
+
+// LogTo writes one line per request to w (nil stops logging).
+func (s *Server) LogTo(w io.Writer) { s.core.LogTo(w) }
+
+// logRequest records the status and logs the request: its model and the
+// rule that answered.
+func (s *Server) logRequest(rec *Request, sw *fakewire.StatusWriter) {
+	s.record(func() { rec.Status = sw.Status })
+	var detail strings.Builder
+	if rec.Chat != nil {
+		detail.WriteString(" model=" + rec.Chat.Model)
+	}
+	if rec.Reply != "" {
+		detail.WriteString(" by " + rec.Reply)
+	}
+	s.core.Log(rec.Method, rec.Path, sw.Status, detail.String())
 }
 
 // record updates a request's record under the lock Requests copies it

@@ -9,12 +9,26 @@ import (
 	"strings"
 	"testing"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
 
 func post(t *testing.T, url, body string) (int, string) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	return answer(t, resp, err)
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	_, body := answer(t, resp, err)
+	return body
+}
+
+// answer reads a response whole.
+func answer(t *testing.T, resp *http.Response, err error) (int, string) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +40,7 @@ func post(t *testing.T, url, body string) (int, string) {
 func TestUsageChunkOnlyWhenAskedFor(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.Model("m")
-	srv.On().Reply(ot.Text("a b"))
+	srv.On().Reply(et.Text("a b"))
 	_, plain := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	_, asked := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
 	if strings.Contains(plain, `"usage"`) || !strings.Contains(asked, `"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}`) {
@@ -41,7 +55,7 @@ func TestUsageChunkOnlyWhenAskedFor(t *testing.T) {
 
 func TestWholeReplyWithToolCallsAndReasoning(t *testing.T) {
 	srv := ot.New(t, ot.LlamaCpp)
-	srv.On().Reply(ot.Think("hmm"), ot.ToolCall("calc", `{"x":1}`).WithID("c1"))
+	srv.On().Reply(et.Think("hmm"), et.ToolCall("calc", `{"x":1}`).WithID("c1"))
 	status, body := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
 	var resp struct {
 		Object  string
@@ -75,9 +89,9 @@ func TestWholeReplyWithToolCallsAndReasoning(t *testing.T) {
 }
 
 func TestMountedUnderAnotherServer(t *testing.T) {
-	fake := ot.NewHandler(ot.Ollama)
+	fake := ot.NewHandler(ot.LlamaCpp)
 	fake.Model("qwen3:latest")
-	fake.On().Reply(ot.Text("from the mounted fake"))
+	fake.On().Reply(et.Text("from the mounted fake"))
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", fake)
 	mux.HandleFunc("/api/version", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, `{"version":"0.17.4"}`) })
@@ -96,7 +110,7 @@ func TestMountedUnderAnotherServer(t *testing.T) {
 func TestUnmatchedRequestSaysWhatItAsked(t *testing.T) {
 	srv := ot.New(t, ot.OpenAI)
 	srv.Model("m")
-	srv.On(ot.UserSays("weather")).Times(1).Reply(ot.Text("sunny"))
+	srv.On(et.UserSays("weather")).Times(1).Reply(et.Text("sunny"))
 	q := `{"model":"m","messages":[{"role":"user","content":"weather?"}]}`
 	if status, body := post(t, srv.BaseURL+"/chat/completions", q); status != 200 || !strings.Contains(body, "sunny") {
 		t.Fatalf("%d %s", status, body)
@@ -115,7 +129,6 @@ func TestModelEntriesPerFlavor(t *testing.T) {
 		ot.LlamaCpp: `"owned_by":"llamacpp"`,
 		ot.VLLM:     `"max_model_len":2048`,
 		ot.LMStudio: `"owned_by":"organization_owner"`,
-		ot.Ollama:   `"owned_by":"library"`,
 		ot.OpenAI:   `"owned_by":"openai"`,
 	} {
 		srv := ot.New(t, flavor)
@@ -129,6 +142,100 @@ func TestModelEntriesPerFlavor(t *testing.T) {
 		resp.Body.Close()
 		if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), `"object":"list"`) {
 			t.Errorf("%s: %s", flavor, b.String())
+		}
+	}
+}
+
+// Each flavor says what the window is where its real server does.
+func TestEachFlavorSaysItsWindowWhereTheServerDoes(t *testing.T) {
+	spec := ot.ModelSpec{Name: "m", Window: 8192, TrainWindow: 40960}
+	llama := ot.New(t, ot.LlamaCpp)
+	llama.AddModel(spec)
+	if props := get(t, llama.URL+"/props"); !strings.Contains(props, `"default_generation_settings":{"n_ctx":8192,`) {
+		t.Errorf("llama.cpp /props: %s", props)
+	}
+	if models := get(t, llama.BaseURL+"/models"); !strings.Contains(models, `"n_ctx_train":40960`) {
+		t.Errorf("llama.cpp /v1/models: %s", models)
+	}
+	vllm := ot.New(t, ot.VLLM)
+	vllm.AddModel(spec)
+	if models := get(t, vllm.BaseURL+"/models"); !strings.Contains(models, `"max_model_len":8192`) {
+		t.Errorf("vLLM /v1/models: %s", models)
+	}
+	lms := ot.New(t, ot.LMStudio)
+	lms.AddModel(spec)
+	lms.AddModel(ot.ModelSpec{Name: "idle", TrainWindow: 32768, NotLoaded: true})
+	lms.AddModel(ot.ModelSpec{Name: "embed", Window: 2048, Type: "embeddings"})
+	var list struct {
+		Data []map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(get(t, lms.URL+"/api/v0/models")), &list); err != nil || len(list.Data) != 3 {
+		t.Fatalf("LM Studio /api/v0/models: %v %+v", err, list)
+	}
+	for i, want := range []map[string]any{
+		{"type": "llm", "state": "loaded", "loaded_context_length": 8192.0, "max_context_length": 40960.0},
+		{"type": "llm", "state": "not-loaded", "loaded_context_length": nil, "max_context_length": 32768.0},
+		{"type": "embeddings", "state": "loaded", "loaded_context_length": 2048.0},
+	} {
+		for k, v := range want {
+			if got := list.Data[i][k]; got != v {
+				t.Errorf("LM Studio model %d: %s = %v, want %v", i, k, got, v)
+			}
+		}
+	}
+}
+
+// A conversation longer than the window is refused in the flavor's words.
+func TestTheWindowIsEnforcedAsTheServerDoes(t *testing.T) {
+	srv := ot.New(t, ot.LlamaCpp)
+	srv.AddModel(ot.ModelSpec{Name: "m", Window: 64})
+	srv.On().Reply(et.Text("ok"))
+	long := strings.Repeat("word ", 100)
+	status, body := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+long+`"}]}`)
+	if status != 400 || !strings.Contains(body, `"type":"exceed_context_size_error"`) || !strings.Contains(body, `"n_ctx":64`) ||
+		!strings.Contains(body, "exceeds the available context size (64 tokens)") {
+		t.Errorf("%d %s", status, body)
+	}
+	if status, body := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`); status != 200 {
+		t.Errorf("a short one: %d %s", status, body)
+	}
+}
+
+// The model's raw text is sent as it is: the stand-in runs none of these
+// servers' tool-call parsers.
+func TestRawTextIsContent(t *testing.T) {
+	srv := ot.New(t, ot.VLLM)
+	srv.Model("m")
+	srv.On().Reply(et.Raw(`<tool_call>{"name": "f"}</tool_call>`))
+	_, body := post(t, srv.BaseURL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	if !strings.Contains(body, `"content":"\u003ctool_call\u003e{\"name\": \"f\"}\u003c/tool_call\u003e"`) || strings.Contains(body, `"tool_calls"`) {
+		t.Errorf("%s", body)
+	}
+}
+
+func TestScripts(t *testing.T) {
+	sc, err := ot.LoadScript("testdata/llama-server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ot.Listen("127.0.0.1:0", sc.Flavor, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if srv.Flavor() != ot.LlamaCpp || !strings.Contains(get(t, srv.URL+"/props"), `"n_ctx":8192`) {
+		t.Errorf("flavor %s", srv.Flavor())
+	}
+	for _, c := range []struct{ script, want string }{
+		{`{"flavor": "ollama"}`, `flavor must be one of llama.cpp, vllm, lmstudio, openai, not "ollama" (Ollama's /v1 is served by the Ollama stand-in)`},
+		{`{"flavor": "vllm", "models": [{"window": 5}]}`, "model 1: a name is required"},
+		{`{"flavor": "vllm", "models": [{"name": "m", "window": -5}]}`, "model 1 (m): window and train_window must be positive"},
+		{`{"flavor": "lmstudio", "models": [{"name": "m", "type": "chat"}]}`, `type must be "llm", "vlm" or "embeddings"`},
+		{"{\"flavor\": \"vllm\",\n \"models\": [{\"name\": \"m\", \"windw\": 5}]}", `line 2: unknown field "windw"`},
+		{`{"flavor": "vllm", "rules": [{"reply": []}]}`, `rule 1: "reply" needs at least one step`},
+	} {
+		if _, err := ot.ParseScript([]byte(c.script)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.script, err, c.want)
 		}
 	}
 }
