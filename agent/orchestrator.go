@@ -102,6 +102,11 @@ func (a *orchestratorAgent) refuseCalls(r *run, calls []engine.ToolCall, looping
 func (a *orchestratorAgent) fallback(ctx context.Context, conv *Conversation, input Input, started *run) (*Result, error) {
 	msg := fmt.Sprintf("Model %s does not support native tool calls; continuing with the react agent (tools are described in the prompt instead).", a.cfg.Model)
 	react := &reactAgent{loop{cfg: a.cfg, name: ReAct}}
+	if a.cfg.View != nil {
+		// What the view counts and shows for this conversation is react's
+		// from now on (see ModelView.NextRequest).
+		a.cfg.View.fellBack(a.cfg.Model)
+	}
 	if started == nil {
 		// Known before anything ran: the run is react's from the start.
 		info := events.RunFrom(ctx)

@@ -161,7 +161,14 @@ type ModelDetails struct {
 	Capabilities []string `json:"capabilities"`
 	// ContextLength is the model's own maximum window in tokens (Ollama:
 	// model_info's "<arch>.context_length"); 0 when the server does not say.
-	ContextLength int    `json:"context_length,omitempty"`
+	ContextLength int `json:"context_length,omitempty"`
+	// Window is the window a server that fixes it at load time runs the
+	// model with (llama.cpp's n_ctx, vLLM's max_model_len, LM Studio's
+	// loaded context), and WindowFrom where the engine read it; 0 when
+	// the server does not say, or takes the window with each request
+	// (Ollama's native API).
+	Window        int    `json:"window,omitempty"`
+	WindowFrom    string `json:"window_from,omitempty"`
 	Family        string `json:"family,omitempty"`
 	ParameterSize string `json:"parameter_size,omitempty"`
 	Quantization  string `json:"quantization,omitempty"`
@@ -404,6 +411,11 @@ type ContextOverflowError struct {
 	// window, which works where the request sets it (Ollama). Servers
 	// that fix the window when they load the model need another remedy.
 	Fix string
+	// Detail, when set, is the whole account of the sizes, written by
+	// whoever counted the request part by part (the agent's budget: the
+	// system prompt, the tools, the history, the images, the reply's
+	// room); it replaces the sentence made of Window and PromptTokens.
+	Detail string
 }
 
 func (e *ContextOverflowError) Error() string {
@@ -415,6 +427,8 @@ func (e *ContextOverflowError) Error() string {
 		fix = "Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message"
 	}
 	switch {
+	case e.Detail != "":
+		return e.Detail + " " + fix
 	case e.Window > 0 && e.PromptTokens > 0:
 		return fmt.Sprintf("%s is about %s tokens; %s runs with a %s-token window. %s", what, groupDigits(e.PromptTokens), e.Model, groupDigits(e.Window), fix)
 	case e.Window > 0:

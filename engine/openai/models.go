@@ -122,13 +122,15 @@ func (e *Engine) Capabilities(ctx context.Context, model string) ([]string, erro
 }
 
 // Show returns what the server says about model in its /v1/models entry.
-// ContextLength is the window the server enforces where it says so: vLLM's
-// max_model_len; llama.cpp's runtime n_ctx from /props (its GGUF's
-// n_ctx_train when /props does not answer); LM Studio's loaded or maximum
-// context length from its /api/v0/models; a hosted API's context_length.
-// These servers fix the window when they load a model, so it cannot be
-// changed per request. Answers are cached for the engine's lifetime;
-// failures are not.
+// Window is the window the server enforces where it says so: vLLM's
+// max_model_len; llama.cpp's runtime n_ctx from /props; LM Studio's
+// loaded context length from its /api/v0/models; a hosted API's
+// context_length. These servers fix the window when they load a model,
+// so it cannot be changed per request. ContextLength is the model's own
+// maximum where the server says it (llama.cpp's n_ctx_train, LM Studio's
+// max_context_length, a hosted API's context_length): the most a restart
+// with a larger window can give. Answers are cached for the engine's
+// lifetime; failures are not.
 //
 // A model the list does not have is a *engine.ModelNotFoundError, except
 // on llama.cpp, which serves its one model under any name. A server
@@ -177,14 +179,18 @@ func (e *Engine) describe(ctx context.Context, model string) (engine.ModelDetail
 	if x.Meta != nil {
 		d.ParameterSize = parameterSize(x.Meta.NParams)
 	}
-	d.ContextLength = firstPositive(x.LoadedContextLength, x.MaxModelLen, x.ContextLength, x.MaxContextLength)
+	d.Window, d.WindowFrom = serverWindow(x)
 	if m.OwnedBy == ownerLlamaCpp {
 		if p, err := e.props(ctx); err == nil && p.DefaultGenerationSettings.NCtx > 0 {
-			d.ContextLength = p.DefaultGenerationSettings.NCtx
+			d.Window, d.WindowFrom = p.DefaultGenerationSettings.NCtx, "llama.cpp's /props n_ctx"
 		}
 	}
-	if d.ContextLength == 0 && x.Meta != nil {
+	d.ContextLength = x.MaxContextLength
+	if x.Meta != nil && x.Meta.NCtxTrain > 0 {
 		d.ContextLength = x.Meta.NCtxTrain
+	}
+	if d.ContextLength == 0 && x.ContextLength > 0 {
+		d.ContextLength = x.ContextLength // a hosted API's window is the model's
 	}
 	switch {
 	case x.Type == "embeddings" || x.Type == "embedding":
@@ -224,13 +230,18 @@ func findModel(models []listedModel, model string) (listedModel, bool) {
 	return listedModel{}, false
 }
 
-func firstPositive(ns ...int) int {
-	for _, n := range ns {
-		if n > 0 {
-			return n
-		}
+// serverWindow is the window a /v1/models entry says the server runs the
+// model with, and where it says so.
+func serverWindow(x modelExtras) (int, string) {
+	switch {
+	case x.LoadedContextLength > 0:
+		return x.LoadedContextLength, "LM Studio's loaded_context_length"
+	case x.MaxModelLen > 0:
+		return x.MaxModelLen, "vLLM's max_model_len"
+	case x.ContextLength > 0:
+		return x.ContextLength, "the API's context_length"
 	}
-	return 0
+	return 0, ""
 }
 
 // llamaProps is the part of llama.cpp's GET /props the engine reads.
