@@ -233,7 +233,7 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		}
 	case "r":
 		if m.pane.tab == tabContext {
-			return m.refreshContext(true)
+			return m.renderContext()
 		}
 	case "home":
 		if m.pane.tab == tabContext {
