@@ -91,7 +91,7 @@ func TestModelsWithTheOpenAIEngineListsV1Models(t *testing.T) {
 		}
 	}
 	out, errOut, code = runCLI(t, "", "models", "show", "Qwen/Qwen3-8B", "--engine", "openai", "--host", srv.BaseURL)
-	if code != ExitOK || !strings.Contains(out, "16,384 tokens (the window the server runs it with") || !strings.Contains(out, "From the server's /v1/models") {
+	if code != ExitOK || !strings.Contains(out, "16,384 tokens (the window the server runs it with, fixed when the server loads the model, from vLLM's max_model_len)") || !strings.Contains(out, "From the server's /v1/models") {
 		t.Fatalf("show: exit %d out %q err %q", code, out, errOut)
 	}
 }
