@@ -246,7 +246,8 @@ func (v *ModelView) Prepare(ctx context.Context, in Request) (engine.ChatRequest
 	if !calibrated {
 		ratio = uncalibratedRatio
 	}
-	b := Budget{Model: model, Agent: in.Agent, Window: w, Ratio: ratio, Calibrated: calibrated}
+	b := Budget{Model: model, Agent: in.Agent, Window: w, Ratio: ratio, Calibrated: calibrated,
+		Parts: make([]Part, 0, 1+len(in.Tools)+len(in.Messages))}
 	scale := func(raw int) int { return scaled(raw, ratio) }
 
 	msgs := make([]engine.Message, 0, len(in.Messages)+1)
