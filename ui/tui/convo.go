@@ -146,8 +146,9 @@ func (m *model) takeRun(msg runDoneMsg) {
 			m.addNote(msg.err.Error()+". The images stay attached and ↑ recalls the question.", true)
 			return
 		case msg.result != nil && msg.result.Refused:
+			images := len(m.question.images)
 			m.giveBack(true)
-			m.addNote(refusedText(msg.err), true)
+			m.addNote(refusedText(msg.err, images), true)
 			return
 		}
 	}

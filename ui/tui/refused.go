@@ -38,9 +38,17 @@ func (m *model) giveBack(text bool) {
 }
 
 // refusedText is the note for a refused question: the refusal, and where
-// the question went.
-func refusedText(err error) string {
-	where := "Nothing was sent or saved: your message is back in the prompt to shorten or send elsewhere."
+// the question and its images went.
+func refusedText(err error, images int) string {
+	where := "Nothing was sent or saved: your message is back in the prompt"
+	switch images {
+	case 0:
+		where += "."
+	case 1:
+		where += ", and its image still attached."
+	default:
+		where += ", and its images still attached."
+	}
 	if err == nil {
 		return where
 	}

@@ -55,7 +55,7 @@ func TestARefusedMessageComesBackToThePromptWithItsImages(t *testing.T) {
 			t.Fatal("the refused question is still in the transcript")
 		}
 	}
-	if note := lastNote(l.m); !strings.Contains(note, "Your message is about") || !strings.Contains(note, "back in the prompt") {
+	if note := lastNote(l.m); !strings.Contains(note, "Your message is about") || !strings.Contains(note, "back in the prompt, and its image still attached") {
 		t.Fatalf("the note says %q", note)
 	}
 	// The session never heard of it, and the next messages are answered.
