@@ -62,17 +62,17 @@ func andList(parts []string) string {
 func fixedParts(b Budget) []string {
 	var parts []string
 	if b.System > 0 {
-		parts = append(parts, fmt.Sprintf("the system prompt (%s)", groupDigits(b.System)))
+		parts = append(parts, fmt.Sprintf("the system prompt (%s)", engine.GroupDigits(b.System)))
 	}
 	if n := len(b.ToolCosts()); n > 0 {
-		parts = append(parts, fmt.Sprintf("%s (%s)", countOf(n, "tool definition"), groupDigits(b.Tools)))
+		parts = append(parts, fmt.Sprintf("%s (%s)", countOf(n, "tool definition"), engine.GroupDigits(b.Tools)))
 	}
 	return parts
 }
 
 // replyPart is the reply's room, named.
 func replyPart(b Budget) string {
-	return fmt.Sprintf("room for the reply (%s)", groupDigits(b.Reply))
+	return fmt.Sprintf("room for the reply (%s)", engine.GroupDigits(b.Reply))
 }
 
 // lastPart is the conversation's last message or result, nil when
@@ -94,38 +94,38 @@ func (r *run) overflow(b Budget, msgs []engine.Message) error {
 	need := b.Prompt + b.Reply
 	fixed := b.System + b.Tools + b.Reply
 	e := &engine.ContextOverflowError{Model: r.cfg.Model, Window: w, PromptTokens: need}
-	window := fmt.Sprintf("%s runs with a %s-token window", r.cfg.Model, groupDigits(w))
+	window := fmt.Sprintf("%s runs with a %s-token window", r.cfg.Model, engine.GroupDigits(w))
 	last := lastPart(b)
 	var fix remedies
 	switch {
 	case fixed >= w:
 		e.What, e.PromptTokens = "the system prompt and the tool definitions, with room for the reply,", fixed
 		e.Detail = fmt.Sprintf("%s alone take about %s tokens, and %s: no message fits.",
-			capital(andList(append(fixedParts(b), replyPart(b)))), groupDigits(fixed), window)
+			capital(andList(append(fixedParts(b), replyPart(b)))), engine.GroupDigits(fixed), window)
 		r.fixedFixes(&fix, b, need)
 	case last != nil && last.Kind == PartMessage && last.Name == engine.RoleUser && fixed+last.Tokens > w:
 		e.What, e.PromptTokens = "your message", last.Tokens
 		images := ""
 		if last.ImageTokens > 0 {
-			images = fmt.Sprintf(" (%s about %s of them)", map[bool]string{true: "its image", false: "its " + groupDigits(last.Images) + " images"}[last.Images == 1], groupDigits(last.ImageTokens))
+			images = fmt.Sprintf(" (%s about %s of them)", map[bool]string{true: "its image", false: "its " + engine.GroupDigits(last.Images) + " images"}[last.Images == 1], engine.GroupDigits(last.ImageTokens))
 		}
 		parts := fixedParts(b)
 		if earlier := b.History + b.Results - last.Tokens; earlier > 0 {
-			parts = append(parts, fmt.Sprintf("the earlier conversation (%s)", groupDigits(earlier)))
+			parts = append(parts, fmt.Sprintf("the earlier conversation (%s)", engine.GroupDigits(earlier)))
 		}
 		e.Detail = fmt.Sprintf("your message is about %s tokens%s; with %s, the request needs about %s, and %s.",
-			groupDigits(last.Tokens), images, andList(append(parts, replyPart(b))), groupDigits(need), window)
+			engine.GroupDigits(last.Tokens), images, andList(append(parts, replyPart(b))), engine.GroupDigits(need), window)
 		if last.Tokens-last.ImageTokens > 0 || last.ImageTokens == 0 {
 			fix.add("shorten the message")
 		}
 		if last.Images > 0 {
-			fix.add(fmt.Sprintf("send fewer images (each takes about %s tokens of %s's window)", groupDigits(max(last.ImageTokens/last.Images, 1)), r.cfg.Model))
+			fix.add(fmt.Sprintf("send fewer images (each takes about %s tokens of %s's window)", engine.GroupDigits(max(last.ImageTokens/last.Images, 1)), r.cfg.Model))
 		}
 		fix.add(r.growFix(b, need))
 	default:
 		e.What = "the conversation"
-		parts := append(fixedParts(b), fmt.Sprintf("the conversation (%s)", groupDigits(b.History+b.Results)), replyPart(b))
-		e.Detail = fmt.Sprintf("the request needs about %s tokens: %s; %s.", groupDigits(need), andList(parts), window)
+		parts := append(fixedParts(b), fmt.Sprintf("the conversation (%s)", engine.GroupDigits(b.History+b.Results)), replyPart(b))
+		e.Detail = fmt.Sprintf("the request needs about %s tokens: %s; %s.", engine.GroupDigits(need), andList(parts), window)
 		if compactionCanFit(b, msgs) {
 			fix.add("/compact the conversation")
 		}
@@ -149,7 +149,7 @@ func (r *run) fixedFixes(fix *remedies, b Budget, need int) {
 	}
 	if cost := r.reactCost(b); cost > 0 && cost < b.System+b.Tools {
 		fix.add(fmt.Sprintf("use the react agent (/agent react, --agent react): it describes the tools in its prompt in about %s tokens instead of %s",
-			groupDigits(cost), groupDigits(b.System+b.Tools)))
+			engine.GroupDigits(cost), engine.GroupDigits(b.System+b.Tools)))
 	}
 	fix.add(r.growFix(b, need))
 }
@@ -183,9 +183,9 @@ func (r *run) growFix(b Budget, need int) string {
 	}
 	allows := ""
 	if w.ModelMax > 0 {
-		allows = fmt.Sprintf("; %s allows up to %s", r.cfg.Model, groupDigits(w.ModelMax))
+		allows = fmt.Sprintf("; %s allows up to %s", r.cfg.Model, engine.GroupDigits(w.ModelMax))
 	}
-	return fmt.Sprintf("raise the window to %s or more (/ctx %d in the workbench, --num-ctx or num_ctx in the config%s)", groupDigits(n), n, allows)
+	return fmt.Sprintf("raise the window to %s or more (/ctx %d in the workbench, --num-ctx or num_ctx in the config%s)", engine.GroupDigits(n), n, allows)
 }
 
 // fixedNotice says, once, that the parts every request carries pass the
@@ -197,7 +197,7 @@ func (r *run) fixedNotice(b Budget) string {
 	var fix remedies
 	r.fixedFixes(&fix, b, int(float64(fixed)/markShare)+1)
 	s := fmt.Sprintf("%s take about %s of the %s-token window, past the %.0f%% mark at which jarvis compacts older turns: compacting cannot bring a request under it, so jarvis compacts only when a request would not fit otherwise, and the conversation has about %s tokens left.",
-		capital(andList(append(fixedParts(b), replyPart(b)))), groupDigits(fixed), groupDigits(b.Window.Tokens), markShare*100, groupDigits(max(b.Window.Tokens-fixed, 0)))
+		capital(andList(append(fixedParts(b), replyPart(b)))), engine.GroupDigits(fixed), engine.GroupDigits(b.Window.Tokens), markShare*100, engine.GroupDigits(max(b.Window.Tokens-fixed, 0)))
 	if f := fix.sentence(); f != "" {
 		s += " To make room: " + strings.ToLower(f[:1]) + f[1:]
 	}
@@ -210,12 +210,12 @@ func (r *run) lengthNotice(b Budget, u events.Usage, msgs []engine.Message) stri
 	numPredict := r.cfg.Options.NumPredict
 	switch {
 	case numPredict > 0 && u.OutputTokens >= numPredict:
-		return fmt.Sprintf("The reply stopped at its length limit (num_predict = %s tokens); raise num_predict to let it finish.", groupDigits(numPredict))
+		return fmt.Sprintf("The reply stopped at its length limit (num_predict = %s tokens); raise num_predict to let it finish.", engine.GroupDigits(numPredict))
 	case u.PromptTokens+u.OutputTokens < b.Window.Tokens*9/10:
-		return fmt.Sprintf("The reply stopped at the server's length limit after %s tokens, with room left in the window; the server or the model caps replies (num_predict in its settings).", groupDigits(u.OutputTokens))
+		return fmt.Sprintf("The reply stopped at the server's length limit after %s tokens, with room left in the window; the server or the model caps replies (num_predict in its settings).", engine.GroupDigits(u.OutputTokens))
 	}
 	s := fmt.Sprintf("The reply stopped: the %s-token window is full (the prompt took %s tokens and the reply %s).",
-		groupDigits(b.Window.Tokens), groupDigits(u.PromptTokens), groupDigits(u.OutputTokens))
+		engine.GroupDigits(b.Window.Tokens), engine.GroupDigits(u.PromptTokens), engine.GroupDigits(u.OutputTokens))
 	var fix remedies
 	fix.add(r.growFix(b, b.Window.Tokens+b.Reply))
 	if compactionCanFit(b, msgs) {

@@ -195,7 +195,7 @@ func (v *ModelView) planCompaction(b Budget, msgs []engine.Message, force bool) 
 		if limit := limitFor(last, w); limit >= summaryMin {
 			return plan(last, limit), nil
 		}
-		return compactPlan{}, nothingToCompact{fmt.Sprintf("the earlier turns take about %s tokens, too little for a summary to make the request smaller", groupDigits(tail[0]-tail[last]))}
+		return compactPlan{}, nothingToCompact{fmt.Sprintf("the earlier turns take about %s tokens, too little for a summary to make the request smaller", engine.GroupDigits(tail[0]-tail[last]))}
 	}
 	// The fewest turns that bring the request to half the window, else
 	// every earlier turn if that brings it under the mark, else (for a
@@ -213,7 +213,7 @@ func (v *ModelView) planCompaction(b Budget, msgs []engine.Message, force bool) 
 			return plan(last, limit), nil
 		}
 	}
-	return compactPlan{}, nothingToCompact{fmt.Sprintf("a summary of the earlier turns cannot bring the request under %.0f%% of the %s-token window", v.Options().CompactAt*100, groupDigits(w))}
+	return compactPlan{}, nothingToCompact{fmt.Sprintf("a summary of the earlier turns cannot bring the request under %.0f%% of the %s-token window", v.Options().CompactAt*100, engine.GroupDigits(w))}
 }
 
 // compactWith carries out plan on in, whose budget is before.
@@ -234,7 +234,7 @@ func (v *ModelView) compactWith(ctx context.Context, in Request, before Budget, 
 	}
 	if sum := c.summaryTokens; sum >= plan.replaced {
 		return c, nil, &SummaryDiscardedError{Usage: usage, Why: fmt.Sprintf("it came to about %s tokens, no fewer than the %s of the %s it would stand for",
-			groupDigits(sum), groupDigits(plan.replaced), countOf(plan.split, "message"))}
+			engine.GroupDigits(sum), engine.GroupDigits(plan.replaced), countOf(plan.split, "message"))}
 	}
 	return c, msgs, nil
 }
@@ -353,7 +353,7 @@ func (v *ModelView) summarise(ctx context.Context, b Budget, msgs []engine.Messa
 	// and the rest of the request, with a margin for the estimate.
 	room := int(float64(w-2*limit)/ratio*0.9) - fixedRaw
 	if room < 200 {
-		return "", events.Usage{}, fmt.Errorf("the %s-token window is too small to summarise in", groupDigits(w))
+		return "", events.Usage{}, fmt.Errorf("the %s-token window is too small to summarise in", engine.GroupDigits(w))
 	}
 	resultLimit := max(room/4, 100)
 	var pieces []string
@@ -391,7 +391,7 @@ func (v *ModelView) summarise(ctx context.Context, b Budget, msgs []engine.Messa
 		if need := scaled(estimateMessage(req.Messages[0])+estimateMessage(req.Messages[1]), ratio) + limit; need > w {
 			// A piece longer than it should be (one message alone past the
 			// room): not sent, as the server would cut or refuse it.
-			return "", usage, fmt.Errorf("the summary request would take about %s tokens, more than the %s-token window", groupDigits(need), groupDigits(w))
+			return "", usage, fmt.Errorf("the summary request would take about %s tokens, more than the %s-token window", engine.GroupDigits(need), engine.GroupDigits(w))
 		}
 		resp, err := v.eng.Chat(ctx, req, nil)
 		usage.Add(resp.Usage)
@@ -403,7 +403,7 @@ func (v *ModelView) summarise(ctx context.Context, b Budget, msgs []engine.Messa
 		case summary == "":
 			return "", usage, &SummaryDiscardedError{Why: "the model returned an empty summary"}
 		case resp.DoneReason == "length":
-			return "", usage, &SummaryDiscardedError{Why: fmt.Sprintf("it did not finish within its %s tokens", groupDigits(limit))}
+			return "", usage, &SummaryDiscardedError{Why: fmt.Sprintf("it did not finish within its %s tokens", engine.GroupDigits(limit))}
 		}
 	}
 	return summary, usage, nil
@@ -421,7 +421,7 @@ func countOf(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
-	return groupDigits(n) + " " + noun + "s"
+	return engine.GroupDigits(n) + " " + noun + "s"
 }
 
 // SummaryMessage is the message that stands for compacted turns.

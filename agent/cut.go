@@ -58,7 +58,7 @@ func cutResult(m engine.Message, limit int, ratio float64, startLine int) string
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\n[jarvis cut this result to fit your context window: you see its first %s of %s lines%s (about %s of %s tokens). The person has the whole result; you have only this part. To read more, %s.]",
-		groupDigits(keptLines), groupDigits(allLines), partial, groupDigits(keep), groupDigits(total), moreHint(m, startLine+whole, keptLines))
+		engine.GroupDigits(keptLines), engine.GroupDigits(allLines), partial, engine.GroupDigits(keep), engine.GroupDigits(total), moreHint(m, startLine+whole, keptLines))
 	return b.String()
 }
 

@@ -192,15 +192,24 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		Context: &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: budget.Prompt, Estimated: true, CutResults: budget.CutResults}}})
 	begin := time.Now()
 	resp, err := r.cfg.Engine.Chat(r.ctx, req, r.onChunk)
-	if errors.As(err, &overflow) && r.view.Underestimated(budget) {
-		// The server counted more than the estimate: with the estimate
-		// raised, the request is built again (compacting if it must) and
-		// sent once more, or refused with the sizes.
+	refused := func() bool {
+		return errors.As(err, &overflow) && resp.Message.Content == "" && resp.Message.Thinking == ""
+	}
+	if refused() && r.learnt(overflow, budget) {
+		// The server refused what the estimate fit: with the window it
+		// holds the model to, or the estimate raised, the request is
+		// built again (compacting if it must) and sent once more, or
+		// refused with the sizes.
 		if req, budget, err = r.prepare(system, toolDefs); err == nil {
 			resp, err = r.cfg.Engine.Chat(r.ctx, req, r.onChunk)
 		}
 	}
-	if errors.As(err, &overflow) && resp.Message.Content == "" && resp.Message.Thinking == "" {
+	if errors.As(err, &overflow) && overflow.Window > 0 && overflow.Window < budget.Window.Tokens {
+		// A server that cut the prompt to its window: the next request
+		// counts with that window.
+		r.view.ServerWindow(overflow.Window)
+	}
+	if refused() {
 		// Refused as too big before the model wrote a word: nothing of
 		// this run's input was read.
 		r.withdraw()
@@ -250,6 +259,17 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		Context: &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: prompt, Estimated: estimated, CutResults: budget.CutResults},
 	}})
 	return resp, err
+}
+
+// learnt takes in what a server's refusal says about a request the
+// estimate fit: the window the server holds the model to when that is
+// smaller than the one counted with, else that the estimate was low. It
+// reports whether a retry can fit.
+func (r *run) learnt(overflow *engine.ContextOverflowError, b Budget) bool {
+	if overflow.Window > 0 && overflow.Window < b.Window.Tokens {
+		return r.view.ServerWindow(overflow.Window)
+	}
+	return r.view.Underestimated(b)
 }
 
 // incompleteReason says why a reply stopped before its end, "" when it

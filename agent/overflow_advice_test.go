@@ -59,3 +59,45 @@ func TestOverflowOnAFixedWindowServerSaysToRestartIt(t *testing.T) {
 		})
 	}
 }
+
+// A server whose window is smaller than the one jarvis counts with (it
+// does not say it: llama.cpp without /props) refuses the first request
+// that passes it; jarvis takes the window from the refusal, counts with
+// it from then on, and refuses what does not fit with the real sizes.
+func TestAServerWithASmallerWindowThanAssumed(t *testing.T) {
+	srv := openaitest.New(t, openaitest.LlamaCpp)
+	srv.AddModel(openaitest.ModelSpec{Name: "small", Window: 2048, TrainWindow: 40960})
+	srv.FailPath("/props", 404)
+	srv.On().Reply(openaitest.Text("ok"))
+	eng, err := openai.New(srv.BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A short reply's room, so that a request the server counts past
+	// 2,048 tokens still fits jarvis's padded estimate of 4,096.
+	view := agent.NewModelView(eng, "small", agent.ViewOptions{NumPredict: 64})
+	w, err := view.Window(context.Background())
+	if err != nil || w.Tokens != 4096 || !w.Unknown || !strings.Contains(w.Source, "unknown") {
+		t.Fatalf("window %+v, %v: want jarvis's assumption, said to be one", w, err)
+	}
+	a, _ := agent.New(agent.Simple, agent.Config{Engine: eng, Model: "small", View: view, Options: engine.Options{NumPredict: 64}})
+	conv := &agent.Conversation{}
+	res, err := a.Run(context.Background(), conv, words(2080, "long"))
+	var overflow *engine.ContextOverflowError
+	if !errors.As(err, &overflow) || !res.Refused || overflow.Window != 2048 {
+		t.Fatalf("err = %v, refused %v", err, res.Refused)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "small runs with a 2,048-token window") || strings.Contains(msg, "4,096") {
+		t.Fatalf("the refusal's sizes are not the server's: %q", msg)
+	}
+	if len(conv.Messages) != 0 {
+		t.Fatal("the refused message stayed in the conversation")
+	}
+	w, _ = view.Window(context.Background())
+	if w.Tokens != 2048 {
+		t.Fatalf("after the refusal jarvis counts with %+v", w)
+	}
+	if res, err := a.Run(context.Background(), conv, "And a short one?"); err != nil || res.Content != "ok" || res.Context.Window != 2048 {
+		t.Fatalf("a short question after: %v, %+v", err, res)
+	}
+}

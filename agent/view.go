@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"hash/crc32"
 	"math"
 	"slices"
@@ -453,18 +452,6 @@ func (v *ModelView) Model() string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.model
-}
-
-// groupDigits writes n with thousands separators.
-func groupDigits(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + groupDigits(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // NextRequest is what the named agent would send next for msgs: its

@@ -135,7 +135,7 @@ func resolveWindow(ctx context.Context, eng engine.InferenceEngine, model string
 		w.Tokens, w.Source = opts.NumCtx, src
 		if limit > 0 && opts.NumCtx > limit {
 			w.Tokens, w.Asked = limit, opts.NumCtx
-			w.Source = fmt.Sprintf("%s as %s tokens, capped at %s", src, groupDigits(opts.NumCtx), limitIs)
+			w.Source = fmt.Sprintf("%s as %s tokens, capped at %s", src, engine.GroupDigits(opts.NumCtx), limitIs)
 		}
 		return w, checked, nil
 	}
@@ -169,15 +169,15 @@ func resolveWindow(ctx context.Context, eng engine.InferenceEngine, model string
 		if max > 0 && max < DefaultWindow {
 			w.Tokens = max
 		}
-		w.Source = fmt.Sprintf("unknown: the server does not say its window, so jarvis assumes %s tokens; tell it the real one with /ctx N, --num-ctx or num_ctx", groupDigits(w.Tokens))
+		w.Source = fmt.Sprintf("unknown: the server does not say its window, so jarvis assumes %s tokens; tell it the real one with /ctx N, --num-ctx or num_ctx", engine.GroupDigits(w.Tokens))
 	case max > 0 && max < DefaultWindow:
 		w.Tokens, w.Source = max, "the model's own maximum"
 	case max > 0:
 		w.Tokens = DefaultWindow
-		w.Source = fmt.Sprintf("jarvis's default: the model allows %s tokens, raise it with /ctx or num_ctx", groupDigits(max))
+		w.Source = fmt.Sprintf("jarvis's default: the model allows %s tokens, raise it with /ctx or num_ctx", engine.GroupDigits(max))
 	default:
 		w.Tokens = DefaultWindow
-		w.Source = fmt.Sprintf("jarvis's default (%s tokens)", groupDigits(DefaultWindow))
+		w.Source = fmt.Sprintf("jarvis's default (%s tokens)", engine.GroupDigits(DefaultWindow))
 	}
 	return w, true, nil
 }
@@ -204,7 +204,7 @@ func (v *ModelView) CapNotice(w Window) string {
 		src = "num_ctx in the configuration"
 	}
 	return fmt.Sprintf("The window you set (%s tokens, %s) is above %s: %s takes at most %s tokens, so that is the window jarvis uses.",
-		groupDigits(w.Asked), src, what, model, groupDigits(w.Tokens))
+		engine.GroupDigits(w.Asked), src, what, model, engine.GroupDigits(w.Tokens))
 }
 
 // once reports whether key is said for the first time in this view.
@@ -224,4 +224,21 @@ func (v *ModelView) Current() (Window, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.window, v.window.Tokens > 0
+}
+
+// ServerWindow adopts the window a server turned out to run the model
+// with, found from its refusal (or its cut) of a request jarvis counted
+// for a larger one: counting with the larger would send more requests it
+// refuses or cuts. It reports whether the window changed.
+func (v *ModelView) ServerWindow(n int) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if n <= 0 || v.window.Tokens == 0 || n >= v.window.Tokens {
+		return false
+	}
+	was := v.window
+	v.window = Window{Tokens: n, ModelMax: was.ModelMax, Fixed: was.Fixed,
+		Source: fmt.Sprintf("the window the server holds the model to, found when it refused a request counted for %s tokens (%s)", engine.GroupDigits(was.Tokens), was.Source)}
+	v.provisional = false
+	return true
 }

@@ -53,19 +53,21 @@ func TestShowContextLengthFromEachServer(t *testing.T) {
 		caps        []string
 	}{
 		// vLLM's entry: max_model_len, the window it serves with.
-		{"vLLM", ot.VLLM, ot.ModelSpec{Name: "Qwen/Qwen3-8B", Window: 16384, TrainWindow: 40960}, "", 16384, 0, []string{"completion", "tools", "vision"}},
+		{"vLLM", ot.VLLM, ot.ModelSpec{Name: "Qwen/Qwen3-8B", Window: 16384, TrainWindow: 40960}, "", 16384, 0, nil},
 		// llama.cpp: the runtime n_ctx from /props, its GGUF's n_ctx_train ...
-		{"llama.cpp", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "", 8192, 40960, []string{"completion", "tools", "vision"}},
+		{"llama.cpp", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "", 8192, 40960, nil},
 		// ... and no window when /props fails.
-		{"llama.cpp without /props", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "/props", 0, 40960, []string{"completion", "tools", "vision"}},
+		{"llama.cpp without /props", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "/props", 0, 40960, nil},
 		// LM Studio: max_context_length from its /api/v0/models, whose
 		// type "llm" says the model reads no images.
 		{"LM Studio", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", Window: 4096, TrainWindow: 32768, Arch: "qwen3", Quantization: "Q4_K_M"}, "", 0, 32768, []string{"completion", "tools"}},
-		{"LM Studio without /api/v0", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", TrainWindow: 32768}, "/api/v0/models", 0, 0, []string{"completion", "tools", "vision"}},
-		// A hosted API's entry with context_length and supported_parameters.
-		{"hosted", ot.OpenAI, ot.ModelSpec{Name: "vendor/model", Window: 131072, SupportedParameters: []string{"max_tokens", "reasoning", "temperature"}}, "", 131072, 131072, []string{"completion", "thinking", "vision"}},
-		// Ollama's /v1 says nothing about the window.
-		{"Ollama", ot.Ollama, ot.ModelSpec{Name: "qwen3:latest"}, "", 0, 0, []string{"completion", "tools", "vision"}},
+		{"LM Studio without /api/v0", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", TrainWindow: 32768}, "/api/v0/models", 0, 0, nil},
+		// A hosted API's entry with context_length and supported_parameters
+		// (without input modalities it does not say it reads images).
+		{"hosted", ot.OpenAI, ot.ModelSpec{Name: "vendor/model", Window: 131072, SupportedParameters: []string{"max_tokens", "reasoning", "temperature"}}, "", 131072, 131072, []string{"completion", "thinking"}},
+		// Ollama's /v1 says nothing about the window, and this stand-in
+		// has no native API beside it (ollama_v1_test.go has one that does).
+		{"Ollama", ot.Ollama, ot.ModelSpec{Name: "qwen3:latest"}, "", 0, 0, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := ot.New(t, c.flavor)
@@ -114,8 +116,8 @@ func TestShowFindsAndMissesModels(t *testing.T) {
 }
 
 func TestShowIsCachedAndFailuresAreNot(t *testing.T) {
-	srv := ot.New(t, ot.VLLM)
-	srv.Model("a")
+	srv := ot.New(t, ot.OpenAI)
+	srv.AddModel(ot.ModelSpec{Name: "a", SupportedParameters: []string{"tools"}})
 	e := newEngine(t, srv.BaseURL)
 	for range 3 {
 		caps, err := e.Capabilities(context.Background(), "a")
@@ -140,8 +142,8 @@ func TestShowWithoutAModelList(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.FailPath("/v1/models", 404)
 	d, err := newEngine(t, srv.BaseURL).Show(context.Background(), "anything")
-	if err != nil || !slices.Equal(d.Capabilities, []string{"completion", "tools", "vision"}) {
-		t.Errorf("details = %+v, %v", d, err)
+	if err != nil || d.Capabilities != nil || d.Window != 0 {
+		t.Errorf("details = %+v, %v; want nothing claimed", d, err)
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	ollamatest "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
@@ -134,4 +136,69 @@ func httpGet(t *testing.T, url string) (string, int) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b), resp.StatusCode
+}
+
+// An Ollama behind /v1 says nothing there of a model's window or
+// abilities; the engine asks its native API on the same host: the
+// model's maximum and capabilities from /api/show, the window it loaded
+// the model with from /api/ps.
+func TestOllamaV1KnowsTheWindowFromTheNativeAPI(t *testing.T) {
+	srv := ollamatest.New(t)
+	srv.AddModel(ollamatest.ModelSpec{Name: "small", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 2048})
+	srv.Default(ollamatest.Text("ok"))
+	eng, err := openai.New(srv.URL + "/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := eng.Show(ctx, "small")
+	if err != nil || d.ContextLength != 2048 || !slices.Equal(d.Capabilities, []string{engine.CapCompletion, engine.CapTools}) || d.Window != 0 {
+		t.Fatalf("before loading: %+v, %v", d, err)
+	}
+	if _, err := eng.Chat(ctx, engine.ChatRequest{Model: "small", Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := eng.Show(ctx, "small"); d.Window != 2048 || !strings.Contains(d.WindowFrom, "/api/ps") {
+		t.Fatalf("after loading: %+v", d)
+	}
+}
+
+// A question too long for the model's window is refused before it is
+// sent, with the real sizes, instead of the silent cut Ollama's /v1
+// makes of it.
+func TestOllamaV1RefusesWhatItWouldCut(t *testing.T) {
+	srv := ollamatest.New(t)
+	srv.AddModel(ollamatest.ModelSpec{Name: "small", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 2048})
+	srv.Default(ollamatest.Text("ok"))
+	eng, _ := openai.New(srv.URL + "/v1")
+	a, _ := agent.New(agent.Simple, agent.Config{Engine: eng, Model: "small"})
+	res, err := a.Run(context.Background(), &agent.Conversation{}, strings.Repeat("word of the question ", 375)) // 1,500 words
+	var overflow *engine.ContextOverflowError
+	if !errors.As(err, &overflow) || !res.Refused || overflow.Window != 2048 || !strings.Contains(err.Error(), "small runs with a 2,048-token window") {
+		t.Fatalf("err = %v, refused %v", err, res.Refused)
+	}
+	for _, r := range srv.Requests() {
+		if r.Path == "/v1/chat/completions" {
+			t.Fatal("a question known not to fit was sent")
+		}
+	}
+}
+
+// An embedding model is refused before a chat is sent, with its name.
+func TestOllamaV1RefusesAChatToAnEmbeddingModel(t *testing.T) {
+	srv := ollamaV1(t)
+	eng, _ := openai.New(srv.URL + "/v1")
+	_, err := eng.Chat(context.Background(), engine.ChatRequest{Model: "nomic-embed-text", Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}}, nil)
+	var notChat *engine.NotAChatModelError
+	if !errors.As(err, &notChat) || notChat.Model != "nomic-embed-text" || !strings.Contains(err.Error(), "is an embedding model") || !strings.Contains(err.Error(), "nothing was sent") {
+		t.Fatalf("err = %v", err)
+	}
+	for _, r := range srv.Requests() {
+		if r.Path == "/v1/chat/completions" {
+			t.Fatal("the chat was sent")
+		}
+	}
+	if caps, err := eng.Capabilities(context.Background(), "qwen3"); err != nil || !slices.Equal(caps, []string{engine.CapCompletion, engine.CapTools, engine.CapThinking}) {
+		t.Fatalf("qwen3's capabilities: %v, %v", caps, err)
+	}
 }

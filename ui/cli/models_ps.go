@@ -206,7 +206,11 @@ func (a *app) printShown(m shownModel, srv *server) {
 	}
 	row("Model", m.Name)
 	row("Server", m.Server)
-	row("Capabilities", orDash(strings.Join(m.Capabilities, ", ")))
+	caps := strings.Join(m.Capabilities, ", ")
+	if m.Capabilities == nil {
+		caps = "unknown: the server does not say what the model can do (jarvis tries tools and images, and the server answers)"
+	}
+	row("Capabilities", caps)
 	if srv.kind == config.EngineOpenAI {
 		// These servers fix the window when they load the model: the
 		// window in force, and the most a restart could give.

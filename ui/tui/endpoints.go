@@ -265,6 +265,7 @@ func (m *model) catalogText() string {
 			row := mark + c.ref()
 			switch {
 			case c.caps == nil:
+				row += " (capabilities unknown: the server does not say)"
 			case !c.chats():
 				row += " (" + strings.Join(c.caps, ", ") + "; cannot chat)"
 			default:
