@@ -22,15 +22,11 @@ import (
 // one window.
 
 // smallWindow serves a 2,048-token model "tiny" that can call tools.
+// A summariser is scripted (see tinyServer for a server without one).
 func smallWindow(t *testing.T) (*ot.Server, *ollama.Engine) {
 	t.Helper()
-	srv := ot.New(t)
-	srv.AddModel(ot.ModelSpec{Name: "tiny", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 2048})
+	srv, eng := tinyServer(t)
 	srv.On(ot.SystemContains("You summarise a conversation")).Reply(ot.Text("The user asked many questions about words; the assistant answered each one briefly."))
-	eng, err := ollama.New(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return srv, eng
 }
 

@@ -24,14 +24,26 @@ func tinyServer(t *testing.T) *ot.Server {
 	return srv
 }
 
-func TestARefusedPasteComesBackToThePromptInPseudoTerminal(t *testing.T) {
+// startTiny runs jarvis on tinyt without tools, the server answering
+// every question with answer once script has set its rules, and waits
+// for the prompt.
+func startTiny(t *testing.T, cols, rows int, answer string, script func(*ot.Server)) (*ot.Server, *terminal) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	srv := tinyServer(t)
-	srv.Default(ot.Text("Answered."))
-	term := startTerminal(t, 120, 40, "--host", srv.URL, "--model", "tinyt", "--tools", "none")
+	if script != nil {
+		script(srv)
+	}
+	srv.Default(ot.Text(answer))
+	term := startTerminal(t, cols, rows, "--host", srv.URL, "--model", "tinyt", "--tools", "none")
 	term.waitFor(10*time.Second, "tinyt", "Ask anything")
+	return srv, term
+}
+
+func TestARefusedPasteComesBackToThePromptInPseudoTerminal(t *testing.T) {
+	srv, term := startTiny(t, 120, 40, "Answered.", nil)
 	paste := strings.TrimSpace(strings.Repeat("zebra crossing lines ", 1300)) + " THE-END"
 	term.typeText("\x1b[200~" + paste + "\x1b[201~")
 	term.waitFor(10*time.Second, "THE-END")
@@ -65,35 +77,13 @@ func TestARefusedPasteComesBackToThePromptInPseudoTerminal(t *testing.T) {
 	}
 }
 
-// waitUntil waits until ok holds for the screen, or fails with the screen
-// as it is.
-func (term *terminal) waitUntil(timeout time.Duration, what string, ok func(screen string) bool) string {
-	term.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := term.screen()
-		if ok(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			term.t.Fatalf("the screen never showed %s within %s:\n%s", what, timeout, s)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // A compaction says "compacting…" in the status bar and the transcript
 // while the model writes the summary, then "Compacted", and ctrl+e opens
 // the summary under it.
 func TestCompactionSaysSoAndOpensInPseudoTerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	srv := tinyServer(t)
-	srv.On(ot.SystemContains("You summarise")).Reply(ot.Delay(1500*time.Millisecond), ot.Text("SUMMARY-TEXT: the user asked about words."))
-	srv.Default(ot.Text(strings.Repeat("answer words here ", 20)))
-	term := startTerminal(t, 140, 50, "--host", srv.URL, "--model", "tinyt", "--tools", "none")
-	term.waitFor(10*time.Second, "tinyt", "Ask anything")
+	srv, term := startTiny(t, 140, 50, strings.Repeat("answer words here ", 20), func(srv *ot.Server) {
+		srv.On(ot.SystemContains("You summarise")).Reply(ot.Delay(1500*time.Millisecond), ot.Text("SUMMARY-TEXT: the user asked about words."))
+	})
 	question := strings.Repeat("question words there ", 40)
 	summaries := func() int {
 		n := 0
@@ -145,13 +135,7 @@ func TestCompactionSaysSoAndOpensInPseudoTerminal(t *testing.T) {
 // tab renders nothing, so the model stays unloaded; r renders, saying it
 // loads the model.
 func TestContextTabDoesNotLoadAnUnloadedModelInPseudoTerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	srv := tinyServer(t)
-	srv.Default(ot.Text("Hello there."))
-	term := startTerminal(t, 150, 48, "--host", srv.URL, "--model", "tinyt", "--tools", "none")
-	term.waitFor(10*time.Second, "tinyt", "Ask anything")
+	srv, term := startTiny(t, 150, 48, "Hello there.", nil)
 	term.typeText("hi\r")
 	term.waitFor(10*time.Second, "Hello there.", "ready", "loaded")
 	term.typeText("/unload\r")
