@@ -214,7 +214,12 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		// this run's input was read.
 		r.withdraw()
 	}
-	r.release()
+	var noTools *engine.ToolsUnsupportedError
+	if !errors.As(err, &noTools) {
+		// Refused for its tools, the input goes on to react unread, and
+		// is held until react's request reaches the model.
+		r.release()
+	}
 	usage := resp.Usage
 	usage.WallSeconds = time.Since(begin).Seconds()
 	if r.cfg.Price != nil {
@@ -237,8 +242,15 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 	}
 	if errors.As(err, &overflow) && overflow.Window == 0 {
 		// The server refused what the estimate fit even after a retry:
-		// the sizes are the (raised) estimate's.
+		// the sizes are the (raised) estimate's, the fixes those that
+		// can work.
 		overflow.Model, overflow.Window, overflow.PromptTokens = r.cfg.Model, budget.Window.Tokens, budget.Prompt
+		fix := remedies{"shorten the message"}
+		if compactionCanFit(budget, r.conv.Messages) {
+			fix.add("/compact the conversation")
+		}
+		fix.add(r.growFix(budget, budget.Window.Tokens*2))
+		overflow.Fix = fix.sentence()
 	}
 	prompt, estimated := usage.PromptTokens, false
 	if err == nil && usage.PromptTokens > 0 {
