@@ -136,6 +136,12 @@ type Result struct {
 	Stopped string `json:"stopped,omitempty"`
 	// Context says what the run's requests took of the window.
 	Context RunContext `json:"context"`
+	// Refused is set when the run's input was refused as too big for the
+	// window before the model read any of it: it was taken out of the
+	// conversation again, which is as it was before the run, and nothing
+	// of the run reached OnMessage. The caller gives the input back to
+	// the person (the workbench puts it back in the prompt).
+	Refused bool `json:"refused,omitempty"`
 }
 
 // RunContext is the window a run had and how it used it.

@@ -2,9 +2,7 @@ package agent_test
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/agent"
@@ -35,16 +33,7 @@ func BenchmarkBudget2000Messages23Tools(b *testing.B) {
 	if len(defs) < 23 {
 		b.Fatalf("%d tools", len(defs))
 	}
-	msgs := make([]engine.Message, 0, 2000)
-	for i := 0; len(msgs) < 2000; i++ {
-		msgs = append(msgs,
-			engine.Message{Role: engine.RoleUser, Content: fmt.Sprintf("Question %d: what is %d%% of %d, and why does it matter for the report?", i, i%90, i*7)},
-			engine.Message{Role: engine.RoleAssistant, ToolCalls: []engine.ToolCall{{ID: fmt.Sprint("c", i), Name: "calculator", Arguments: fmt.Sprintf(`{"expression":"%d/100*%d"}`, i%90, i*7)}}},
-			engine.Message{Role: engine.RoleTool, ToolName: "calculator", ToolCallID: fmt.Sprint("c", i), Content: fmt.Sprint(float64(i%90*i*7) / 100)},
-			engine.Message{Role: engine.RoleAssistant, Content: strings.Repeat("The answer follows from the calculation, and it matters because the totals add up. ", 3)},
-		)
-	}
-	msgs = msgs[:2000]
+	msgs := agent.BenchConversation(2000)
 	view := agent.NewModelView(stubEngine{}, "qwen3:8b", agent.ViewOptions{NumCtx: 1 << 20})
 	in := agent.Request{System: agent.DefaultSystemPrompt, Tools: defs, Messages: msgs}
 	ctx := context.Background()

@@ -23,15 +23,11 @@ import (
 // one window.
 
 // smallWindow serves a 2,048-token model "tiny" that can call tools.
+// A summariser is scripted (see tinyServer for a server without one).
 func smallWindow(t *testing.T) (*ot.Server, *ollama.Engine) {
 	t.Helper()
-	srv := ot.New(t)
-	srv.AddModel(ot.ModelSpec{Name: "tiny", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 2048})
+	srv, eng := tinyServer(t)
 	srv.On(et.SystemContains("You summarise a conversation")).Reply(et.Text("The user asked many questions about words; the assistant answered each one briefly."))
-	eng, err := ollama.New(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return srv, eng
 }
 
@@ -137,10 +133,15 @@ func TestOversizedMessageIsRefusedBeforeSending(t *testing.T) {
 		t.Fatalf("overflow = %+v", overflow)
 	}
 	msg := err.Error()
-	for _, want := range []string{"your message is about", "tiny runs with a 2,048-token window", "/ctx", "shorten the message"} {
+	for _, want := range []string{"your message is about", "the system prompt (", "room for the reply (", "tiny runs with a 2,048-token window", "Shorten the message"} {
 		if !strings.Contains(msg, want) {
 			t.Fatalf("message %q does not say %q", msg, want)
 		}
+	}
+	// The model's maximum is 2,048: no setting can make room, so none is
+	// offered.
+	if strings.Contains(msg, "/ctx") || strings.Contains(msg, "raise the window") {
+		t.Fatalf("message %q offers a window the model cannot have", msg)
 	}
 	for _, r := range srv.Requests() {
 		if r.Chat != nil {
@@ -187,7 +188,7 @@ func TestHugeToolResultReachesTheModelWithinItsBudgetAndThePersonWhole(t *testin
 	chats := srv.Chats()
 	last := chats[len(chats)-1].Messages
 	sent := last[len(last)-1]
-	if sent.Role != "tool" || !strings.Contains(sent.Content, "jarvis cut this result") || !strings.Contains(sent.Content, "the person sees all of it") {
+	if sent.Role != "tool" || !strings.Contains(sent.Content, "jarvis cut this result") || !strings.Contains(sent.Content, "The person has the whole result; you have only this part.") {
 		t.Fatalf("the result on the wire has no marker: %.200q", sent.Content)
 	}
 	if n := ot.CountTokens(sent.Content); n > 2048/4+150 {

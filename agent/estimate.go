@@ -28,40 +28,67 @@ const messageOverhead = 4
 func EstimateTokens(s string) int {
 	n := 0
 	run := 0 // length of the current run of ASCII letters and digits
-	flush := func() {
-		if run > 0 {
-			n += (run + wordRun - 1) / wordRun
-			run = 0
-		}
-	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			i++
-			switch {
-			case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-				run++
-			case c == ' ' || c == '\t' || c == '\r':
-				flush()
-			case c == '\n':
-				flush()
-				n++ // newlines are tokens of their own in most vocabularies
-			default:
-				flush()
-				n++
+			k := asciiKind[c]
+			if k == kindWord {
+				// The rest of the word in a tight loop: most bytes are.
+				j := i
+				for j < len(s) && s[j] < utf8.RuneSelf && asciiKind[s[j]] == kindWord {
+					j++
+				}
+				run += j - i + 1
+				i = j
+				continue
+			}
+			if run > 0 {
+				n += (run + wordRun - 1) / wordRun
+				run = 0
+			}
+			if k == kindMark {
+				n++ // newlines and marks are tokens of their own in most vocabularies
 			}
 			continue
 		}
-		flush()
+		if run > 0 {
+			n += (run + wordRun - 1) / wordRun
+			run = 0
+		}
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		// Accented letters and other scripts: most tokenizers spend about
 		// a token per character outside ASCII.
 		n++
 	}
-	flush()
+	if run > 0 {
+		n += (run + wordRun - 1) / wordRun
+	}
 	return n
 }
+
+// What an ASCII byte is to the estimate: part of a word, a separator, or
+// a token of its own (a newline, a punctuation mark, a symbol).
+const (
+	kindMark byte = iota
+	kindWord
+	kindSpace
+)
+
+// asciiKind classifies the ASCII bytes in one look-up: the estimate runs
+// over every message of every request.
+var asciiKind = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+			t[c] = kindWord
+		case c == ' ' || c == '\t' || c == '\r':
+			t[c] = kindSpace
+		}
+	}
+	return t
+}()
 
 // estimateMessage is the estimate of one message as the template renders
 // it: its texts, its tool calls as JSON, and the template's overhead.

@@ -37,11 +37,12 @@ const maxVisionProbe = 64
 
 // CheckVision returns an *engine.VisionUnsupportedError, naming the
 // server's models that can read images, when model cannot. When the
-// model's capabilities cannot be read it returns nil: the server then
-// answers the request itself (and says what is wrong).
+// model's capabilities cannot be read, or the server does not say them,
+// it returns nil: the server then answers the request itself (and says
+// what is wrong).
 func CheckVision(ctx context.Context, eng engine.InferenceEngine, model string) error {
 	caps, err := eng.Capabilities(ctx, model)
-	if err != nil || slices.Contains(caps, engine.CapVision) {
+	if err != nil || caps == nil || slices.Contains(caps, engine.CapVision) {
 		return nil
 	}
 	return &engine.VisionUnsupportedError{Model: model, Capable: VisionModels(ctx, eng)}

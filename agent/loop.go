@@ -33,6 +33,17 @@ type run struct {
 	// incomplete is why the last turn's reply stopped early ("" when it
 	// finished); the assistant message appended for it carries it.
 	incomplete string
+	// hold keeps what the run appends before its first request reaches
+	// the model (its input, a compaction) from OnMessage, in pending: a
+	// request refused as too big takes it all back (withdraw), so a
+	// refused message leaves the conversation and the session as they
+	// were (before). The first streamed word, or any other outcome,
+	// releases it.
+	hold    bool
+	pending []Appended
+	before  []engine.Message
+	// compacted is set once the run compacted: at most once a run.
+	compacted bool
 }
 
 // begin starts a run and takes its input (see accept). appendInput is
@@ -80,9 +91,48 @@ func (r *run) accept(in Input, appendInput bool) error {
 		}
 	}
 	if appendInput && !in.Again {
+		r.before, r.hold = r.conv.Messages, true
 		r.append(engine.Message{Role: engine.RoleUser, Content: in.Text, Images: in.Images}, nil, nil)
 	}
 	return nil
+}
+
+// record reports an appended message (or a compaction) to OnMessage, or
+// keeps it while the run holds what it appended (see run.hold).
+func (r *run) record(a Appended) {
+	if r.hold {
+		r.pending = append(r.pending, a)
+		return
+	}
+	if r.cfg.OnMessage != nil {
+		r.cfg.OnMessage(a)
+	}
+}
+
+// release reports what the run held: its request reached the model.
+func (r *run) release() {
+	if !r.hold {
+		return
+	}
+	r.hold = false
+	for _, a := range r.pending {
+		r.record(a)
+	}
+	r.pending = nil
+}
+
+// withdraw takes back what the run appended before a request that was
+// refused as too big: the model never read it, so the conversation and
+// the session stay as they were, and the caller gives the input back to
+// the person (Result.Refused).
+func (r *run) withdraw() {
+	if !r.hold {
+		return
+	}
+	r.hold, r.pending = false, nil
+	r.conv.Messages = r.before
+	r.result.Refused = true
+	r.result.Context.Compacted = false
 }
 
 // append adds a message to the conversation and reports it. An
@@ -94,9 +144,7 @@ func (r *run) append(m engine.Message, usage *events.Usage, res *tools.Result) {
 	if m.Role == engine.RoleAssistant {
 		incomplete, r.incomplete = r.incomplete, ""
 	}
-	if r.cfg.OnMessage != nil {
-		r.cfg.OnMessage(Appended{Message: m, Usage: usage, Result: res, Incomplete: incomplete})
-	}
+	r.record(Appended{Message: m, Usage: usage, Result: res, Incomplete: incomplete})
 }
 
 func (r *run) publish(e events.Event) {
@@ -111,6 +159,7 @@ func (r *run) notice(msg string) {
 
 // finish publishes run_end (or the error) and returns the result.
 func (r *run) finish(err error) (*Result, error) {
+	r.release()
 	r.result.Usage.WallSeconds = time.Since(r.started).Seconds()
 	if err != nil {
 		if r.ctx.Err() != nil && r.result.Stopped == "" {
@@ -130,7 +179,11 @@ func (r *run) finish(err error) (*Result, error) {
 // turns are compacted first when needed) or it is not sent at all.
 func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatResponse, error) {
 	req, budget, err := r.prepare(system, toolDefs)
+	var overflow *engine.ContextOverflowError
 	if err != nil {
+		if errors.As(err, &overflow) {
+			r.withdraw()
+		}
 		return engine.ChatResponse{}, err
 	}
 	r.result.Turns++
@@ -139,14 +192,33 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		Context: &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: budget.Prompt, Estimated: true, CutResults: budget.CutResults}}})
 	begin := time.Now()
 	resp, err := r.cfg.Engine.Chat(r.ctx, req, r.onChunk)
-	var overflow *engine.ContextOverflowError
-	if errors.As(err, &overflow) && r.view.Underestimated(budget) {
-		// The server counted more than the estimate: with the estimate
-		// raised, the request is built again (compacting if it must) and
-		// sent once more, or refused with the sizes.
+	refused := func() bool {
+		return errors.As(err, &overflow) && resp.Message.Content == "" && resp.Message.Thinking == ""
+	}
+	if refused() && r.learnt(overflow, budget) {
+		// The server refused what the estimate fit: with the window it
+		// holds the model to, or the estimate raised, the request is
+		// built again (compacting if it must) and sent once more, or
+		// refused with the sizes.
 		if req, budget, err = r.prepare(system, toolDefs); err == nil {
 			resp, err = r.cfg.Engine.Chat(r.ctx, req, r.onChunk)
 		}
+	}
+	if errors.As(err, &overflow) && overflow.Window > 0 && overflow.Window < budget.Window.Tokens {
+		// A server that cut the prompt to its window: the next request
+		// counts with that window.
+		r.view.ServerWindow(overflow.Window)
+	}
+	if refused() {
+		// Refused as too big before the model wrote a word: nothing of
+		// this run's input was read.
+		r.withdraw()
+	}
+	var noTools *engine.ToolsUnsupportedError
+	if !errors.As(err, &noTools) {
+		// Refused for its tools, the input goes on to react unread, and
+		// is held until react's request reaches the model.
+		r.release()
 	}
 	usage := resp.Usage
 	usage.WallSeconds = time.Since(begin).Seconds()
@@ -170,8 +242,15 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 	}
 	if errors.As(err, &overflow) && overflow.Window == 0 {
 		// The server refused what the estimate fit even after a retry:
-		// the sizes are the (raised) estimate's.
+		// the sizes are the (raised) estimate's, the fixes those that
+		// can work.
 		overflow.Model, overflow.Window, overflow.PromptTokens = r.cfg.Model, budget.Window.Tokens, budget.Prompt
+		fix := remedies{"shorten the message"}
+		if compactionCanFit(budget, r.conv.Messages) {
+			fix.add("/compact the conversation")
+		}
+		fix.add(r.growFix(budget, budget.Window.Tokens*2))
+		overflow.Fix = fix.sentence()
 	}
 	prompt, estimated := usage.PromptTokens, false
 	if err == nil && usage.PromptTokens > 0 {
@@ -182,7 +261,7 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 	r.result.Context.Window, r.result.Context.PromptTokens = budget.Window.Tokens, prompt
 	switch {
 	case err == nil && resp.DoneReason == "length":
-		r.notice(lengthNotice(budget, usage, r.cfg.Options.NumPredict))
+		r.notice(r.lengthNotice(budget, usage, r.conv.Messages))
 	case err == nil && resp.DoneReason == "content_filter":
 		r.notice("The server stopped the reply (a content filter): it is incomplete.")
 	}
@@ -192,6 +271,17 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		Context: &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: prompt, Estimated: estimated, CutResults: budget.CutResults},
 	}})
 	return resp, err
+}
+
+// learnt takes in what a server's refusal says about a request the
+// estimate fit: the window the server holds the model to when that is
+// smaller than the one counted with, else that the estimate was low. It
+// reports whether a retry can fit.
+func (r *run) learnt(overflow *engine.ContextOverflowError, b Budget) bool {
+	if overflow.Window > 0 && overflow.Window < b.Window.Tokens {
+		return r.view.ServerWindow(overflow.Window)
+	}
+	return r.view.Underestimated(b)
 }
 
 // incompleteReason says why a reply stopped before its end, "" when it
@@ -213,56 +303,105 @@ func incompleteReason(ctx context.Context, resp engine.ChatResponse, err error) 
 	return ""
 }
 
-// lengthNotice says why a reply stopped before its end: the window was
-// full, or it reached num_predict.
-func lengthNotice(b Budget, u events.Usage, numPredict int) string {
-	switch {
-	case numPredict > 0 && u.OutputTokens >= numPredict:
-		return fmt.Sprintf("The reply stopped at its length limit (num_predict = %s tokens); raise num_predict to let it finish.", groupDigits(numPredict))
-	case u.PromptTokens+u.OutputTokens < b.Window.Tokens*9/10:
-		return fmt.Sprintf("The reply stopped at the server's length limit after %s tokens, with room left in the window; the server or the model caps replies (num_predict in its settings).", groupDigits(u.OutputTokens))
-	}
-	return fmt.Sprintf("The reply stopped: the %s-token window is full (the prompt took %s tokens and the reply %s). Raise the window (/ctx N, --num-ctx or num_ctx), or /compact the conversation.",
-		groupDigits(b.Window.Tokens), groupDigits(u.PromptTokens), groupDigits(u.OutputTokens))
-}
-
-// prepare builds the request through the view: it compacts older turns
-// when the request would pass the view's CompactAt share of the window,
-// and refuses, with the sizes, a request that still does not fit.
+// prepare builds the request through the view. Before the run's first
+// request, or when a request does not fit at all, it compacts older
+// turns once if that brings the request under the view's CompactAt mark
+// (see planCompaction): never twice a run, never between a tool call and
+// the turn that reads its result. A request that still does not fit is
+// refused, with the sizes.
 func (r *run) prepare(system string, toolDefs []engine.ToolDef) (engine.ChatRequest, Budget, error) {
-	in := Request{System: system, Tools: toolDefs, Messages: r.conv.Messages, Options: r.cfg.Options}
+	in := Request{Agent: r.name, System: system, Tools: toolDefs, Messages: r.conv.Messages, Options: r.cfg.Options}
 	req, b, err := r.view.Prepare(r.ctx, in)
 	if err != nil {
 		return req, b, err
 	}
 	r.useWindow(b.Window.Tokens)
 	r.result.Context.Window = b.Window.Tokens
-	if b.Used() > r.view.Options().CompactAt {
-		c, msgs, err := r.view.Compact(r.ctx, in, false)
-		switch {
-		case err == nil:
-			r.compacted(c, msgs)
+	r.windowNotices(b)
+	if b.Used() > r.view.Options().CompactAt && !r.compacted && (r.result.Turns == 0 || !b.Fits()) {
+		done, err := r.compact(in, b)
+		if err != nil {
+			return req, b, err
+		}
+		if done {
 			in.Messages = r.conv.Messages
 			if req, b, err = r.view.Prepare(r.ctx, in); err != nil {
 				return req, b, err
 			}
-		case errors.Is(err, ErrNothingToCompact):
-		case r.ctx.Err() != nil:
-			return req, b, err
-		default:
-			if !b.Fits() {
-				return req, b, err
-			}
-			r.notice(err.Error() + "; the request is sent as it is, since it still fits.")
 		}
 	}
 	if !b.Fits() {
-		return req, b, r.overflow(b)
+		return req, b, r.overflow(b, in.Messages)
 	}
 	if b.CutResults > r.result.Context.CutResults {
 		r.result.Context.CutResults = b.CutResults
 	}
 	return req, b, nil
+}
+
+// windowNotices says, once per view, what the person should know about
+// the window: a setting capped at the model's maximum, and fixed parts
+// that leave compaction nothing to work with.
+func (r *run) windowNotices(b Budget) {
+	if n := r.view.CapNotice(b.Window); n != "" {
+		r.notice(n)
+	}
+	fixed := b.System + b.Tools + b.Reply
+	if float64(fixed) > float64(b.Window.Tokens)*r.view.Options().CompactAt &&
+		r.view.once(fmt.Sprintf("fixed parts past the mark: %s %s %d %d", b.Model, b.Agent, b.Window.Tokens, len(b.ToolCosts()))) {
+		r.notice(r.fixedNotice(b))
+	}
+}
+
+// compact compacts the conversation for the request in, whose budget is
+// b, when a plan says it helps; it reports whether the conversation
+// changed. A summary that is discarded leaves the request as it was when
+// it fits, else the older turns are left out (and that is said).
+func (r *run) compact(in Request, b Budget) (bool, error) {
+	plan, err := r.view.planCompaction(b, in.Messages, false)
+	if err != nil {
+		return false, nil // it cannot help: the request goes as it is, or is refused
+	}
+	r.compacted = true
+	r.publish(events.Event{Type: events.ContextCompacting, Turn: &events.TurnPayload{Model: r.cfg.Model,
+		Context: &events.ContextPayload{Window: b.Window.Tokens, Replaced: plan.split, Kept: len(in.Messages) - plan.split, Before: b.Prompt}}})
+	c, msgs, err := r.view.compactWith(r.ctx, in, b, plan)
+	var discarded *SummaryDiscardedError
+	switch {
+	case err == nil:
+	case r.ctx.Err() != nil:
+		return false, err
+	case errors.As(err, &discarded):
+		r.addUsage(discarded.Usage)
+		if b.Fits() {
+			r.notice(capital(discarded.Error()) + "; the request is sent whole, as it still fits the window.")
+			return false, nil
+		}
+		if c, msgs, err = r.view.LeaveOut(r.ctx, in); err != nil {
+			r.notice(capital(discarded.Error()) + ".")
+			return false, nil // refused with the sizes
+		}
+		note := fmt.Sprintf("%s. To fit the window, jarvis left the first %s out of what the model reads, without a summary", capital(discarded.Error()), countOf(c.Replaced, "message"))
+		if len(c.Questions) > 0 {
+			note += " (" + countOf(len(c.Questions), "question") + ": " + strings.Join(c.Questions, ", ") + ")"
+		}
+		r.notice(note + "; they stay in the session and its export.")
+	default:
+		r.addUsage(c.Usage)
+		if !b.Fits() {
+			return false, err
+		}
+		r.notice(capital(err.Error()) + "; the request is sent as it is, since it still fits.")
+		return false, nil
+	}
+	r.applyCompaction(c, msgs)
+	return true, nil
+}
+
+// addUsage counts what a model call outside the turns (a summary) cost.
+func (r *run) addUsage(u events.Usage) {
+	u.WallSeconds = 0
+	r.result.Usage.Add(u)
 }
 
 // useWindow stamps the run's window on its context, for the tools.
@@ -273,61 +412,22 @@ func (r *run) useWindow(n int) {
 	}
 }
 
-// compacted puts a compaction's messages in place and reports it.
-func (r *run) compacted(c Compaction, msgs []engine.Message) {
+// applyCompaction puts a compaction's messages in place and reports it.
+func (r *run) applyCompaction(c Compaction, msgs []engine.Message) {
 	r.conv.Messages = msgs
 	r.result.Context.Compacted = true
-	c.Usage.WallSeconds = 0
-	r.result.Usage.Add(c.Usage)
-	if r.cfg.OnMessage != nil {
-		r.cfg.OnMessage(Appended{Message: msgs[0], Compaction: &c})
-	}
+	r.addUsage(c.Usage)
+	r.record(Appended{Message: msgs[0], Compaction: &c})
 	r.publish(events.Event{Type: events.ContextCompacted, Text: c.Summary, Turn: &events.TurnPayload{Model: r.cfg.Model, Usage: c.Usage,
-		Context: &events.ContextPayload{Replaced: c.Replaced, Kept: c.Kept, Before: c.Before, After: c.After}}})
-}
-
-// overflow is the error for a request that does not fit even after
-// compaction, naming the sizes and what to do.
-func (r *run) overflow(b Budget) error {
-	e := &engine.ContextOverflowError{Model: r.cfg.Model, Window: b.Window.Tokens, PromptTokens: b.Prompt + b.Reply}
-	fixed := b.System + b.Tools + b.Reply
-	var last *Part
-	for i := len(b.Parts) - 1; i >= 0; i-- {
-		if b.Parts[i].Kind == PartMessage || b.Parts[i].Kind == PartResult {
-			last = &b.Parts[i]
-			break
-		}
-	}
-	// A server that fixed the window when it loaded the model cannot be
-	// given a larger one with the request: its advice replaces "raise
-	// the window".
-	advice, fixedWindow := engine.WindowAdvice(r.cfg.Engine)
-	switch {
-	case fixed >= b.Window.Tokens:
-		e.What = fmt.Sprintf("the system prompt and the %d tool definitions, with room for the reply,", len(b.ToolCosts()))
-		e.PromptTokens = fixed
-		e.Fix = "Turn tools off (/tools in the workbench, --tools) or raise the window (/ctx N, --num-ctx, or num_ctx in the config)"
-		if fixedWindow {
-			e.Fix = "Turn tools off (/tools in the workbench, --tools), or " + advice
-		}
-	case last != nil && last.Kind == PartMessage && last.Name == engine.RoleUser && fixed+last.Tokens > b.Window.Tokens:
-		e.What, e.PromptTokens = "your message", last.Tokens
-		if fixedWindow {
-			e.Fix = "Shorten the message, or " + advice
-		}
-	default:
-		e.What = "the conversation"
-		e.Fix = "Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config), /compact the conversation, or start a new one (/new)"
-		if fixedWindow {
-			e.Fix = "/compact the conversation or start a new one (/new), or " + advice
-		}
-	}
-	return e
+		Context: &events.ContextPayload{Replaced: c.Replaced, Kept: c.Kept, Before: c.Before, After: c.After, LeftOut: c.LeftOut}}})
 }
 
 // onChunk forwards deltas as events. It runs once per streamed token, so it
 // must stay allocation-free beyond the event itself.
 func (r *run) onChunk(c engine.Chunk) {
+	if r.hold {
+		r.release() // the model is answering: it read the input
+	}
 	if c.Thinking != "" {
 		r.cfg.Bus.Publish(events.Event{Type: events.Thinking, Run: r.info, Text: c.Thinking})
 	}

@@ -23,11 +23,12 @@ func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input s
 func (a *orchestratorAgent) Answer(ctx context.Context, conv *Conversation, input Input) (*Result, error) {
 	defs := a.toolDefs()
 	if len(defs) > 0 {
-		if caps, err := a.cfg.Engine.Capabilities(ctx, a.cfg.Model); err == nil && !slices.Contains(caps, engine.CapTools) {
+		if caps, err := a.cfg.Engine.Capabilities(ctx, a.cfg.Model); err == nil && caps != nil && !slices.Contains(caps, engine.CapTools) {
 			return a.fallback(ctx, conv, input, nil)
 		}
-		// When capabilities cannot be read, try: the chat answers 400 if
-		// the model has no tools, and the fallback below handles it.
+		// When capabilities cannot be read, or the server does not say
+		// them (nil), try: the chat answers 400 if the model has no
+		// tools, and the fallback below handles it.
 	}
 	r, err := a.begin(ctx, conv, input, true)
 	if err != nil {
@@ -102,6 +103,11 @@ func (a *orchestratorAgent) refuseCalls(r *run, calls []engine.ToolCall, looping
 func (a *orchestratorAgent) fallback(ctx context.Context, conv *Conversation, input Input, started *run) (*Result, error) {
 	msg := fmt.Sprintf("Model %s does not support native tool calls; continuing with the react agent (tools are described in the prompt instead).", a.cfg.Model)
 	react := &reactAgent{loop{cfg: a.cfg, name: ReAct}}
+	if a.cfg.View != nil {
+		// What the view counts and shows for this conversation is react's
+		// from now on (see ModelView.NextRequest).
+		a.cfg.View.fellBack(a.cfg.Model)
+	}
 	if started == nil {
 		// Known before anything ran: the run is react's from the start.
 		info := events.RunFrom(ctx)

@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"hash/crc32"
 	"math"
 	"slices"
@@ -32,11 +30,6 @@ import (
 // the server never reloads the model with another one behind the person's
 // back.
 
-// DefaultWindow is the window used when neither the person nor the
-// server says otherwise (and the most a model is given unasked: a larger
-// window costs memory the machine may not have).
-const DefaultWindow = 4096
-
 // Defaults of ViewOptions.
 const (
 	DefaultResultShare = 0.25
@@ -63,15 +56,6 @@ type ViewOptions struct {
 	NumPredict int
 }
 
-// Window is the context window a conversation runs with.
-type Window struct {
-	Tokens int `json:"tokens"`
-	// Source says how it was chosen, in words.
-	Source string `json:"source"`
-	// ModelMax is the model's own maximum (0 unknown).
-	ModelMax int `json:"model_max,omitempty"`
-}
-
 // ModelView is the model's side of one conversation (or of a process's
 // conversations with one server). It is safe for concurrent use.
 type ModelView struct {
@@ -95,6 +79,19 @@ type ModelView struct {
 	// costs it (asked only once a request carries images).
 	families map[string]string
 	last     *Budget
+	// imposed are the windows the person's settings made the server load
+	// the model with, so that /ctx auto does not take one of them for
+	// the server's own.
+	imposed map[int]bool
+	// said holds the notices given once per view (see once).
+	said map[string]bool
+	// reactFor holds the models the orchestrator found without native
+	// tool calls: their requests are react's.
+	reactFor map[string]bool
+	// provisional is set while the window was chosen without the
+	// server's word on the model (it was unreachable): it is looked for
+	// again at the next request.
+	provisional bool
 }
 
 // NewModelView returns a view for conversations with model on eng.
@@ -105,7 +102,8 @@ func NewModelView(eng engine.InferenceEngine, model string, opts ViewOptions) *M
 	if opts.CompactAt <= 0 || opts.CompactAt > 1 {
 		opts.CompactAt = DefaultCompactAt
 	}
-	return &ModelView{eng: eng, opts: opts, model: model, ratio: map[string]float64{}, toolTokens: map[string]int{}, families: map[string]string{}, cuts: map[cutKey]string{}, rendered: map[renderedKey]int{}}
+	return &ModelView{eng: eng, opts: opts, model: model, ratio: map[string]float64{}, toolTokens: map[string]int{}, families: map[string]string{},
+		cuts: map[cutKey]string{}, rendered: map[renderedKey]int{}, imposed: map[int]bool{}, said: map[string]bool{}, reactFor: map[string]bool{}}
 }
 
 // Options returns the view's options.
@@ -121,22 +119,8 @@ func (v *ModelView) SetModel(model string) {
 	defer v.mu.Unlock()
 	if model != v.model {
 		v.model, v.window, v.last = model, Window{}, nil
+		clear(v.imposed)
 	}
-}
-
-// SetNumCtx sets the window the person asked for (0: ask the server
-// again). It reports whether the window changes: the server then reloads
-// the model with it, which takes a moment, and the person should be told.
-func (v *ModelView) SetNumCtx(n int, source string) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	changed := v.window.Tokens != 0 && n != 0 && n != v.window.Tokens
-	v.opts.NumCtx, v.opts.NumCtxSource = n, source
-	v.window = Window{}
-	if n > 0 {
-		v.window = Window{Tokens: n, Source: source}
-	}
-	return changed
 }
 
 // SetNumPredict changes the reply reserve.
@@ -144,75 +128,6 @@ func (v *ModelView) SetNumPredict(n int) {
 	v.mu.Lock()
 	v.opts.NumPredict = n
 	v.mu.Unlock()
-}
-
-// Window returns the window in force, finding it on first use.
-func (v *ModelView) Window(ctx context.Context) (Window, error) {
-	v.mu.Lock()
-	w, model, opts := v.window, v.model, v.opts
-	v.mu.Unlock()
-	if w.Tokens > 0 {
-		return w, nil
-	}
-	w, err := resolveWindow(ctx, v.eng, model, opts)
-	if err != nil {
-		return Window{}, err
-	}
-	v.mu.Lock()
-	if v.model == model && v.window.Tokens == 0 {
-		v.window = w
-	}
-	w = v.window
-	v.mu.Unlock()
-	return w, nil
-}
-
-// resolveWindow finds the window: the person's, else the one the server
-// loaded the model with, else min(the model's maximum, DefaultWindow).
-func resolveWindow(ctx context.Context, eng engine.InferenceEngine, model string, opts ViewOptions) (Window, error) {
-	var max int
-	if d, ok := eng.(engine.Describer); ok {
-		details, err := d.Show(ctx, model)
-		switch {
-		case err == nil:
-			max = details.ContextLength
-		case errors.Is(err, engine.ErrUnreachable), ctx.Err() != nil:
-			if opts.NumCtx == 0 {
-				return Window{}, err
-			}
-		}
-	}
-	if opts.NumCtx > 0 {
-		src := opts.NumCtxSource
-		if src == "" {
-			src = "set in the configuration (num_ctx)"
-		}
-		if max > 0 && opts.NumCtx > max {
-			// The server caps a window at the model's own maximum: count
-			// with the window the model really gets.
-			return Window{Tokens: max, ModelMax: max, Source: fmt.Sprintf("%s as %s tokens, capped at the model's maximum", src, groupDigits(opts.NumCtx))}, nil
-		}
-		return Window{Tokens: opts.NumCtx, Source: src, ModelMax: max}, nil
-	}
-	if l, ok := eng.(engine.LoadLister); ok {
-		if loaded, err := l.Loaded(ctx); err == nil {
-			for _, m := range loaded {
-				if m.ContextLength > 0 && engine.SameModel(m.Name, model) {
-					return Window{Tokens: m.ContextLength, Source: "the window the server loaded the model with", ModelMax: max}, nil
-				}
-			}
-		} else if errors.Is(err, engine.ErrUnreachable) {
-			return Window{}, err
-		}
-	}
-	if max > 0 && max < DefaultWindow {
-		return Window{Tokens: max, Source: "the model's own maximum", ModelMax: max}, nil
-	}
-	src := fmt.Sprintf("jarvis's default (%s tokens)", groupDigits(DefaultWindow))
-	if max > 0 {
-		src = fmt.Sprintf("jarvis's default: the model allows %s tokens, raise it with /ctx or num_ctx", groupDigits(max))
-	}
-	return Window{Tokens: DefaultWindow, Source: src, ModelMax: max}, nil
 }
 
 // Part is one item of a request, with what it costs.
@@ -227,9 +142,10 @@ type Part struct {
 	Tokens int `json:"tokens"`
 	// Cut is set when a tool result was shortened for the model.
 	Cut bool `json:"cut,omitempty"`
-	// Images counts the images the message carries (their cost is in
-	// Tokens).
-	Images int `json:"images,omitempty"`
+	// Images counts the images the message carries, and ImageTokens
+	// what they cost (it is part of Tokens).
+	Images      int `json:"images,omitempty"`
+	ImageTokens int `json:"image_tokens,omitempty"`
 }
 
 // Kinds of Part.
@@ -244,7 +160,10 @@ const (
 // Budget is what the next request costs, part by part, in calibrated
 // tokens.
 type Budget struct {
-	Model  string `json:"model"`
+	Model string `json:"model"`
+	// Agent is the agent whose request it is (react after orchestrator
+	// fell back to it); "" when the request did not say.
+	Agent  string `json:"agent,omitempty"`
 	Window Window `json:"window"`
 	Parts  []Part `json:"-"`
 	// Totals by kind.
@@ -302,6 +221,8 @@ func (b Budget) ToolCosts() []Part {
 
 // Request is what Prepare builds a request from.
 type Request struct {
+	// Agent names the agent the request is for (see NextRequest).
+	Agent    string
 	System   string
 	Tools    []engine.ToolDef
 	Messages []engine.Message
@@ -324,8 +245,9 @@ func (v *ModelView) Prepare(ctx context.Context, in Request) (engine.ChatRequest
 	if !calibrated {
 		ratio = uncalibratedRatio
 	}
-	b := Budget{Model: model, Window: w, Ratio: ratio, Calibrated: calibrated}
-	scale := func(raw int) int { return int(math.Ceil(float64(raw) * ratio)) }
+	b := Budget{Model: model, Agent: in.Agent, Window: w, Ratio: ratio, Calibrated: calibrated,
+		Parts: make([]Part, 0, 1+len(in.Tools)+len(in.Messages))}
+	scale := func(raw int) int { return scaled(raw, ratio) }
 
 	msgs := make([]engine.Message, 0, len(in.Messages)+1)
 	if in.System != "" {
@@ -351,17 +273,19 @@ func (v *ModelView) Prepare(ctx context.Context, in Request) (engine.ChatRequest
 		raw := estimateMessage(m)
 		cut := false
 		if kind == PartResult && scale(raw) > limit {
-			m.Content = v.cutFor(m, limit, ratio, w.Tokens)
+			m.Content = v.cutFor(m, limit, ratio, w.Tokens, callStartLine(in.Messages[:i], m))
 			raw, cut = estimateMessage(m), true
 			b.CutResults++
 		}
+		imageTokens := 0
 		if images := v.imagesEstimate(ctx, model, m); images > 0 {
 			raw += images
-			b.ImageTokens += scale(images)
+			imageTokens = scale(images)
+			b.ImageTokens += imageTokens
 		}
 		msgs = append(msgs, m)
 		b.raw += raw
-		b.Parts = append(b.Parts, Part{Kind: kind, Name: name, Index: i, Tokens: scale(raw), Cut: cut, Images: len(m.Images)})
+		b.Parts = append(b.Parts, Part{Kind: kind, Name: name, Index: i, Tokens: scale(raw), Cut: cut, Images: len(m.Images), ImageTokens: imageTokens})
 	}
 	b.Reply = opts.NumPredict
 	if b.Reply <= 0 {
@@ -394,7 +318,7 @@ func (v *ModelView) Prepare(ctx context.Context, in Request) (engine.ChatRequest
 // the same way from then on (until the window changes): the calibration
 // moves after the first reply, and a cut that moved with it would change
 // the prompt's prefix and void the server's cache every turn.
-func (v *ModelView) cutFor(m engine.Message, limit int, ratio float64, window int) string {
+func (v *ModelView) cutFor(m engine.Message, limit int, ratio float64, window, startLine int) string {
 	key := cutKey{window: window, id: m.ToolCallID, size: len(m.Content), sum: crc32.ChecksumIEEE([]byte(m.Content))}
 	v.mu.Lock()
 	cut, ok := v.cuts[key]
@@ -402,7 +326,7 @@ func (v *ModelView) cutFor(m engine.Message, limit int, ratio float64, window in
 	if ok {
 		return cut
 	}
-	cut = cutResult(m, limit, ratio)
+	cut = cutResult(m, limit, ratio, startLine)
 	v.mu.Lock()
 	if len(v.cuts) >= maxCuts {
 		clear(v.cuts)
@@ -469,6 +393,9 @@ func (v *ModelView) Observe(b Budget, promptTokens int) {
 	v.mu.Unlock()
 }
 
+// scaled is a raw estimate in calibrated tokens.
+func scaled(raw int, ratio float64) int { return int(math.Ceil(float64(raw) * ratio)) }
+
 // uncalibratedRatio pads the estimate until the model's first reply
 // calibrates it: overestimating costs a compaction a little early,
 // underestimating a refused request.
@@ -527,25 +454,13 @@ func (v *ModelView) Model() string {
 	return v.model
 }
 
-// groupDigits writes n with thousands separators.
-func groupDigits(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + groupDigits(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
 // NextRequest is what the named agent would send next for msgs: its
 // system prompt and, for orchestrator, its tools as definitions (react
 // describes them in its system prompt instead). The Context tab and
 // /compact use it, so they count what the agent really sends.
 func NextRequest(name string, cfg Config, msgs []engine.Message) Request {
 	l := &loop{cfg: cfg, name: name}
-	in := Request{System: l.systemPrompt(), Messages: msgs, Options: cfg.Options}
+	in := Request{Agent: name, System: l.systemPrompt(), Messages: msgs, Options: cfg.Options}
 	switch name {
 	case ReAct:
 		in.System = ReActSystemPrompt(cfg.System, cfg.Executor)
@@ -553,6 +468,32 @@ func NextRequest(name string, cfg Config, msgs []engine.Message) Request {
 		in.Tools = l.toolDefs()
 	}
 	return in
+}
+
+// NextRequest is the package's NextRequest as this view's conversation
+// would really send it: after orchestrator found that the model has no
+// native tool calls and went on as react, its requests are react's, and
+// so is what the Context tab counts and shows.
+func (v *ModelView) NextRequest(name string, cfg Config, msgs []engine.Message) Request {
+	if name == Orchestrator && v.FellBack(cfg.Model) {
+		name = ReAct
+	}
+	return NextRequest(name, cfg, msgs)
+}
+
+// FellBack reports whether orchestrator went on as react for model in
+// this view's conversation, because the model cannot call tools natively.
+func (v *ModelView) FellBack(model string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.reactFor[model]
+}
+
+// fellBack records that orchestrator went on as react for model.
+func (v *ModelView) fellBack(model string) {
+	v.mu.Lock()
+	v.reactFor[model] = true
+	v.mu.Unlock()
 }
 
 // ToolDefs returns the definitions of an executor's tools, as orchestrator

@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,7 +162,14 @@ type ModelDetails struct {
 	Capabilities []string `json:"capabilities"`
 	// ContextLength is the model's own maximum window in tokens (Ollama:
 	// model_info's "<arch>.context_length"); 0 when the server does not say.
-	ContextLength int    `json:"context_length,omitempty"`
+	ContextLength int `json:"context_length,omitempty"`
+	// Window is the window a server that fixes it at load time runs the
+	// model with (llama.cpp's n_ctx, vLLM's max_model_len, LM Studio's
+	// loaded context), and WindowFrom where the engine read it; 0 when
+	// the server does not say, or takes the window with each request
+	// (Ollama's native API).
+	Window        int    `json:"window,omitempty"`
+	WindowFrom    string `json:"window_from,omitempty"`
 	Family        string `json:"family,omitempty"`
 	ParameterSize string `json:"parameter_size,omitempty"`
 	Quantization  string `json:"quantization,omitempty"`
@@ -375,6 +383,20 @@ func (e *VisionUnsupportedError) Error() string {
 	return msg + "None of the server's models can. " + fix
 }
 
+// NotAChatModelError means a chat was about to go to a model the server
+// lists as an embedding model: it cannot answer, so nothing was sent.
+type NotAChatModelError struct{ Model string }
+
+func (e *NotAChatModelError) Error() string {
+	return fmt.Sprintf("model %q is an embedding model: it turns text into vectors and cannot chat, so nothing was sent. Pick a chat model with --model (or /model in the workbench); 'jarvis models' lists what each model can do", e.Model)
+}
+
+// EmbeddingOnly reports whether caps are those of a model that embeds and
+// cannot chat.
+func EmbeddingOnly(caps []string) bool {
+	return slices.Contains(caps, CapEmbedding) && !slices.Contains(caps, CapCompletion)
+}
+
 // StreamError means the connection was lost mid-reply; what arrived before
 // is kept in the ChatResponse returned with it.
 type StreamError struct {
@@ -404,6 +426,11 @@ type ContextOverflowError struct {
 	// window, which works where the request sets it (Ollama). Servers
 	// that fix the window when they load the model need another remedy.
 	Fix string
+	// Detail, when set, is the whole account of the sizes, written by
+	// whoever counted the request part by part (the agent's budget: the
+	// system prompt, the tools, the history, the images, the reply's
+	// room); it replaces the sentence made of Window and PromptTokens.
+	Detail string
 }
 
 func (e *ContextOverflowError) Error() string {
@@ -415,10 +442,12 @@ func (e *ContextOverflowError) Error() string {
 		fix = "Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message"
 	}
 	switch {
+	case e.Detail != "":
+		return e.Detail + " " + fix
 	case e.Window > 0 && e.PromptTokens > 0:
-		return fmt.Sprintf("%s is about %s tokens; %s runs with a %s-token window. %s", what, groupDigits(e.PromptTokens), e.Model, groupDigits(e.Window), fix)
+		return fmt.Sprintf("%s is about %s tokens; %s runs with a %s-token window. %s", what, GroupDigits(e.PromptTokens), e.Model, GroupDigits(e.Window), fix)
 	case e.Window > 0:
-		return fmt.Sprintf("%s does not fit %s's %s-token window. %s", what, e.Model, groupDigits(e.Window), fix)
+		return fmt.Sprintf("%s does not fit %s's %s-token window. %s", what, e.Model, GroupDigits(e.Window), fix)
 	}
 	msg := fmt.Sprintf("%s does not fit %s's context window", what, e.Model)
 	if e.ServerMessage != "" {
@@ -427,12 +456,12 @@ func (e *ContextOverflowError) Error() string {
 	return msg + ". " + fix
 }
 
-// groupDigits writes n with thousands separators (3,100), as the sizes in
+// GroupDigits writes n with thousands separators (3,100), as the sizes in
 // messages are read by people.
-func groupDigits(n int) string {
+func GroupDigits(n int) string {
 	s := fmt.Sprint(n)
 	if n < 0 {
-		return "-" + groupDigits(-n)
+		return "-" + GroupDigits(-n)
 	}
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]

@@ -52,6 +52,10 @@ const (
 	ConfirmAsk    Type = "confirmation_request"
 	ConfirmAnswer Type = "confirmation_answer"
 
+	// ContextCompacting: the model is summarising older turns to fit the
+	// window (Turn.Context.Replaced says how many messages); a
+	// context_compacted, or a notice saying why not, follows.
+	ContextCompacting Type = "context_compacting"
 	// ContextCompacted: older turns were summarised to fit the window
 	// (Text is the summary, Turn.Context says what it saved).
 	ContextCompacted Type = "context_compacted"
@@ -192,6 +196,9 @@ type ContextPayload struct {
 	// messages the summary stands for, those kept after it, and the
 	// prompt's tokens before and after.
 	Replaced, Kept, Before, After int
+	// LeftOut is set when the Replaced messages were left out without a
+	// summary (the summary was discarded and the request did not fit).
+	LeftOut bool
 }
 
 // TaskPayload is the payload of the scheduler events.

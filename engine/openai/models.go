@@ -34,9 +34,13 @@ type modelExtras struct {
 	Type                string `json:"type"` // llm, vlm, embeddings
 	Arch                string `json:"arch"`
 	Quantization        string `json:"quantization"`
-	// OpenRouter and other hosted APIs.
+	// OpenRouter and other hosted APIs: the window, what a request may
+	// set, and what the model reads.
 	ContextLength       int      `json:"context_length"`
 	SupportedParameters []string `json:"supported_parameters"`
+	Architecture        *struct {
+		InputModalities []string `json:"input_modalities"`
+	} `json:"architecture"`
 }
 
 // The owned_by values that name a server, for the extra look-ups only
@@ -45,6 +49,7 @@ const (
 	ownerLlamaCpp = "llamacpp"
 	ownerVLLM     = "vllm"
 	ownerLMStudio = "organization_owner"
+	ownerOllama   = "library"
 )
 
 // listedModel is one /v1/models entry with its extras.
@@ -106,13 +111,14 @@ func parameterSize(n int64) string {
 	return ""
 }
 
-// Capabilities returns what model can do. /v1/models rarely says, so a
-// model is taken to complete, to call tools and to read images until the
-// server shows otherwise: a hosted API's supported_parameters without
-// "tools", LM Studio's type "llm" (a text model; "vlm" reads images), or
-// a chat refused because of tools (remembered for the engine's lifetime,
-// as the agent then falls back to the text protocol). Images sent to a
-// model that cannot read them are refused by the server, which says so.
+// Capabilities returns what model can do, as the server says it: a hosted
+// API's supported_parameters and input modalities, LM Studio's model type,
+// llama.cpp's /props (its modalities and chat template's abilities), the
+// native /api/show of an Ollama behind /v1. It is nil when the server
+// does not say (vLLM, most others): the agent then tries native tool
+// calls and images and the server answers. A chat refused because of
+// tools is remembered for the engine's lifetime, as the agent then falls
+// back to the text protocol.
 func (e *Engine) Capabilities(ctx context.Context, model string) ([]string, error) {
 	d, err := e.Show(ctx, model)
 	if err != nil {
@@ -122,13 +128,15 @@ func (e *Engine) Capabilities(ctx context.Context, model string) ([]string, erro
 }
 
 // Show returns what the server says about model in its /v1/models entry.
-// ContextLength is the window the server enforces where it says so: vLLM's
-// max_model_len; llama.cpp's runtime n_ctx from /props (its GGUF's
-// n_ctx_train when /props does not answer); LM Studio's loaded or maximum
-// context length from its /api/v0/models; a hosted API's context_length.
-// These servers fix the window when they load a model, so it cannot be
-// changed per request. Answers are cached for the engine's lifetime;
-// failures are not.
+// Window is the window the server enforces where it says so: vLLM's
+// max_model_len; llama.cpp's runtime n_ctx from /props; LM Studio's
+// loaded context length from its /api/v0/models; a hosted API's
+// context_length. These servers fix the window when they load a model,
+// so it cannot be changed per request. ContextLength is the model's own
+// maximum where the server says it (llama.cpp's n_ctx_train, LM Studio's
+// max_context_length, a hosted API's context_length): the most a restart
+// with a larger window can give. Answers are cached for the engine's
+// lifetime; failures are not.
 //
 // A model the list does not have is a *engine.ModelNotFoundError, except
 // on llama.cpp, which serves its one model under any name. A server
@@ -149,19 +157,25 @@ func (e *Engine) Show(ctx context.Context, model string) (engine.ModelDetails, e
 	d.Capabilities = slices.Clone(d.Capabilities)
 	e.mu.Lock()
 	if e.noTools[model] {
+		// The server refused tools for it and answered without: it
+		// chats, without native tool calls.
 		d.Capabilities = slices.DeleteFunc(d.Capabilities, func(c string) bool { return c == engine.CapTools })
+		if d.Capabilities == nil {
+			d.Capabilities = []string{engine.CapCompletion}
+		}
 	}
 	e.mu.Unlock()
 	return d, nil
 }
 
 func (e *Engine) describe(ctx context.Context, model string) (engine.ModelDetails, error) {
-	d := engine.ModelDetails{Name: model, Capabilities: []string{engine.CapCompletion, engine.CapTools, engine.CapVision}}
+	// Capabilities stay nil (unknown) unless the server says them.
+	d := engine.ModelDetails{Name: model}
 	models, err := e.listModels(ctx, "reading the details of "+model)
 	if err != nil {
 		var se *engine.ServerError
 		if errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusMethodNotAllowed || se.Status == http.StatusNotImplemented) {
-			return d, nil // no /v1/models: nothing known beyond the defaults
+			return d, nil // no /v1/models: nothing is known
 		}
 		return d, err
 	}
@@ -169,6 +183,9 @@ func (e *Engine) describe(ctx context.Context, model string) (engine.ModelDetail
 	if !ok {
 		return d, &engine.ModelNotFoundError{Model: model, Fix: modelFix}
 	}
+	e.mu.Lock()
+	e.owners[model] = m.OwnedBy
+	e.mu.Unlock()
 	x := m.extras
 	if m.OwnedBy == ownerLMStudio && x.MaxContextLength == 0 {
 		x = e.lmStudioExtras(ctx, m.ID, x)
@@ -177,29 +194,25 @@ func (e *Engine) describe(ctx context.Context, model string) (engine.ModelDetail
 	if x.Meta != nil {
 		d.ParameterSize = parameterSize(x.Meta.NParams)
 	}
-	d.ContextLength = firstPositive(x.LoadedContextLength, x.MaxModelLen, x.ContextLength, x.MaxContextLength)
-	if m.OwnedBy == ownerLlamaCpp {
-		if p, err := e.props(ctx); err == nil && p.DefaultGenerationSettings.NCtx > 0 {
-			d.ContextLength = p.DefaultGenerationSettings.NCtx
-		}
-	}
-	if d.ContextLength == 0 && x.Meta != nil {
+	d.Window, d.WindowFrom = serverWindow(x)
+	d.ContextLength = x.MaxContextLength
+	if x.Meta != nil && x.Meta.NCtxTrain > 0 {
 		d.ContextLength = x.Meta.NCtxTrain
 	}
-	switch {
-	case x.Type == "embeddings" || x.Type == "embedding":
-		d.Capabilities = []string{engine.CapEmbedding}
-	case len(x.SupportedParameters) > 0:
-		d.Capabilities = []string{engine.CapCompletion}
-		if slices.Contains(x.SupportedParameters, "tools") {
-			d.Capabilities = append(d.Capabilities, engine.CapTools)
+	if d.ContextLength == 0 && x.ContextLength > 0 {
+		d.ContextLength = x.ContextLength // a hosted API's window is the model's
+	}
+	d.Capabilities = listedCapabilities(x)
+	switch m.OwnedBy {
+	case ownerLlamaCpp:
+		if p, err := e.props(ctx); err == nil {
+			if p.DefaultGenerationSettings.NCtx > 0 {
+				d.Window, d.WindowFrom = p.DefaultGenerationSettings.NCtx, "llama.cpp's /props n_ctx"
+			}
+			d.Capabilities = p.capabilities()
 		}
-		if slices.Contains(x.SupportedParameters, "reasoning") || slices.Contains(x.SupportedParameters, "include_reasoning") {
-			d.Capabilities = append(d.Capabilities, engine.CapThinking)
-		}
-		d.Capabilities = append(d.Capabilities, engine.CapVision)
-	case x.Type == "llm":
-		d.Capabilities = []string{engine.CapCompletion, engine.CapTools}
+	case ownerOllama:
+		e.ollamaDetails(ctx, m.ID, &d)
 	}
 	return d, nil
 }
@@ -224,21 +237,20 @@ func findModel(models []listedModel, model string) (listedModel, bool) {
 	return listedModel{}, false
 }
 
-func firstPositive(ns ...int) int {
-	for _, n := range ns {
-		if n > 0 {
-			return n
-		}
-	}
-	return 0
-}
-
-// llamaProps is the part of llama.cpp's GET /props the engine reads.
+// llamaProps is the part of llama.cpp's GET /props the engine reads: the
+// window it runs with, and (newer builds) what the loaded model and its
+// chat template can do.
 type llamaProps struct {
 	DefaultGenerationSettings struct {
 		NCtx int `json:"n_ctx"`
 	} `json:"default_generation_settings"`
-	BuildInfo string `json:"build_info"`
+	BuildInfo  string `json:"build_info"`
+	Modalities *struct {
+		Vision bool `json:"vision"`
+	} `json:"modalities"`
+	ChatTemplateCaps *struct {
+		SupportsTools bool `json:"supports_tools"`
+	} `json:"chat_template_caps"`
 }
 
 // props asks llama.cpp for /props, beside /v1 at the server's root.

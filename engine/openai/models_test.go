@@ -48,25 +48,29 @@ func TestShowContextLengthFromEachServer(t *testing.T) {
 		flavor ot.Flavor
 		spec   ot.ModelSpec
 		fail   string // a path that fails, to check the fallback
-		window int
-		caps   []string
+		// window is what the server runs the model with, max the model's
+		// own maximum (0: the server does not say).
+		window, max int
+		caps        []string
 	}{
 		// vLLM's entry: max_model_len, the window it serves with.
-		{"vLLM", ot.VLLM, ot.ModelSpec{Name: "Qwen/Qwen3-8B", Window: 16384, TrainWindow: 40960}, "", 16384, []string{"completion", "tools", "vision"}},
-		// llama.cpp: the runtime n_ctx from /props ...
-		{"llama.cpp", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "", 8192, []string{"completion", "tools", "vision"}},
-		// ... and its GGUF's n_ctx_train when /props fails.
-		{"llama.cpp without /props", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "/props", 40960, []string{"completion", "tools", "vision"}},
-		// LM Studio: the loaded model's loaded_context_length from its
-		// /api/v0/models, whose type "llm" says the model reads no
-		// images; max_context_length for a model it has not loaded.
-		{"LM Studio", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", Window: 4096, TrainWindow: 32768, Arch: "qwen3", Quantization: "Q4_K_M"}, "", 4096, []string{"completion", "tools"}},
-		{"LM Studio, not loaded", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", Window: 4096, TrainWindow: 32768, NotLoaded: true}, "", 32768, []string{"completion", "tools"}},
-		{"LM Studio, a vision model", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen2.5-vl-7b", Window: 8192, Type: "vlm"}, "", 8192, []string{"completion", "tools", "vision"}},
-		{"LM Studio, an embedding model", ot.LMStudio, ot.ModelSpec{Name: "nomic-embed-text-v1.5", Window: 2048, Type: "embeddings"}, "", 2048, []string{"embedding"}},
-		{"LM Studio without /api/v0", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", TrainWindow: 32768}, "/api/v0/models", 0, []string{"completion", "tools", "vision"}},
-		// A hosted API's entry with context_length and supported_parameters.
-		{"hosted", ot.OpenAI, ot.ModelSpec{Name: "vendor/model", Window: 131072, SupportedParameters: []string{"max_tokens", "reasoning", "temperature"}}, "", 131072, []string{"completion", "thinking", "vision"}},
+		{"vLLM", ot.VLLM, ot.ModelSpec{Name: "Qwen/Qwen3-8B", Window: 16384, TrainWindow: 40960}, "", 16384, 0, nil},
+		// llama.cpp: the runtime n_ctx from /props, its GGUF's n_ctx_train ...
+		{"llama.cpp", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "", 8192, 40960, nil},
+		// ... and no window when /props fails.
+		{"llama.cpp without /props", ot.LlamaCpp, ot.ModelSpec{Name: "qwen3.gguf", Window: 8192, TrainWindow: 40960}, "/props", 0, 40960, nil},
+		// LM Studio: the loaded model's loaded_context_length and its
+		// max_context_length from /api/v0/models, whose type "llm" says
+		// the model reads no images; only the maximum for a model it has
+		// not loaded.
+		{"LM Studio", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", Window: 4096, TrainWindow: 32768, Arch: "qwen3", Quantization: "Q4_K_M"}, "", 4096, 32768, []string{"completion", "tools"}},
+		{"LM Studio, not loaded", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", Window: 4096, TrainWindow: 32768, NotLoaded: true}, "", 0, 32768, []string{"completion", "tools"}},
+		{"LM Studio, a vision model", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen2.5-vl-7b", Window: 8192, TrainWindow: 32768, Type: "vlm"}, "", 8192, 32768, []string{"completion", "tools", "vision"}},
+		{"LM Studio, an embedding model", ot.LMStudio, ot.ModelSpec{Name: "nomic-embed-text-v1.5", Window: 2048, TrainWindow: 2048, Type: "embeddings"}, "", 2048, 2048, []string{"embedding"}},
+		{"LM Studio without /api/v0", ot.LMStudio, ot.ModelSpec{Name: "qwen/qwen3-8b", TrainWindow: 32768}, "/api/v0/models", 0, 0, nil},
+		// A hosted API's entry with context_length and supported_parameters
+		// (without input modalities it does not say it reads images).
+		{"hosted", ot.OpenAI, ot.ModelSpec{Name: "vendor/model", Window: 131072, SupportedParameters: []string{"max_tokens", "reasoning", "temperature"}}, "", 131072, 131072, []string{"completion", "thinking"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := ot.New(t, c.flavor)
@@ -79,8 +83,11 @@ func TestShowContextLengthFromEachServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Name != c.spec.Name || d.ContextLength != c.window || !slices.Equal(d.Capabilities, c.caps) {
-				t.Errorf("details = %+v, want window %d, caps %v", d, c.window, c.caps)
+			if d.Name != c.spec.Name || d.Window != c.window || d.ContextLength != c.max || !slices.Equal(d.Capabilities, c.caps) {
+				t.Errorf("details = %+v, want window %d, maximum %d, caps %v", d, c.window, c.max, c.caps)
+			}
+			if c.window > 0 && d.WindowFrom == "" {
+				t.Errorf("the window does not say where it was read: %+v", d)
 			}
 			if c.name == "LM Studio" && (d.Family != "qwen3" || d.Quantization != "Q4_K_M") {
 				t.Errorf("LM Studio's details = %+v", d)
@@ -107,14 +114,14 @@ func TestShowFindsAndMissesModels(t *testing.T) {
 	lsrv := ot.New(t, ot.LlamaCpp)
 	lsrv.AddModel(ot.ModelSpec{Name: "/models/qwen3.gguf", Window: 4096})
 	d, err := newEngine(t, lsrv.BaseURL).Show(context.Background(), "qwen3")
-	if err != nil || d.ContextLength != 4096 {
+	if err != nil || d.Window != 4096 {
 		t.Errorf("llama.cpp under another name: %+v, %v", d, err)
 	}
 }
 
 func TestShowIsCachedAndFailuresAreNot(t *testing.T) {
-	srv := ot.New(t, ot.VLLM)
-	srv.Model("a")
+	srv := ot.New(t, ot.OpenAI)
+	srv.AddModel(ot.ModelSpec{Name: "a", SupportedParameters: []string{"tools"}})
 	e := newEngine(t, srv.BaseURL)
 	for range 3 {
 		caps, err := e.Capabilities(context.Background(), "a")
@@ -139,8 +146,8 @@ func TestShowWithoutAModelList(t *testing.T) {
 	srv := ot.New(t, ot.VLLM)
 	srv.FailPath("/v1/models", 404)
 	d, err := newEngine(t, srv.BaseURL).Show(context.Background(), "anything")
-	if err != nil || !slices.Equal(d.Capabilities, []string{"completion", "tools", "vision"}) {
-		t.Errorf("details = %+v, %v", d, err)
+	if err != nil || d.Capabilities != nil || d.Window != 0 {
+		t.Errorf("details = %+v, %v; want nothing claimed", d, err)
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
 	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ollamatest "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
@@ -139,9 +141,11 @@ func httpGet(t *testing.T, url string) (string, int) {
 
 // Ollama's /v1 has no truncate switch: a prompt bigger than the window is
 // cut by the server without a word, and the usage reports the window's
-// worth of prompt (make test-real checks this against a real Ollama). It
-// says nothing about the window either.
-func TestOllamaV1CutsAPromptSilently(t *testing.T) {
+// worth of prompt (make test-real checks this against a real Ollama). The
+// engine, which knows the window from the native API, takes a reported
+// prompt that fills the window for the cut it is: an error with the
+// sizes, never the answer alone.
+func TestOllamaV1SilentCutIsAnError(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.AddModel(ollamatest.ModelSpec{Name: "small", Capabilities: []string{engine.CapCompletion}, ContextLength: 2048})
 	srv.Default(et.Text("ok"))
@@ -149,15 +153,84 @@ func TestOllamaV1CutsAPromptSilently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, err := e.Show(context.Background(), "small"); err != nil || d.ContextLength != 0 {
-		t.Errorf("shown: %+v, %v", d, err)
-	}
 	resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "small",
 		Messages: []engine.Message{{Role: engine.RoleUser, Content: strings.Repeat("many words here ", 800)}}}, nil)
-	if err != nil || resp.Usage.PromptTokens != 2048 || resp.Message.Content != "ok" {
-		t.Fatalf("usage %+v, message %+v, %v", resp.Usage, resp.Message, err)
+	var overflow *engine.ContextOverflowError
+	if !errors.As(err, &overflow) || overflow.Window != 2048 || resp.Usage.PromptTokens != 2048 {
+		t.Fatalf("a silent cut was not reported: %+v, %v", resp, err)
 	}
-	if r := srv.Requests()[len(srv.Requests())-1]; !r.SilentCut() || r.Window != 2048 {
-		t.Errorf("recorded: cut %v, window %d", r.SilentCut(), r.Window)
+	cut := false
+	for _, r := range srv.Requests() {
+		if r.Path == "/v1/chat/completions" {
+			cut = r.SilentCut() && r.Window == 2048
+		}
+	}
+	if !cut {
+		t.Errorf("the stand-in did not cut the prompt silently: %+v", srv.Requests())
+	}
+}
+
+// An Ollama behind /v1 says nothing there of a model's window or
+// abilities; the engine asks its native API on the same host: the
+// model's maximum and capabilities from /api/show, the window it loaded
+// the model with from /api/ps.
+func TestOllamaV1KnowsTheWindowFromTheNativeAPI(t *testing.T) {
+	srv := ollamatest.New(t)
+	srv.AddModel(ollamatest.ModelSpec{Name: "small", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 2048})
+	srv.Default(et.Text("ok"))
+	eng, err := openai.New(srv.URL + "/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := eng.Show(ctx, "small")
+	if err != nil || d.ContextLength != 2048 || !slices.Equal(d.Capabilities, []string{engine.CapCompletion, engine.CapTools}) || d.Window != 0 {
+		t.Fatalf("before loading: %+v, %v", d, err)
+	}
+	if _, err := eng.Chat(ctx, engine.ChatRequest{Model: "small", Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := eng.Show(ctx, "small"); d.Window != 2048 || !strings.Contains(d.WindowFrom, "/api/ps") {
+		t.Fatalf("after loading: %+v", d)
+	}
+}
+
+// A question too long for the model's window is refused before it is
+// sent, with the real sizes, instead of the silent cut Ollama's /v1
+// makes of it.
+func TestOllamaV1RefusesWhatItWouldCut(t *testing.T) {
+	srv := ollamatest.New(t)
+	srv.AddModel(ollamatest.ModelSpec{Name: "small", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 2048})
+	srv.Default(et.Text("ok"))
+	eng, _ := openai.New(srv.URL + "/v1")
+	a, _ := agent.New(agent.Simple, agent.Config{Engine: eng, Model: "small"})
+	res, err := a.Run(context.Background(), &agent.Conversation{}, strings.Repeat("word of the question ", 375)) // 1,500 words
+	var overflow *engine.ContextOverflowError
+	if !errors.As(err, &overflow) || !res.Refused || overflow.Window != 2048 || !strings.Contains(err.Error(), "small runs with a 2,048-token window") {
+		t.Fatalf("err = %v, refused %v", err, res.Refused)
+	}
+	for _, r := range srv.Requests() {
+		if r.Path == "/v1/chat/completions" {
+			t.Fatal("a question known not to fit was sent")
+		}
+	}
+}
+
+// An embedding model is refused before a chat is sent, with its name.
+func TestOllamaV1RefusesAChatToAnEmbeddingModel(t *testing.T) {
+	srv := ollamaV1(t)
+	eng, _ := openai.New(srv.URL + "/v1")
+	_, err := eng.Chat(context.Background(), engine.ChatRequest{Model: "nomic-embed-text", Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}}, nil)
+	var notChat *engine.NotAChatModelError
+	if !errors.As(err, &notChat) || notChat.Model != "nomic-embed-text" || !strings.Contains(err.Error(), "is an embedding model") || !strings.Contains(err.Error(), "nothing was sent") {
+		t.Fatalf("err = %v", err)
+	}
+	for _, r := range srv.Requests() {
+		if r.Path == "/v1/chat/completions" {
+			t.Fatal("the chat was sent")
+		}
+	}
+	if caps, err := eng.Capabilities(context.Background(), "qwen3"); err != nil || !slices.Equal(caps, []string{engine.CapCompletion, engine.CapTools, engine.CapThinking}) {
+		t.Fatalf("qwen3's capabilities: %v, %v", caps, err)
 	}
 }

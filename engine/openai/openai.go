@@ -61,6 +61,12 @@ type Engine struct {
 	mu      sync.Mutex
 	shown   map[string]engine.ModelDetails
 	noTools map[string]bool // models the server refused tools for
+	// owners holds each described model's owned_by: it says which
+	// server's own API can tell its window now (see windowNow).
+	owners map[string]string
+	// noNative is set when a server that names itself Ollama has no
+	// native API beside /v1 to ask.
+	noNative atomic.Bool
 }
 
 var (
@@ -141,6 +147,7 @@ func New(baseURL string, opts ...Option) (*Engine, error) {
 		models:  oai.NewModelService(ropts...),
 		shown:   make(map[string]engine.ModelDetails),
 		noTools: make(map[string]bool),
+		owners:  make(map[string]string),
 	}, nil
 }
 
@@ -222,11 +229,17 @@ func (e *Engine) Host() string { return e.base }
 // On error the returned response holds what arrived (tool calls of a reply
 // cut short are dropped: their arguments may be incomplete): a
 // *engine.StreamError when the connection dropped mid-reply, the context's
-// error (wrapped) when ctx ended first.
+// error (wrapped) when ctx ended first, a *engine.ContextOverflowError
+// when the reported prompt filled the server's window (it cut the
+// conversation: see checkCut). A model the server lists as an embedding
+// model is refused before anything is sent (*engine.NotAChatModelError).
 func (e *Engine) Chat(ctx context.Context, req engine.ChatRequest, onChunk func(engine.Chunk)) (engine.ChatResponse, error) {
 	start := time.Now()
 	resp := engine.ChatResponse{Model: req.Model, Message: engine.Message{Role: engine.RoleAssistant}}
 	what := "chat with " + req.Model
+	if err := e.checkChatModel(ctx, req.Model); err != nil {
+		return resp, err
+	}
 	r, err := newRequest(req.Model, req.Messages, req.Tools, req.Options, e.maxCompletion.Load())
 	if err != nil {
 		return resp, fmt.Errorf("%s: %w", what, err)
@@ -276,7 +289,7 @@ func (e *Engine) Chat(ctx context.Context, req engine.ChatRequest, onChunk func(
 	e.finishReply(&resp, &acc, r.sentChars, complete, start, end)
 	switch {
 	case complete:
-		return resp, nil
+		return resp, e.checkCut(ctx, req.Model, resp)
 	case refused != nil:
 		return resp, refused
 	case ctx.Err() != nil:

@@ -359,11 +359,11 @@ func TestThinkOption(t *testing.T) {
 		{"", ""}, {"true", ""}, {"false", ""}, {"on", ""}, {"off", ""},
 		{"low", "low"}, {"Medium", "medium"}, {"high", "high"},
 	} {
-		before := len(srv.Requests())
 		if _, err := e.Chat(context.Background(), engine.ChatRequest{Model: "qwen3", Messages: ask("x"), Options: engine.Options{Think: c.think}}, nil); err != nil {
 			t.Fatalf("think %q: %v", c.think, err)
 		}
-		got := srv.Requests()[before]
+		reqs := srv.Requests()
+		got := reqs[len(reqs)-1]
 		if got.Chat.ReasoningEffort != c.effort {
 			t.Errorf("think %q: reasoning_effort %q, want %q", c.think, got.Chat.ReasoningEffort, c.effort)
 		}

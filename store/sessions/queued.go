@@ -123,7 +123,7 @@ type metaOp struct {
 }
 
 func (op metaOp) apply(row *sessionRow) {
-	row.Model, row.Agent, row.Tools = op.Meta.Model, op.Meta.Agent, slices.Clone(op.Meta.Tools)
+	row.Model, row.Agent, row.Tools, row.NumCtx = op.Meta.Model, op.Meta.Agent, slices.Clone(op.Meta.Tools), op.Meta.NumCtx
 	if t := strings.TrimSpace(op.Meta.Title); t != "" {
 		row.Title = t
 	}

@@ -99,10 +99,13 @@ type Session struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	// Model, Agent and Tools are what the session runs with now (the model
-	// of each reply is on its message).
-	Model string   `json:"model,omitempty"`
-	Agent string   `json:"agent,omitempty"`
-	Tools []string `json:"tools,omitempty"`
+	// of each reply is on its message), and NumCtx the window the person
+	// set for it (/ctx, --num-ctx; 0 when none: the configuration's or
+	// the server's).
+	Model  string   `json:"model,omitempty"`
+	Agent  string   `json:"agent,omitempty"`
+	Tools  []string `json:"tools,omitempty"`
+	NumCtx int      `json:"num_ctx,omitempty"`
 	// Messages is how many messages are stored, on every branch.
 	Messages int    `json:"messages"`
 	Totals   Totals `json:"totals"`
@@ -158,10 +161,11 @@ func (t *Totals) Add(m Message) {
 // Meta is what a session is created with and what SetMeta changes.
 type Meta struct {
 	// Title is optional: empty means "from the first user message".
-	Title string
-	Model string
-	Agent string
-	Tools []string
+	Title  string
+	Model  string
+	Agent  string
+	Tools  []string
+	NumCtx int
 }
 
 // Message is one stored message: engine.Message's fields, when it was
@@ -189,6 +193,10 @@ type Message struct {
 	// for (for the export).
 	Kept     int `json:"kept,omitempty"`
 	Replaced int `json:"replaced,omitempty"`
+	// LeftOut is set on a summary that is no summary: the Replaced
+	// messages were left out of what the model reads, and Content is the
+	// note that told the model so.
+	LeftOut bool `json:"left_out,omitempty"`
 	// Branch is the branch the message belongs to ("" the first line).
 	Branch string `json:"branch,omitempty"`
 	// Images attached to a user message.
@@ -360,6 +368,7 @@ func (s *Store) newRow(m Meta) sessionRow {
 		Model:     m.Model,
 		Agent:     m.Agent,
 		Tools:     slices.Clone(m.Tools),
+		NumCtx:    m.NumCtx,
 	}}
 	row.Recent = recentKey(row.Session)
 	return row
@@ -520,15 +529,11 @@ func (s *Store) Rename(id, title string) error {
 	return s.change(id, func(row *sessionRow) { row.Title = title })
 }
 
-// SetMeta records the model, agent and tools the session now runs with,
-// and the title when m.Title is not empty. id may be a unique prefix.
+// SetMeta records the model, agent, tools and window the session now
+// runs with, and the title when m.Title is not empty. id may be a unique
+// prefix.
 func (s *Store) SetMeta(id string, m Meta) error {
-	return s.change(id, func(row *sessionRow) {
-		row.Model, row.Agent, row.Tools = m.Model, m.Agent, slices.Clone(m.Tools)
-		if t := strings.TrimSpace(m.Title); t != "" {
-			row.Title = t
-		}
-	})
+	return s.change(id, metaOp{Meta: m}.apply)
 }
 
 func (s *Store) change(id string, fn func(*sessionRow)) error {

@@ -229,7 +229,7 @@ func TestListOrderAndLast(t *testing.T) {
 	if err := s.Rename(b.ID, "b2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetMeta(b.ID, Meta{Model: "llama3.2", Agent: "react", Tools: []string{"think"}}); err != nil {
+	if err := s.SetMeta(b.ID, Meta{Model: "llama3.2", Agent: "react", Tools: []string{"think"}, NumCtx: 16384}); err != nil {
 		t.Fatal(err)
 	}
 	titles := func(list []Session) string {
@@ -246,7 +246,7 @@ func TestListOrderAndLast(t *testing.T) {
 	if got := titles(list); got != "a,c,b2" {
 		t.Errorf("List(0) = %s, want a,c,b2", got)
 	}
-	if list[2].Model != "llama3.2" || list[2].Agent != "react" || !reflect.DeepEqual(list[2].Tools, []string{"think"}) {
+	if list[2].Model != "llama3.2" || list[2].Agent != "react" || !reflect.DeepEqual(list[2].Tools, []string{"think"}) || list[2].NumCtx != 16384 {
 		t.Errorf("SetMeta not stored: %+v", list[2])
 	}
 	if list, _ := s.List(2); titles(list) != "a,c" {

@@ -276,7 +276,7 @@ func (a *app) runAskIn(ctx context.Context, query string, images []engine.Image,
 		res = run
 	}
 	if sess != nil {
-		sess.finish(res.Model, cfg.Agent, cfg.Tools)
+		sess.finish(res.Model, cfg.Agent, cfg.Tools, cfg.PersonWindow())
 	}
 	if err != nil {
 		return res, failErr("%v", err)

@@ -106,8 +106,9 @@ func (a *app) openAskSession(f askSessionFlags, query string) (*askSession, erro
 	if sess.Model != "" || sess.Agent != "" {
 		restore(cfg, sess)
 	}
+	cfg.UseSessionWindow(sess.NumCtx)
 	return &askSession{store: st, id: sess.ID, title: sess.Title, tree: tree, conv: history.Conversation(path),
-		meta: sessions.Meta{Model: sess.Model, Agent: sess.Agent, Tools: sess.Tools}}, nil
+		meta: sessions.Meta{Model: sess.Model, Agent: sess.Agent, Tools: sess.Tools, NumCtx: sess.NumCtx}}, nil
 }
 
 // restore makes the session's model, agent and tools the configuration's,
@@ -143,16 +144,17 @@ func (s *askSession) record(a agent.Appended) {
 }
 
 // finish records what the session runs with now when the run changed it
-// (a flag, or a fallback to react).
-func (s *askSession) finish(model, agentName string, tools []string) {
+// (a flag, or a fallback to react): the model, agent and tools, and the
+// window the person set (--num-ctx, or the session's own).
+func (s *askSession) finish(model, agentName string, tools []string, numCtx int) {
 	if s.id == "" {
 		return
 	}
-	now := sessions.Meta{Model: model, Agent: agentName, Tools: tools}
+	now := sessions.Meta{Model: model, Agent: agentName, Tools: tools, NumCtx: numCtx}
 	if now.Model == "" {
 		now.Model = s.meta.Model
 	}
-	if now.Model == s.meta.Model && now.Agent == s.meta.Agent && slices.Equal(now.Tools, s.meta.Tools) {
+	if now.Model == s.meta.Model && now.Agent == s.meta.Agent && slices.Equal(now.Tools, s.meta.Tools) && now.NumCtx == s.meta.NumCtx {
 		return
 	}
 	if err := s.store.SetMetaQueued(s.id, now); err != nil {

@@ -255,6 +255,8 @@ func (a *app) doctorModel(ctx context.Context, env *environment, add func(check)
 	switch {
 	case err != nil:
 		add(check{name: "tools", detail: err.Error()})
+	case caps == nil:
+		add(check{name: "tools", ok: true, detail: fmt.Sprintf("the server does not say what %s can do: jarvis tries native tool calls and falls back to the react agent if the server refuses them", model)})
 	case !slices.Contains(caps, engine.CapCompletion) && slices.Contains(caps, engine.CapEmbedding):
 		add(check{name: "tools", detail: fmt.Sprintf("%s is an embedding model: it cannot chat", model), fix: "set a chat model with --model or model in the config (jarvis models lists them)"})
 	case slices.Contains(caps, engine.CapTools):

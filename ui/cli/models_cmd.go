@@ -130,8 +130,12 @@ func (a *app) printModels(env *environment, lists []serverList, models []listedM
 		if m.SizeBytes > 0 {
 			size = format.Bytes(m.SizeBytes)
 		}
+		caps := strings.Join(m.Capabilities, ", ")
+		if m.Capabilities == nil {
+			caps = "unknown" // the server does not say
+		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, size, orDash(m.ParameterSize),
-			orDash(m.Quantization), ago(m.ModifiedAt), orDash(strings.Join(m.Capabilities, ", ")))
+			orDash(m.Quantization), ago(m.ModifiedAt), caps)
 	}
 	return w.Flush()
 }

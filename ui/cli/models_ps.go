@@ -206,13 +206,28 @@ func (a *app) printShown(m shownModel, srv *server) {
 	}
 	row("Model", m.Name)
 	row("Server", m.Server)
-	row("Capabilities", orDash(strings.Join(m.Capabilities, ", ")))
-	if m.ContextLength > 0 {
-		what := "the model's maximum; a request sets the window it runs with (num_ctx)"
-		if srv.kind == config.EngineOpenAI {
-			what = "the window the server runs it with (fixed when the server loads the model)"
+	caps := strings.Join(m.Capabilities, ", ")
+	if m.Capabilities == nil {
+		caps = "unknown: the server does not say what the model can do (jarvis tries tools and images, and the server answers)"
+	}
+	row("Capabilities", caps)
+	if srv.kind == config.EngineOpenAI {
+		// These servers fix the window when they load the model: the
+		// window in force, and the most a restart could give.
+		window := "unknown: the server does not say the window it runs the model with; tell jarvis with --num-ctx or num_ctx"
+		if m.Window > 0 {
+			window = fmt.Sprintf("%s tokens (the window the server runs it with, fixed when the server loads the model", groupThousands(m.Window))
+			if m.WindowFrom != "" {
+				window += ", from " + m.WindowFrom
+			}
+			window += ")"
 		}
-		row("Context", fmt.Sprintf("%s tokens (%s)", groupThousands(m.ContextLength), what))
+		row("Context", window)
+		if m.ContextLength > 0 {
+			row("Maximum", fmt.Sprintf("%s tokens (the model's own: the most a server restarted with a larger window can give it)", groupThousands(m.ContextLength)))
+		}
+	} else if m.ContextLength > 0 {
+		row("Context", fmt.Sprintf("%s tokens (the model's maximum; a request sets the window it runs with (num_ctx))", groupThousands(m.ContextLength)))
 	}
 	row("Family", m.Family)
 	row("Parameters", m.ParameterSize)

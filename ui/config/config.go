@@ -349,6 +349,31 @@ func (c *Config) applyFlags(f Flags) {
 	}
 }
 
+// SessionWindowSource is how the configuration names a window restored
+// from a session.
+const SessionWindowSource = "the session's window (set with /ctx or --num-ctx)"
+
+// UseSessionWindow makes a session's saved window options.num_ctx, unless
+// --num-ctx set one: a session goes on with the window it was given.
+func (c *Config) UseSessionWindow(n int) {
+	if n <= 0 || c.Source("options.num_ctx") == "flag --num-ctx" {
+		return
+	}
+	c.Options.NumCtx = n
+	c.sources["options.num_ctx"] = SessionWindowSource
+}
+
+// PersonWindow is the window the person set for this run itself
+// (--num-ctx, or a session's saved one), which a session records; 0 when
+// the window comes from the config file, the environment or the server.
+func (c *Config) PersonWindow() int {
+	switch c.Source("options.num_ctx") {
+	case "flag --num-ctx", SessionWindowSource:
+		return c.Options.NumCtx
+	}
+	return 0
+}
+
 // NumCtxSource says where options.num_ctx came from, in words for the
 // Context tab ("" when it is not set).
 func (c *Config) NumCtxSource() string {

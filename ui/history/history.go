@@ -42,7 +42,7 @@ func Stored(a agent.Appended) sessions.Message {
 		}
 	}
 	if c := a.Compaction; c != nil {
-		msg.Role, msg.Content, msg.Kept, msg.Replaced = sessions.RoleSummary, c.Summary, c.Kept, c.Replaced
+		msg.Role, msg.Content, msg.Kept, msg.Replaced, msg.LeftOut = sessions.RoleSummary, c.Summary, c.Kept, c.Replaced, c.LeftOut
 		u := sessions.Usage(c.Usage)
 		msg.Usage = &u
 	}
@@ -54,7 +54,7 @@ func Stored(a agent.Appended) sessions.Message {
 func Appended(m sessions.Message) agent.Appended {
 	if m.Role == sessions.RoleSummary {
 		a := agent.Appended{Message: agent.SummaryMessage(m.Content),
-			Compaction: &agent.Compaction{Summary: m.Content, Kept: m.Kept, Replaced: m.Replaced}}
+			Compaction: &agent.Compaction{Summary: m.Content, Kept: m.Kept, Replaced: m.Replaced, LeftOut: m.LeftOut}}
 		if m.Usage != nil {
 			u := events.Usage(*m.Usage)
 			a.Usage, a.Compaction.Usage = &u, u

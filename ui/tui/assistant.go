@@ -35,6 +35,8 @@ type assistantItem struct {
 	total *lineBlock
 	// sending is what the model's turn in progress is sending.
 	sending sendKind
+	// compacting is the compaction being made for the next turn.
+	compacting *compactLine
 }
 
 // sendKind is what a turn is sending: nothing yet (the server reads
@@ -50,6 +52,9 @@ const (
 // activity says what the run is doing while no tool runs, for the status
 // bar: "thinking" only while thinking arrives.
 func (a *assistantItem) activity() string {
+	if a.compacting != nil {
+		return "compacting…"
+	}
 	switch a.sending {
 	case sendingThinking:
 		return "thinking"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -32,6 +34,9 @@ type contextMsg struct {
 	renderErr   error
 	unsupported bool
 	withRender  bool
+	// cold is set when a render was wanted but not asked for: the model
+	// is not loaded, and rendering would load it.
+	cold bool
 }
 
 // compactDoneMsg ends a /compact.
@@ -42,17 +47,50 @@ type compactDoneMsg struct {
 	err  error
 }
 
-// nextRequest is what the current agent would send next.
+// ctxSetMsg reports the window a /ctx gave, once the server was asked
+// what the model can take.
+type ctxSetMsg struct {
+	asked int
+	// before is the window in force before /ctx (0: not known yet).
+	before int
+	w      agent.Window
+	err    error
+}
+
+// nextRequest is what the current agent would send next: react's request
+// after orchestrator fell back to it for this model.
 func (m *model) nextRequest() agent.Request {
 	cfg := agent.Config{Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, System: m.system, Options: m.engOpts}
 	msgs := append([]engine.Message(nil), m.conv.Messages...)
-	return agent.NextRequest(m.agentName, cfg, msgs)
+	return m.view.NextRequest(m.agentName, cfg, msgs)
 }
 
 // refreshContext recomputes the Context tab's budget; with render it also
-// asks the server for the prompt as it renders it. Only while idle: during
-// a run the conversation belongs to the agent.
+// asks the server for the prompt as it renders it, when that does not
+// load the model (it is loaded already: see modelWarm). Only while idle:
+// during a run the conversation belongs to the agent.
 func (m *model) refreshContext(render bool) tea.Cmd {
+	return m.contextCmd(render && m.modelWarm(), render)
+}
+
+// renderContext is r on the Context tab: render the prompt now, loading
+// the model if it must.
+func (m *model) renderContext() tea.Cmd {
+	m.mstate.gone = ""
+	return m.contextCmd(true, true)
+}
+
+// modelWarm reports whether rendering the prompt would find the model
+// loaded: a server that renders through the model's runner (Ollama)
+// loads a cold model to do it, which the tab must not do unasked.
+func (m *model) modelWarm() bool {
+	if _, ok := m.opts.Engine.(engine.LoadLister); !ok {
+		return true
+	}
+	return m.mstate.state == stateLoaded
+}
+
+func (m *model) contextCmd(render, wanted bool) tea.Cmd {
 	if m.running || m.view == nil || m.modelName == "" {
 		return nil
 	}
@@ -63,7 +101,7 @@ func (m *model) refreshContext(render bool) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		req, b, err := view.Prepare(ctx, in)
-		out := contextMsg{seq: seq, budget: b, err: err, withRender: render}
+		out := contextMsg{seq: seq, budget: b, err: err, withRender: render, cold: wanted && !render}
 		if err != nil || !render {
 			return out
 		}
@@ -100,6 +138,7 @@ func (m *model) applyContext(msg contextMsg) {
 	}
 	m.ctab.loading = false
 	m.ctab.err = msg.err
+	m.ctab.cold = msg.cold
 	if msg.err == nil {
 		m.ctab.budget, m.ctab.have = msg.budget, true
 		m.countToolTokens() // measured costs may have come with it
@@ -111,7 +150,8 @@ func (m *model) applyContext(msg contextMsg) {
 }
 
 // ctxCommand is /ctx: show the window, or set it (a number, "auto" for
-// the server's).
+// the server's). A window above what the model can take is capped, and
+// the note says so: it comes back once the server was asked.
 func (m *model) ctxCommand(arg string) tea.Cmd {
 	if arg == "" {
 		w := "not known yet (it is found at the first request)"
@@ -145,21 +185,76 @@ func (m *model) ctxCommand(arg string) tea.Cmd {
 		m.addNote("A turn is running: change the window when it is done (esc cancels it).", true)
 		return nil
 	}
-	changed := m.view.SetNumCtx(n, "set with /ctx")
-	m.engOpts.NumCtx = n
-	if note, ok := m.fixedWindowNote(n); ok {
-		m.addNote(note, false)
-		return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+	before := 0
+	if w, ok := m.view.Current(); ok {
+		before = w.Tokens
 	}
+	m.view.SetNumCtx(n, "set with /ctx")
+	m.engOpts.NumCtx, m.ctxSet = n, n
+	view := m.view
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		w, err := view.Window(ctx)
+		return ctxSetMsg{asked: n, before: before, w: w, err: err}
+	}
+}
+
+// ctxSet says what /ctx did, with the window the model really gets.
+func (m *model) ctxSetDone(msg ctxSetMsg) tea.Cmd {
+	w := msg.w
+	var note string
 	switch {
-	case n == 0:
-		m.addNote("The window is the server's again (as loaded, else the smaller of the model's maximum and 4,096).", false)
-	case changed:
-		m.addNote(fmt.Sprintf("The window is now %s tokens. The server reloads the model with it at the next request, which takes a moment.", groupInt(n)), false)
+	case msg.err != nil:
+		note = fmt.Sprintf("jarvis will use the window at the next request; the server could not be asked what the model takes (%v).", msg.err)
+	case w.Fixed:
+		note = m.fixedWindowNote(msg.asked, w)
+	case msg.asked == 0:
+		note = fmt.Sprintf("The window is %s tokens again: %s.", groupInt(w.Tokens), w.Source)
+	case w.Asked > 0:
+		note = m.view.CapNotice(w)
 	default:
-		m.addNote(fmt.Sprintf("The window is %s tokens.", groupInt(n)), false)
+		note = fmt.Sprintf("The window is now %s tokens.", groupInt(w.Tokens))
 	}
+	if msg.err == nil && !w.Fixed && msg.before > 0 && w.Tokens != msg.before {
+		note += " The server reloads the model with it at the next request, which takes a moment."
+	}
+	m.addNote(note, false)
 	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+}
+
+// flagWindow is the window the command line set (--num-ctx), which a
+// session saves as the person's; 0 when it came from elsewhere.
+func flagWindow(cfg *config.Config) int {
+	if cfg == nil || cfg.Source("options.num_ctx") != flagSource("num-ctx") {
+		return 0
+	}
+	return cfg.Options.NumCtx
+}
+
+// setupMeta is what the session runs with now.
+func (m *model) setupMeta() SessionMeta {
+	return SessionMeta{Model: m.modelRef(), Agent: m.agentName, Tools: slices.Clone(m.enabled), NumCtx: m.ctxSet}
+}
+
+// restoreWindow makes a reopened session's window the workbench's: the
+// one the person set for it, else the configuration's. It returns the
+// phrase for the opening note, "" when the window stays as it is.
+func (m *model) restoreWindow(n int, pinned bool) string {
+	if pinned || n == m.ctxSet {
+		return ""
+	}
+	m.ctxSet = n
+	num, src := n, "the session's window (set with /ctx or --num-ctx)"
+	if n == 0 && m.opts.Config != nil {
+		num, src = m.opts.Config.Options.NumCtx, m.opts.Config.NumCtxSource()
+	}
+	m.view.SetNumCtx(num, src)
+	m.engOpts.NumCtx = num
+	if n == 0 {
+		return "window as configured"
+	}
+	return "window " + groupInt(n) + " tokens"
 }
 
 // compactCommand is /compact: summarise every turn before the last one.
@@ -174,9 +269,12 @@ func (m *model) compactCommand() tea.Cmd {
 	}
 	m.ctab.seq++
 	m.compacting = true
+	m.ctab.compacting = &compactLine{running: true}
+	m.transcript.add(m.ctab.compacting)
+	m.transcript.bottom()
 	seq, view, in := m.ctab.seq, m.view, m.nextRequest()
 	ctx := m.ctx
-	return tea.Batch(m.setStatusFor("compacting: the model is summarising the earlier turns…", time.Minute), func() tea.Msg {
+	return tea.Batch(m.setStatusFor("compacting… the model is summarising the earlier turns", time.Minute), func() tea.Msg {
 		c, msgs, err := view.Compact(ctx, in, true)
 		return compactDoneMsg{seq: seq, c: c, msgs: msgs, err: err}
 	})
@@ -185,8 +283,19 @@ func (m *model) compactCommand() tea.Cmd {
 func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 	m.compacting = false
 	m.status = ""
+	line := m.ctab.compacting
+	m.ctab.compacting = nil
+	m.totals.Add(msg.c.Usage)
+	defer m.transcript.invalidate(line)
 	if msg.err != nil {
-		m.addNote(sentence(msg.err.Error()), !errors.Is(msg.err, agent.ErrNothingToCompact))
+		// The line becomes the note that says why nothing changed.
+		var discarded *agent.SummaryDiscardedError
+		switch {
+		case errors.As(msg.err, &discarded):
+			line.fail(sentence(msg.err.Error())+". The conversation is as it was.", false)
+		default:
+			line.fail(sentence(msg.err.Error()), !errors.Is(msg.err, agent.ErrNothingToCompact))
+		}
 		return nil
 	}
 	if m.running {
@@ -195,23 +304,12 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 		return nil
 	}
 	m.conv.Messages = msg.msgs
-	m.totals.Add(msg.c.Usage)
-	m.transcript.add(&noteItem{text: compactedText(msg.c)})
+	line.finish(msg.c)
 	c := msg.c
 	if err := m.saveMessage(agent.Appended{Message: msg.msgs[0], Usage: &c.Usage, Compaction: &c}); err != nil {
 		m.addNote("The compaction could not be saved: "+err.Error(), true)
 	}
 	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
-}
-
-// compactedText is the transcript's line for a compaction.
-func compactedText(c agent.Compaction) string {
-	saved := ""
-	if c.Saved() > 0 {
-		saved = fmt.Sprintf(" (about %s tokens saved)", format.Tokens(c.Saved()))
-	}
-	return fmt.Sprintf("⇢ Compacted: %s summarised for the model to fit the window%s; it now reads the summary and the last %s. The originals stay in the session and its export.",
-		format.Count(c.Replaced, "earlier message"), saved, format.Count(c.Kept, "message"))
 }
 
 // windowText is the header's word on the window: how full the last

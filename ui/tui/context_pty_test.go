@@ -13,8 +13,8 @@ import (
 // The Context tab in a real terminal: after a turn on a 2,048-token model,
 // F6 shows the window the server gave, the budget, and the prompt exactly
 // as the server renders it (here with Ollama's own qwen3-vl renderer, as
-// a real server renders that family); /ctx changes the window and says
-// the server reloads the model.
+// a real server renders that family); /ctx above the model's maximum is
+// capped and says so.
 func TestContextTabInPseudoTerminal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -41,11 +41,18 @@ func TestContextTabInPseudoTerminal(t *testing.T) {
 		t.Fatalf("the server renders, but the tab says it cannot:\n%s", s)
 	}
 
+	// Above the model's maximum, /ctx is capped and says so: the window
+	// stays 2,048 and nothing reloads.
 	term.typeText("/ctx 4096\r")
-	term.waitFor(5*time.Second, "The window is now 4,096 tokens", "reloads the model")
+	s = term.waitFor(5*time.Second, "The window you set (4,096 tokens, set with /ctx) is above the model's maximum", "at most 2,048 tokens")
+	if strings.Contains(s, "reloads the model") {
+		t.Fatalf("/ctx says a reload comes while the window stays:\n%s", s)
+	}
+	term.typeText("And 20% of 340?\r")
+	term.waitFor(10*time.Second, "ready")
 	for _, r := range srv.Requests() {
 		if r.Chat != nil && !r.RenderOnly && r.NumCtx != 2048 {
-			t.Fatalf("request %d sent num_ctx %d before /ctx", r.Seq, r.NumCtx)
+			t.Fatalf("request %d sent num_ctx %d, past the model's 2,048", r.Seq, r.NumCtx)
 		}
 		if r.SilentCut() {
 			t.Fatalf("request %d was cut by the server", r.Seq)

@@ -119,7 +119,7 @@ func TestCtxCommandSetsTheWindowAndSaysAReloadComes(t *testing.T) {
 	if w, _ := m.view.Window(context.Background()); w.Tokens != 4096 || w.Source != "set with /ctx" {
 		t.Fatalf("window %+v", w)
 	}
-	send(m, "/ctx 16k")
+	run(m, send(m, "/ctx 16k"))
 	if s := screen(t, m); !strings.Contains(s, "16,384 tokens") || !strings.Contains(s, "reloads the model") {
 		t.Fatalf("no reload notice:\n%s", s)
 	}
@@ -147,6 +147,8 @@ func TestCompactKeepsTheOriginalsAndSurvivesAReload(t *testing.T) {
 	m.opts.Engine, m.opts.Sessions = renderingEngine{}, ss
 	m.view = agent.NewModelView(renderingEngine{}, "qwen3:8b", agent.ViewOptions{NumCtx: 4096})
 	conversation(m)
+	// A first answer long enough for a summary to be shorter.
+	m.conv.Messages[3].Content = "15% of 340 is 51. " + strings.Repeat("That is the share asked for, worked out step by step from the figures given. ", 12)
 	id, _ := ss.Create(SessionMeta{Model: "qwen3:8b", Agent: "orchestrator"})
 	for _, msg := range m.conv.Messages {
 		ss.Append(id, m.convo.tree.Append(history.Stored(agent.Appended{Message: msg})))

@@ -31,6 +31,11 @@ type contextTab struct {
 	renderedAt  time.Time
 
 	scroll int
+	// cold is set when the last refresh did not render the prompt
+	// because that would have loaded the model.
+	cold bool
+	// compacting is the transcript's line of a /compact in progress.
+	compacting *compactLine
 
 	// wrapped caches the rendered prompt's lines for one width.
 	wrapped      []string
@@ -95,7 +100,14 @@ func (c *contextTab) lines(st *styles, width int, agentName string, msgs int) []
 		}
 	}
 	out = append(out, "", st.accent.Render("Tools"))
-	switch agentName {
+	sent := agentName
+	if b.Agent != "" {
+		sent = b.Agent // what the next request really is
+	}
+	if sent == agent.ReAct && agentName == agent.Orchestrator {
+		add(st.warning, fmt.Sprintf("orchestrator went on as react: %s cannot call tools natively.", b.Model))
+	}
+	switch sent {
 	case agent.Orchestrator:
 		add(st.muted, "orchestrator offers them as definitions; the model reads their JSON schemas as its chat template renders them (below).")
 		for _, p := range b.ToolCosts() {
@@ -106,8 +118,19 @@ func (c *contextTab) lines(st *styles, width int, agentName string, msgs int) []
 	default:
 		add(st.muted, "The simple agent offers no tools.")
 	}
-	out = append(out, "", st.accent.Render("The prompt as the server renders it")+st.muted.Render(" · r refreshes"))
+	hint := " · r refreshes"
+	if c.cold {
+		hint = ""
+	}
+	out = append(out, "", st.accent.Render("The prompt as the server renders it")+st.muted.Render(hint))
+	if c.cold {
+		add(st.muted, fmt.Sprintf("%s is not loaded, and rendering the prompt would load it on the server: press r (with the pane focused) to render it anyway.", b.Model))
+		if c.haveRender && c.renderErr == nil && !c.unsupported {
+			add(st.muted, "The last render, from "+c.renderedAt.Local().Format("15:04")+":")
+		}
+	}
 	switch {
+	case c.cold && !c.haveRender:
 	case !c.haveRender && c.loading:
 		add(st.muted, "Asking the server…")
 	case !c.haveRender:

@@ -139,16 +139,20 @@ func (m *model) takeRun(msg runDoneMsg) {
 	// stopped) and so sent no events.
 	m.toolCalls = countToolCalls(m.convo.tree.Messages)
 	var vision *engine.VisionUnsupportedError
-	if len(msgs) == 0 && errors.As(msg.err, &vision) && m.question != nil && m.question.seq > len(m.convo.tree.Messages) {
-		if i := m.transcript.indexOf(m.question); i >= 0 {
-			m.transcript.truncate(i)
+	if len(msgs) == 0 && m.question != nil && m.question.seq > len(m.convo.tree.Messages) {
+		switch {
+		case errors.As(msg.err, &vision):
+			m.giveBack(false)
+			m.addNote(msg.err.Error()+". The images stay attached and ↑ recalls the question.", true)
+			return
+		case msg.result != nil && msg.result.Refused:
+			images := len(m.question.images)
+			m.giveBack(true)
+			m.addNote(refusedText(msg.err, images), true)
+			return
 		}
-		m.convo.images = append(slices.Clone(m.question.images), m.convo.images...)
-		m.current, m.question = nil, nil
-		m.layout()
-		m.addNote(msg.err.Error()+". The images stay attached and ↑ recalls the question.", true)
-		return
 	}
+	m.fillResults(msgs)
 	m.refreshMarks()
 }
 

@@ -2,6 +2,7 @@ package tui_test
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -49,17 +50,7 @@ func (term *terminal) send(line string, want ...string) string {
 // half drawn when it is first read), and returns it.
 func (term *terminal) waitGone(timeout time.Duration, gone string) string {
 	term.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := term.screen()
-		if !strings.Contains(s, gone) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			term.t.Fatalf("screen still shows %q after %s:\n%s", gone, timeout, s)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return term.waitUntil(timeout, fmt.Sprintf("%q gone", gone), func(s string) bool { return !strings.Contains(s, gone) })
 }
 
 func TestImageInPseudoTerminal(t *testing.T) {

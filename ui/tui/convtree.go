@@ -32,7 +32,7 @@ func itemsOf(msgs []sessions.Message, prev int) []item {
 		a := history.Appended(m)
 		switch {
 		case a.Compaction != nil:
-			out = append(out, &noteItem{text: compactedText(*a.Compaction)})
+			out = append(out, &compactLine{c: *a.Compaction})
 			cur = nil
 		case history.IsQuestion(m):
 			out = append(out, &userItem{text: m.Content, seq: m.Seq, images: history.EngineImages(m.Images)})

@@ -265,6 +265,7 @@ func (m *model) catalogText() string {
 			row := mark + c.ref()
 			switch {
 			case c.caps == nil:
+				row += " (capabilities unknown: the server does not say)"
 			case !c.chats():
 				row += " (" + strings.Join(c.caps, ", ") + "; cannot chat)"
 			default:
@@ -439,14 +440,14 @@ func (m *model) priceAt(endpoint string) func(model string, in, out int) float64
 
 // fixedWindowNote is what /ctx says on a server that fixes the window when
 // it loads the model (every OpenAI-compatible one): nothing is reloaded,
-// jarvis only records the size; false on a server that takes the window
-// with each request (Ollama).
-func (m *model) fixedWindowNote(n int) (string, bool) {
-	if _, fixed := engine.WindowAdvice(m.opts.Engine); !fixed {
-		return "", false
-	}
+// jarvis only records the size, capped at what the server says it runs
+// with.
+func (m *model) fixedWindowNote(n int, w agent.Window) string {
 	if n == 0 {
-		return "jarvis takes the window from the server again (what it reports for the model, else the smaller of the model's maximum and 4,096). Nothing is reloaded: the server fixed its window when it loaded the model.", true
+		return fmt.Sprintf("jarvis takes the window from the server again: %s tokens, %s. Nothing is reloaded: the server fixed its window when it loaded the model.", groupInt(w.Tokens), w.Source)
 	}
-	return fmt.Sprintf("jarvis now takes the window to be %s tokens and fits every request to it. Nothing is reloaded: the server fixed its window when it loaded the model, so %s should be the size it runs with (llama-server -c, vllm serve --max-model-len, LM Studio's context length).", groupInt(n), groupInt(n)), true
+	if w.Asked > 0 {
+		return m.view.CapNotice(w) + " Nothing is reloaded: the server fixed its window when it loaded the model."
+	}
+	return fmt.Sprintf("jarvis now takes the window to be %s tokens and fits every request to it. Nothing is reloaded: the server fixed its window when it loaded the model, so %s should be the size it runs with (llama-server -c, vllm serve --max-model-len, LM Studio's context length).", groupInt(n), groupInt(n))
 }

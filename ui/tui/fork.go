@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"slices"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -67,7 +66,7 @@ func (m *model) fork() tea.Cmd {
 	fromID, fromTitle := m.sessionID, m.title
 	newID := ""
 	if m.opts.Sessions != nil && fromID != "" {
-		id, err := m.opts.Sessions.Fork(fromID, old.Current, upTo, SessionMeta{Title: fromTitle, Model: m.modelRef(), Agent: m.agentName, Tools: m.enabled})
+		id, err := m.opts.Sessions.Fork(fromID, old.Current, upTo, SessionMeta{Title: fromTitle, Model: m.modelRef(), Agent: m.agentName, Tools: m.enabled, NumCtx: m.ctxSet})
 		if err != nil {
 			m.addNote("Cannot fork: "+err.Error(), true)
 			return nil
@@ -76,7 +75,7 @@ func (m *model) fork() tea.Cmd {
 	}
 	closeOld := m.resetForSession()
 	m.sessionID, m.title = newID, fromTitle
-	m.convo.meta = SessionMeta{Model: m.modelRef(), Agent: m.agentName, Tools: slices.Clone(m.enabled)}
+	m.convo.meta = m.setupMeta()
 	m.totals = events.Usage{PromptTokens: totals.PromptTokens, OutputTokens: totals.OutputTokens, CostUSD: totals.CostUSD, ToolCostUSD: totals.ToolCostUSD}
 	m.showTree(&sessions.Tree{Messages: copies})
 	where := "this conversation"

@@ -74,9 +74,12 @@ type model struct {
 	lastWindow, lastPrompt int
 	lastEstimated          bool
 	compacting             bool
-	approvals              *tools.Approvals
-	appr                   approvalState
-	specs                  map[string]tools.Spec
+	// ctxSet is the window the person set for this session (/ctx,
+	// --num-ctx, a reopened session's), 0 when none: the session saves it.
+	ctxSet    int
+	approvals *tools.Approvals
+	appr      approvalState
+	specs     map[string]tools.Spec
 	// grantKinds say what a grant of each tool covers (the Tools tab's A).
 	grantKinds map[string]tools.ScopeKind
 
@@ -158,6 +161,7 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 		conv: &agent.Conversation{}, convo: newConvoState(), mouse: !opts.NoMouse,
 		view:        agent.NewModelView(opts.Engine, cfg.Model, cfg.ViewOptions()),
 		statusTimer: tea.Tick,
+		ctxSet:      flagWindow(cfg),
 	}
 	m.initServers()
 	closeSpare, err := m.rebuildTools(m.enabled, true)
@@ -395,6 +399,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case compactDoneMsg:
 		return m, m.finishCompact(msg)
+	case ctxSetMsg:
+		return m, m.ctxSetDone(msg)
 	case serverMsg:
 		return m, m.handleServer(msg)
 	case sessionCreatedMsg:

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -50,11 +51,14 @@ type modelState struct {
 	timer int
 	// blurred is set while the terminal says another window is in front.
 	blurred bool
+	// gone is the model /unload freed: the server may list it for a
+	// while as it winds down, which must not read as loaded.
+	gone string
 }
 
 // reset forgets the state (another model, another server).
 func (s *modelState) reset() {
-	s.state, s.info = stateUnknown, engine.LoadedModel{}
+	s.state, s.info, s.gone = stateUnknown, engine.LoadedModel{}, ""
 	s.seq++
 }
 
@@ -98,12 +102,15 @@ func (m *model) applyModelState(msg modelStateMsg) tea.Cmd {
 	default:
 		found := false
 		for _, l := range msg.loaded {
-			if engine.SameModel(l.Name, m.modelName) {
+			if engine.SameModel(l.Name, m.modelName) && !(s.gone != "" && engine.SameModel(l.Name, s.gone)) {
 				s.state, s.info, found = stateLoaded, l, true
 			}
 		}
 		if !found && !(s.state == stateLoading && m.running) {
 			s.state, s.info = stateCold, engine.LoadedModel{}
+		}
+		if !slices.ContainsFunc(msg.loaded, func(l engine.LoadedModel) bool { return engine.SameModel(l.Name, s.gone) }) {
+			s.gone = "" // wound down: from now on the list says the truth
 		}
 	}
 	return m.armStateTimer()
@@ -148,6 +155,7 @@ func (m *model) modelRunEvent(e events.Event) {
 	s := &m.mstate
 	switch e.Type {
 	case events.RunStart:
+		s.gone = ""
 		if s.state == stateCold {
 			s.state = stateLoading
 		}
@@ -208,8 +216,8 @@ type unloadedMsg struct{ endpoint, model string }
 func (m *model) applyUnloaded(msg unloadedMsg) tea.Cmd {
 	m.addNote(fmt.Sprintf("Unloaded %s: the server freed its memory; it loads again at the next question.", config.JoinModel(msg.endpoint, msg.model)), false)
 	if msg.endpoint == m.srvs.current && engine.SameModel(msg.model, m.modelName) {
-		m.mstate.state = stateCold
-		return m.refreshModelState()
+		m.mstate.state, m.mstate.info, m.mstate.gone = stateCold, engine.LoadedModel{}, msg.model
+		return tea.Batch(m.refreshModelState(), m.refreshContext(m.pane.visible && m.pane.tab == tabContext))
 	}
 	return nil
 }

@@ -141,9 +141,11 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 	switch p.state {
 	case panelWaiting, panelRunning:
 	default:
-		limit := 3
+		limit, more := 3, " (ctrl+e expands)"
 		if rc.expand {
-			limit = 200
+			// The whole result, up to what a transcript can page through;
+			// beyond that the export has it.
+			limit, more = expandedResultLines, ": /export writes the whole result with the session"
 		}
 		result := strings.TrimRight(p.result, "\n")
 		if result == "" {
@@ -156,7 +158,7 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 		}
 		for i, l := range lines {
 			if i == limit {
-				body = append(body, st.muted.Render("… "+format.Count(len(lines)-limit, "more line")+" (ctrl+e expands)"))
+				body = append(body, st.muted.Render("… "+format.Count(len(lines)-limit, "more line")+more))
 				break
 			}
 			prefix := "  "
@@ -181,6 +183,9 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 
 // colorOf returns a style's foreground colour for use as a border colour.
 func colorOf(s lipgloss.Style) lipgloss.TerminalColor { return s.GetForeground() }
+
+// expandedResultLines bounds the result an expanded panel shows.
+const expandedResultLines = 5000
 
 // collapsedArgRows is how many rows a collapsed panel gives the
 // arguments its title could not hold.

@@ -141,6 +141,23 @@ func (term *terminal) waitFor(timeout time.Duration, want ...string) string {
 	}
 }
 
+// waitUntil waits until ok holds for the screen, or fails with the screen
+// as it is.
+func (term *terminal) waitUntil(timeout time.Duration, what string, ok func(screen string) bool) string {
+	term.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := term.screen()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			term.t.Fatalf("the screen never showed %s within %s:\n%s", what, timeout, s)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 func (term *terminal) typeText(s string) {
 	term.t.Helper()
 	if _, err := term.ptmx.Write([]byte(s)); err != nil {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -9,13 +10,13 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
-// A session records what it runs with (model, agent, tools), and opening
-// it makes them the workbench's again: a conversation continued with
-// other tools is another conversation. The session reopened by
-// --continue keeps what the command line set (--model, --agent,
-// --tools), as `jarvis ask --continue` does. The record follows the
-// session: each run writes what changed since the last (/model, /agent,
-// /tools, the Tools tab).
+// A session records what it runs with (model, agent, tools, the window
+// the person set), and opening it makes them the workbench's again: a
+// conversation continued with other tools is another conversation. The
+// session reopened by --continue keeps what the command line set
+// (--model, --agent, --tools, --num-ctx), as `jarvis ask --continue`
+// does. The record follows the session: each run writes what changed
+// since the last (/model, /agent, /tools, the Tools tab, /ctx).
 
 // flagSource is how the configuration names a setting the command line
 // gave.
@@ -74,7 +75,14 @@ func (m *model) restoreSetup(s SessionSummary, keepFlags bool) (string, tea.Cmd)
 		m.enabled = names
 		restored = append(restored, toolsPhrase(names))
 	}
-	m.convo.meta = SessionMeta{Model: s.Model, Agent: s.Agent, Tools: slices.Clone(s.Tools)}
+	windowPinned := keepFlags && flagWindow(m.opts.Config) > 0
+	switch w := m.restoreWindow(s.NumCtx, windowPinned); {
+	case w != "":
+		restored = append(restored, w)
+	case windowPinned && s.NumCtx != m.ctxSet:
+		kept = append(kept, fmt.Sprintf("--num-ctx %d", m.ctxSet))
+	}
+	m.convo.meta = SessionMeta{Model: s.Model, Agent: s.Agent, Tools: slices.Clone(s.Tools), NumCtx: s.NumCtx}
 
 	var b strings.Builder
 	if len(restored) > 0 {
@@ -115,11 +123,11 @@ func (m *model) recordSetup(meta SessionMeta) {
 		return
 	}
 	old := m.convo.meta
-	if old.Model == meta.Model && old.Agent == meta.Agent && slices.Equal(old.Tools, meta.Tools) {
+	if old.Model == meta.Model && old.Agent == meta.Agent && slices.Equal(old.Tools, meta.Tools) && old.NumCtx == meta.NumCtx {
 		return
 	}
 	if err := m.opts.Sessions.SetMeta(m.sessionID, meta); err != nil {
-		m.addNote("Could not record the session's model and tools: "+err.Error(), true)
+		m.addNote("Could not record the session's model, tools and window: "+err.Error(), true)
 		return
 	}
 	m.convo.meta = meta

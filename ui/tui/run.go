@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -62,7 +61,7 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 	m.transcript.setLive(m.current)
 	m.transcript.bottom()
 
-	meta := SessionMeta{Model: m.modelRef(), Agent: m.agentName, Tools: slices.Clone(m.enabled)}
+	meta := m.setupMeta()
 	m.recordSetup(meta)
 	meta.Title = question.text
 	rec := m.newRecorder(in, question, m.current, meta)
@@ -126,6 +125,7 @@ func (m *model) applyRunEvent(e events.Event) {
 	case events.Thinking:
 		cur.appendThinking(e.Text)
 	case events.TurnStart:
+		cur.endCompacting()
 		if c := e.Turn.Context; c != nil && c.Window > 0 {
 			m.lastWindow, m.lastPrompt, m.lastEstimated = c.Window, c.PromptTokens, true
 		}
@@ -137,9 +137,19 @@ func (m *model) applyRunEvent(e events.Event) {
 		if c := e.Turn.Context; c != nil && c.Window > 0 {
 			m.lastWindow, m.lastPrompt, m.lastEstimated = c.Window, c.PromptTokens, c.Estimated
 		}
+	case events.ContextCompacting:
+		cur.compacting = &compactLine{running: true, c: agent.Compaction{Replaced: e.Turn.Context.Replaced}}
+		cur.add(cur.compacting)
+		cur.text = nil
 	case events.ContextCompacted:
 		c := e.Turn.Context
-		cur.note(compactedText(agent.Compaction{Replaced: c.Replaced, Before: c.Before, After: c.After, Kept: c.Kept}), false)
+		done := agent.Compaction{Replaced: c.Replaced, Before: c.Before, After: c.After, Kept: c.Kept, LeftOut: c.LeftOut, Summary: e.Text}
+		if cur.compacting == nil {
+			cur.compacting = &compactLine{}
+			cur.add(cur.compacting)
+		}
+		cur.compacting.finish(done)
+		cur.compacting, cur.text = nil, nil
 	case events.ConfirmAsk:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
 		p.state = panelWaiting
@@ -169,10 +179,13 @@ func (m *model) applyRunEvent(e events.Event) {
 			m.toolCalls++
 		}
 	case events.Notice:
+		cur.endCompacting()
 		cur.note(e.Text, false)
 	case events.Error:
+		cur.endCompacting()
 		cur.note(errorText(e.Err, e.Text), true)
 	case events.RunEnd:
+		cur.endCompacting()
 		cur.finish(e.Turn.Usage, e.Turn.Turn)
 	}
 }

@@ -41,17 +41,21 @@ type SessionStore interface {
 	Export(id, path string) (ExportResult, error)
 }
 
-// SessionMeta is what a new session records.
+// SessionMeta is what a new session records. NumCtx is the window the
+// person set (/ctx, --num-ctx), 0 when none.
 type SessionMeta struct {
 	Title, Model, Agent string
 	Tools               []string
+	NumCtx              int
 }
 
 // SessionSummary describes a stored session.
 type SessionSummary struct {
 	ID, Title, Model, Agent string
-	// Tools are the tools the session runs with.
+	// Tools are the tools the session runs with, NumCtx the window the
+	// person set for it (0: none).
 	Tools    []string
+	NumCtx   int
 	Updated  time.Time
 	Messages int
 	Usage    events.Usage

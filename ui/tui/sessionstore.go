@@ -30,7 +30,7 @@ func (a storeAdapter) flush() {
 }
 
 func (a storeAdapter) Create(m SessionMeta) (string, error) {
-	sess, err := a.s.CreateQueued(sessions.Meta{Model: m.Model, Agent: m.Agent, Tools: m.Tools})
+	sess, err := a.s.CreateQueued(sessions.Meta{Model: m.Model, Agent: m.Agent, Tools: m.Tools, NumCtx: m.NumCtx})
 	return sess.ID, err
 }
 
@@ -43,17 +43,17 @@ func (a storeAdapter) Branch(id string, b sessions.Branch) error { return a.s.Ne
 func (a storeAdapter) SetBranch(id, branch string) error { return a.s.SetBranchQueued(id, branch) }
 
 func (a storeAdapter) SetMeta(id string, m SessionMeta) error {
-	return a.s.SetMetaQueued(id, sessions.Meta{Model: m.Model, Agent: m.Agent, Tools: m.Tools})
+	return a.s.SetMetaQueued(id, sessions.Meta{Model: m.Model, Agent: m.Agent, Tools: m.Tools, NumCtx: m.NumCtx})
 }
 
 func (a storeAdapter) Fork(id, branch string, upTo int, m SessionMeta) (string, error) {
-	sess, err := a.s.ForkQueued(id, branch, upTo, sessions.Meta{Title: m.Title, Model: m.Model, Agent: m.Agent, Tools: m.Tools})
+	sess, err := a.s.ForkQueued(id, branch, upTo, sessions.Meta{Title: m.Title, Model: m.Model, Agent: m.Agent, Tools: m.Tools, NumCtx: m.NumCtx})
 	return sess.ID, err
 }
 
 func summary(s sessions.Session) SessionSummary {
 	return SessionSummary{
-		ID: s.ID, Title: s.Title, Model: s.Model, Agent: s.Agent, Tools: s.Tools, Updated: s.UpdatedAt, Messages: s.Messages,
+		ID: s.ID, Title: s.Title, Model: s.Model, Agent: s.Agent, Tools: s.Tools, NumCtx: s.NumCtx, Updated: s.UpdatedAt, Messages: s.Messages,
 		Usage: events.Usage{PromptTokens: s.Totals.PromptTokens, OutputTokens: s.Totals.OutputTokens,
 			CostUSD: s.Totals.CostUSD, ToolCostUSD: s.Totals.ToolCostUSD},
 		Parent: s.Parent, ParentSeq: s.ParentSeq, Branches: len(s.Branches),

@@ -251,7 +251,7 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		m.pane.showCost = !m.pane.showCost
 	case "r":
 		if m.pane.tab == tabContext {
-			return m.refreshContext(true)
+			return m.renderContext()
 		}
 	case "home":
 		if m.pane.tab == tabContext {

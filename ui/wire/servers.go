@@ -134,8 +134,8 @@ func PickModel(ctx context.Context, eng engine.InferenceEngine, kind string) (st
 	var chat string
 	for _, m := range models {
 		caps, err := eng.Capabilities(ctx, m.Name)
-		if err != nil || !slices.Contains(caps, engine.CapCompletion) {
-			continue
+		if err != nil || caps != nil && !slices.Contains(caps, engine.CapCompletion) {
+			continue // a server that does not say (nil) may well chat
 		}
 		if slices.Contains(caps, engine.CapTools) {
 			chat = m.Name
