@@ -102,8 +102,11 @@ func Queries(files []File, n int, seed int64) []string {
 		var q []string
 		for range 1 + rng.Intn(3) {
 			at := rng.Intn(len(f))
-			if w := wordRE.FindString(f[at:min(at+200, len(f))]); w != "" {
-				q = append(q, w)
+			for _, m := range wordRE.FindAllStringIndex(f[at:min(at+200, len(f))], 2) {
+				if start := at + m[0]; start == 0 || !isWordByte(f[start-1]) { // a whole word
+					q = append(q, f[start:at+m[1]])
+					break
+				}
 			}
 		}
 		if len(q) > 0 {
@@ -113,4 +116,8 @@ func Queries(files []File, n int, seed int64) []string {
 	return out
 }
 
-var wordRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9]{2,}`)
+var wordRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9]{2,}\b`)
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
