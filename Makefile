@@ -87,8 +87,11 @@ lint: $(STATICCHECK)
 race:
 	$(GO) test -race -count=1 ./...
 
+# bench/fts5 is a module of its own (its SQLite driver is no dependency of
+# jarvis): the memory index side by side with SQLite FTS5. It needs cgo.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	cd bench/fts5 && $(GO) test -tags sqlite_fts5 -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) .
 
 # Short fuzzing pass over the calculator (FUZZTIME=5m for a longer one).
 FUZZTIME ?= 30s

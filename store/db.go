@@ -248,10 +248,11 @@ func (d *DB) txWithin(timeout time.Duration, writable bool, fn func(storm.Node) 
 		return err
 	}
 	defer d.release()
-	n, err := sdb.Begin(writable)
+	tx, err := sdb.Bolt.Begin(writable)
 	if err != nil {
 		return fmt.Errorf("database %s: %w", d.path, err)
 	}
+	n := txNode{Node: sdb.WithTransaction(tx), tx: tx}
 	defer func() {
 		if p := recover(); p != nil {
 			n.Rollback()
@@ -267,6 +268,25 @@ func (d *DB) txWithin(timeout time.Duration, writable bool, fn func(storm.Node) 
 	}
 	if err := n.Commit(); err != nil {
 		return fmt.Errorf("database %s: commit: %w", d.path, err)
+	}
+	return nil
+}
+
+// txNode is the Node a transaction's function gets: storm's, and the
+// bbolt transaction under it for BoltTx.
+type txNode struct {
+	storm.Node
+	tx *bolt.Tx
+}
+
+// BoltTx returns the bbolt transaction of a Node given to View, Update or
+// an OpFunc, nil for any other Node. A package whose records are raw bytes
+// (the memory index) reads and writes its buckets through it directly:
+// storm's key/value calls look up the bucket path and its metadata again
+// on every call, which costs more than the write itself.
+func BoltTx(n storm.Node) *bolt.Tx {
+	if t, ok := n.(txNode); ok {
+		return t.tx
 	}
 	return nil
 }

@@ -94,6 +94,21 @@ func chunkSpans(text string, size, overlap int) []span {
 	}
 }
 
+// Chunks returns the texts content is cut into when it is stored with
+// the given chunk size and overlap (words; see CheckChunking): the texts
+// that are indexed, and that search hits show with their edges trimmed.
+func Chunks(content string, size, overlap int) ([]string, error) {
+	if err := CheckChunking(size, overlap); err != nil {
+		return nil, err
+	}
+	spans := chunkSpans(content, size, overlap)
+	out := make([]string, len(spans))
+	for i, sp := range spans {
+		out[i] = content[sp.start:sp.end]
+	}
+	return out, nil
+}
+
 // bestBreak returns the end (exclusive word index) in [lo, hi] after the
 // strongest break, the latest one among equals.
 func bestBreak(words []word, lo, hi int) int {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jarvis-workbench/jarvis/internal/benchdata"
 )
 
 // goSources returns the Go files (tests excluded) of the standard
@@ -88,4 +90,70 @@ func BenchmarkIndexGoSource(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkIndexGoDistribution measures what `jarvis memory index` on the
+// Go distribution's sources costs: the time to build the index from
+// nothing, about a megabyte of files per transaction as the indexer
+// commits them, and the size of the database file it leaves (uncompacted).
+// std is the standard library without tests in chunks of the default size
+// (about 12,000 chunks), all every .go file in chunks of 128 words (about
+// 120,000). bench/fts5 runs the same batches through SQLite FTS5.
+func BenchmarkIndexGoDistribution(b *testing.B) {
+	for _, c := range goCorpora {
+		b.Run(c.name, func(b *testing.B) {
+			files, err := benchdata.GoSources(c.which)
+			if err != nil {
+				b.Skipf("Go sources not available: %v", err)
+			}
+			b.SetBytes(int64(benchdata.Bytes(files)))
+			var size int64
+			chunks := 0
+			for range b.N {
+				b.StopTimer()
+				s := openBench(b)
+				b.StartTimer()
+				chunks = indexFiles(b, s, files, c.size, c.overlap)
+				b.StopTimer()
+				fi, err := os.Stat(s.db.Path())
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = fi.Size()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(size)/1e6, "db-MB")
+			b.ReportMetric(float64(chunks), "chunks")
+		})
+	}
+}
+
+// goCorpora are the code corpora of the index benchmarks.
+var goCorpora = []struct {
+	name          string
+	which         string
+	size, overlap int
+}{
+	{"std", benchdata.Std, DefaultChunkSize, DefaultChunkOverlap},
+	{"all", benchdata.All, 128, 16},
+}
+
+// indexFiles stores files as `jarvis memory index` does, a batch per
+// transaction, and returns the number of chunks.
+func indexFiles(tb testing.TB, s *Store, files []benchdata.File, size, overlap int) int {
+	chunks := 0
+	for _, batch := range benchdata.Batches(files) {
+		ins := make([]Input, len(batch))
+		for i, f := range batch {
+			ins[i] = Input{Content: f.Text, Source: f.Path, Replace: true, ChunkSize: size, ChunkOverlap: overlap}
+		}
+		out, err := s.AddBatch(ctx, ins)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, a := range out {
+			chunks += a.Chunks
+		}
+	}
+	return chunks
 }

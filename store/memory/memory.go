@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/asdine/storm/v3"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/jarvis-workbench/jarvis/store"
 )
@@ -184,7 +185,7 @@ func (s *Store) init() error {
 	db := s.db
 	create, start, finish := false, false, false
 	err := db.View(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		raw, err := k.get(bucketMeta, statsKey)
 		if err != nil || raw == nil {
 			create = raw == nil
@@ -206,7 +207,7 @@ func (s *Store) init() error {
 	}
 	if create || start {
 		err = db.Update(func(n storm.Node) error {
-			k := kv{n.From(rootBucket)}
+			k := openKV(n)
 			raw, err := k.get(bucketMeta, statsKey)
 			if err != nil {
 				return err
@@ -256,7 +257,7 @@ func (s *Store) Get(ctx context.Context, id string) (Document, error) {
 	}
 	var doc Document
 	err := s.db.View(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		rec, err := k.doc(id)
 		if err != nil {
 			return err
@@ -289,7 +290,7 @@ func (s *Store) List(ctx context.Context, source string) ([]Document, error) {
 	}
 	var recs []docRecord
 	err := s.db.View(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		var err error
 		if source != "" {
 			recs, err = k.bySource(source)
@@ -327,7 +328,7 @@ func (s *Store) Resolve(ctx context.Context, id string) (string, error) {
 	}
 	var found string
 	err := s.db.View(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		if raw, err := k.get(bucketDocs, []byte(id)); err != nil || raw != nil {
 			found = id
 			return err
@@ -372,25 +373,87 @@ func (s *Store) Sources(ctx context.Context, prefix string) ([]string, error) {
 	return out, err
 }
 
-// kv is raw key/value access to the memory's buckets through storm.
-type kv struct{ n storm.Node }
-
-// get returns the value, nil when the bucket or key does not exist.
-func (k kv) get(bucket string, key []byte) ([]byte, error) {
-	v, err := k.n.GetBytes(bucket, key)
-	if errors.Is(err, storm.ErrNotFound) {
-		return nil, nil
-	}
-	return v, err
+// kv is raw key/value access to the memory's buckets in one transaction:
+// bbolt's own calls on the buckets, found once per transaction, and the
+// storm node of the root bucket for the listings that page through a
+// bucket.
+type kv struct {
+	n       storm.Node
+	tx      *bolt.Tx
+	buckets map[string]*bolt.Bucket
 }
 
-func (k kv) put(bucket string, key, value []byte) error { return k.n.SetBytes(bucket, key, value) }
+// openKV returns the memory's buckets in the transaction of n, a Node
+// given by store.DB.
+func openKV(n storm.Node) kv {
+	return kv{n: n.From(rootBucket), tx: store.BoltTx(n), buckets: map[string]*bolt.Bucket{}}
+}
 
-func (k kv) del(bucket string, key []byte) error {
-	if err := k.n.Delete(bucket, key); err != nil && !errors.Is(err, storm.ErrNotFound) {
+// appendOnly are the buckets whose keys are chunk numbers, which only
+// grow: their pages are filled whole rather than split in halves, as
+// bbolt does for keys that may later land between them. That halves the
+// space the chunk texts take.
+var appendOnly = map[string]bool{bucketChunks: true, bucketLens: true, bucketVecs: true}
+
+// bucket returns the named bucket, creating it (and the root) when create
+// is set; nil when it does not exist and create is not set.
+func (k kv) bucket(name string, create bool) (*bolt.Bucket, error) {
+	if b := k.buckets[name]; b != nil {
+		return b, nil
+	}
+	if k.tx == nil {
+		return nil, errors.New("memory: the transaction was not opened by store.DB")
+	}
+	root := k.tx.Bucket([]byte(rootBucket))
+	var b *bolt.Bucket
+	if root != nil {
+		b = root.Bucket([]byte(name))
+	}
+	if b == nil {
+		if !create {
+			return nil, nil
+		}
+		var err error
+		if root, err = k.tx.CreateBucketIfNotExists([]byte(rootBucket)); err != nil {
+			return nil, err
+		}
+		if b, err = root.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return nil, err
+		}
+	}
+	if appendOnly[name] {
+		b.FillPercent = 1
+	}
+	k.buckets[name] = b
+	return b, nil
+}
+
+// get returns the value, nil when the bucket or key does not exist. The
+// value is bbolt's: valid until the transaction ends, and not to be
+// changed.
+func (k kv) get(bucket string, key []byte) ([]byte, error) {
+	b, err := k.bucket(bucket, false)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return b.Get(key), nil
+}
+
+// put stores value, which must not change until the transaction ends.
+func (k kv) put(bucket string, key, value []byte) error {
+	b, err := k.bucket(bucket, true)
+	if err != nil {
 		return err
 	}
-	return nil
+	return b.Put(key, value)
+}
+
+func (k kv) del(bucket string, key []byte) error {
+	b, err := k.bucket(bucket, false)
+	if err != nil || b == nil {
+		return err
+	}
+	return b.Delete(key)
 }
 
 func (k kv) stats() (statsRecord, error) {

@@ -366,7 +366,7 @@ func TestRebuildAfterAnalyzerChange(t *testing.T) {
 	// Pretend the index was written by other analysis rules, with postings
 	// that no longer match.
 	err := db.Update(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		st, err := k.stats()
 		if err != nil {
 			return err

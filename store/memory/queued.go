@@ -43,7 +43,7 @@ func applyStore(n storm.Node, data json.RawMessage) error {
 	if err := json.Unmarshal(data, &op); err != nil {
 		return err
 	}
-	k := kv{n.From(rootBucket)}
+	k := openKV(n)
 	raw, err := k.get(bucketMeta, statsKey)
 	if err != nil {
 		return err

@@ -94,7 +94,7 @@ func (s *Store) rebuildStep() (done bool, err error) {
 	var state rebuildState
 	var chunks []rebuildChunk
 	err = s.db.View(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		var ok bool
 		if state, ok, err = k.rebuildState(); err != nil || !ok {
 			done = true
@@ -109,7 +109,7 @@ func (s *Store) rebuildStep() (done bool, err error) {
 		return done, err
 	}
 	if state.phase == rebuildClear {
-		return false, s.db.Update(func(n storm.Node) error { return clearStep(kv{n.From(rootBucket)}) })
+		return false, s.db.Update(func(n storm.Node) error { return clearStep(openKV(n)) })
 	}
 	// Analysed outside the transaction, like new texts, so the file is held
 	// only for the writes.
@@ -119,7 +119,7 @@ func (s *Store) rebuildStep() (done bool, err error) {
 		c.tf, c.dl = s.an.frequencies(c.text, memo)
 	}
 	err = s.db.Update(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		now, ok, err := k.rebuildState()
 		if err != nil || !ok || now != state {
 			return err // another process did this step meanwhile

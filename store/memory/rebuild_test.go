@@ -17,7 +17,7 @@ import (
 func markStale(t testing.TB, db *store.DB) {
 	t.Helper()
 	err := db.Update(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		st, err := k.stats()
 		if err != nil {
 			return err
@@ -44,7 +44,7 @@ func readProgress(t *testing.T, db *store.DB) rebuildProgress {
 	t.Helper()
 	var p rebuildProgress
 	err := db.View(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		var err error
 		if p.state, p.running, err = k.rebuildState(); err != nil {
 			return err
@@ -67,7 +67,7 @@ func chunkBytes(t *testing.T, db *store.DB, from, to uint32) []int {
 	t.Helper()
 	var sizes []int
 	err := db.View(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		for num := from; num < to; num++ {
 			raw, err := k.get(bucketChunks, u32key(num))
 			if err != nil || raw == nil {
@@ -196,7 +196,7 @@ func TestRebuildAppliesTheNewRules(t *testing.T) {
 	id := mustAdd(t, s, Input{Content: "The naïve ParseDuration at the café."}).ID
 	// Write the postings an analyzer without folding or splitting made.
 	err := db.Update(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		if err := k.n.Drop(bucketTerms); err != nil {
 			return err
 		}

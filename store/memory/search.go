@@ -116,7 +116,7 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 		return res, err
 	}
 	err := s.db.View(func(n storm.Node) error {
-		kvs := kv{n.From(rootBucket)}
+		kvs := openKV(n)
 		st, err := kvs.stats()
 		if err != nil || st.Chunks == 0 {
 			return err

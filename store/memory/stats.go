@@ -56,7 +56,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	var st statsRecord
 	err := s.db.View(func(n storm.Node) error {
 		var err error
-		st, err = kv{n.From(rootBucket)}.stats()
+		st, err = openKV(n).stats()
 		return err
 	})
 	if err != nil {

@@ -113,7 +113,7 @@ func (s *Store) AddBatch(ctx context.Context, ins []Input) ([]Added, error) {
 	}
 	out := make([]Added, len(preps))
 	err := s.db.Update(func(n storm.Node) error {
-		w, err := newWriter(s, kv{n.From(rootBucket)})
+		w, err := newWriter(s, openKV(n))
 		if err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func (s *Store) check(in Input) (*prepared, error) {
 // transaction checks again: another process may have written since.
 func (s *Store) markUnchanged(preps []*prepared) error {
 	return s.db.View(func(n storm.Node) error {
-		k := kv{n.From(rootBucket)}
+		k := openKV(n)
 		for _, p := range preps {
 			if !p.in.Replace || p.in.Source == "" {
 				continue
@@ -255,7 +255,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	return s.db.Update(func(n storm.Node) error {
-		w, err := newWriter(s, kv{n.From(rootBucket)})
+		w, err := newWriter(s, openKV(n))
 		if err != nil {
 			return err
 		}
@@ -285,7 +285,7 @@ func (s *Store) DeleteSources(ctx context.Context, sources []string) (int, error
 	count := 0
 	err := s.db.Update(func(n storm.Node) error {
 		count = 0
-		w, err := newWriter(s, kv{n.From(rootBucket)})
+		w, err := newWriter(s, openKV(n))
 		if err != nil {
 			return err
 		}

@@ -42,7 +42,7 @@ var jarvisBinary struct {
 
 // buildJarvis builds the binary once per test run, into a directory that
 // TestMain removes.
-func buildJarvis(t *testing.T) string {
+func buildJarvis(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -82,7 +82,7 @@ func hostileServer(t *testing.T) *ot.Server {
 }
 
 // jarvisCommand is the built jarvis with a clean environment of its own.
-func jarvisCommand(t *testing.T, args ...string) *exec.Cmd {
+func jarvisCommand(t testing.TB, args ...string) *exec.Cmd {
 	home := t.TempDir()
 	cmd := exec.Command(buildJarvis(t), args...)
 	cmd.Env = []string{

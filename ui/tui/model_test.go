@@ -25,12 +25,12 @@ import (
 // agent and a real session store, driven synchronously: commands run in
 // the test's goroutine and the bus events are fed back before the run's end.
 type live struct {
-	t   *testing.T
+	t   testing.TB
 	m   *model
 	sub *events.Subscription
 }
 
-func newLive(t *testing.T, srv *ot.Server, dbPath string, cont bool) *live {
+func newLive(t testing.TB, srv *ot.Server, dbPath string, cont bool) *live {
 	t.Helper()
 	return newLiveWith(t, srv, dbPath, cont, config.Flags{}, nil)
 }
@@ -38,7 +38,7 @@ func newLive(t *testing.T, srv *ot.Server, dbPath string, cont bool) *live {
 // newLiveWith is newLive with command-line flags, and a hook that changes
 // the configuration after the defaults of these tests (model qwen3:8b,
 // the calculator) were set where no flag set them.
-func newLiveWith(t *testing.T, srv *ot.Server, dbPath string, cont bool, flags config.Flags, setup func(*config.Config)) *live {
+func newLiveWith(t testing.TB, srv *ot.Server, dbPath string, cont bool, flags config.Flags, setup func(*config.Config)) *live {
 	t.Helper()
 	flags.ConfigPath = writeEmptyConfig(t)
 	cfg, err := config.Load(flags)

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+)
+
+// BenchmarkHeadlessStart is what a headless command costs from launch to
+// exit, output into a pipe as in a script or a git hook (targets: version
+// and tools list under 10 ms; ask within 15 ms of curl sending a chat
+// request to the same server, which curl reports as ask-minus-curl-ms).
+// Each iteration is one launch of the built binary.
+func BenchmarkHeadlessStart(b *testing.B) {
+	srv := ot.New(b)
+	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
+	srv.Default(ot.Text("ok"))
+	jarvis := func(args ...string) func() *exec.Cmd {
+		return func() *exec.Cmd { return jarvisCommand(b, args...) }
+	}
+	run := func(b *testing.B, cmd func() *exec.Cmd) time.Duration {
+		var total time.Duration
+		for range b.N {
+			c := cmd()
+			start := time.Now()
+			if out, err := c.CombinedOutput(); err != nil {
+				b.Fatalf("%v: %v\n%s", c.Args, err, out)
+			}
+			total += time.Since(start)
+		}
+		ms := float64(total.Microseconds()) / 1000 / float64(b.N)
+		b.ReportMetric(ms, "ms/run")
+		return total / time.Duration(b.N)
+	}
+	b.Run("version", func(b *testing.B) { run(b, jarvis("version")) })
+	b.Run("tools-list", func(b *testing.B) { run(b, jarvis("tools", "list")) })
+	b.Run("ask", func(b *testing.B) {
+		curl, err := exec.LookPath("curl")
+		if err != nil {
+			b.Skip("no curl to compare with")
+		}
+		ask := run(b, jarvis("ask", "--host", srv.URL, "--model", "qwen3:8b", "--tools", "none", "hello"))
+		var base time.Duration
+		for range b.N {
+			start := time.Now()
+			out, err := exec.Command(curl, "-sS", "-d", `{"model":"qwen3:8b","messages":[{"role":"user","content":"hello"}]}`, srv.URL+"/api/chat").CombinedOutput()
+			if err != nil {
+				b.Fatalf("curl: %v\n%s", err, out)
+			}
+			base += time.Since(start)
+		}
+		base /= time.Duration(b.N)
+		b.ReportMetric(float64((ask-base).Microseconds())/1000, "ask-minus-curl-ms")
+	})
+}

@@ -1,0 +1,79 @@
+package tui_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+)
+
+// memStatus returns fields of a process's /proc status in bytes: the
+// resident memory (VmRSS) and its anonymous part (RssAnon, what the
+// process allocated, without the pages of its binary and of mapped
+// files).
+func memStatus(b testing.TB, pid int, fields ...string) []int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		b.Skipf("no /proc: %v", err)
+	}
+	out := make([]int64, len(fields))
+	for _, l := range strings.Split(string(data), "\n") {
+		for i, f := range fields {
+			if rest, ok := strings.CutPrefix(l, f+":"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+				out[i] = kb << 10
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkSessionMemory has a conversation of about 100,000 tokens of
+// text (a token counted as 4 bytes) with the workbench in a real terminal:
+// questions typed, markdown replies streamed from a loopback server. It
+// reports how much resident memory jarvis gained per byte of the
+// conversation's text, all of it and its anonymous part (target: at most
+// 10). BenchmarkTranscriptMemory in the package's own tests is the part
+// of it the transcript holds.
+func BenchmarkSessionMemory(b *testing.B) {
+	answer, err := os.ReadFile(filepath.Join("testdata", "session_answer.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const textBytes = 400_000
+	n := textBytes / len(answer)
+	srv := ot.New(b)
+	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
+	for i := range n {
+		srv.On(ot.UserSays(fmt.Sprintf("question %d,", i))).Reply(ot.Text(fmt.Sprintf("%s\n\nEND-%d.", answer, i)))
+	}
+	var rss, anon float64
+	for range b.N {
+		// A window that holds the whole conversation: nothing is compacted.
+		term := startTerminal(asT(b), 120, 40, "--host", srv.URL, "--model", "qwen3:8b", "--tools", "none", "--num-ctx", "262144")
+		term.waitFor(10*time.Second, "Ask anything", "●")
+		time.Sleep(time.Second) // start-up work is done
+		pid := term.cmd.Process.Pid
+		before := memStatus(b, pid, "VmRSS", "RssAnon")
+		text := 0
+		for i := range n {
+			q := fmt.Sprintf("question %d, about the configuration parser", i)
+			term.typeText(q + "\r")
+			term.waitFor(20*time.Second, fmt.Sprintf("END-%d.", i), "ready")
+			text += len(q) + len(answer)
+		}
+		time.Sleep(time.Second)
+		after := memStatus(b, pid, "VmRSS", "RssAnon")
+		rss = float64(after[0]-before[0]) / float64(text)
+		anon = float64(after[1]-before[1]) / float64(text)
+		term.cmd.Process.Kill()
+	}
+	b.ReportMetric(rss, "rss-B/text-B")
+	b.ReportMetric(anon, "anon-B/text-B")
+}
