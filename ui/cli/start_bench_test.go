@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
+
 	"github.com/jarvis-workbench/jarvis/engine"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
@@ -17,7 +19,7 @@ import (
 func BenchmarkHeadlessStart(b *testing.B) {
 	srv := ot.New(b)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
-	srv.Default(ot.Text("ok"))
+	srv.Default(et.Text("ok"))
 	jarvis := func(args ...string) func() *exec.Cmd {
 		return func() *exec.Cmd { return jarvisCommand(b, args...) }
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
+
 	"github.com/jarvis-workbench/jarvis/engine"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 )
@@ -51,7 +53,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 	srv := ot.New(b)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
 	for i := range n {
-		srv.On(ot.UserSays(fmt.Sprintf("question %d,", i))).Reply(ot.Text(fmt.Sprintf("%s\n\nEND-%d.", answer, i)))
+		srv.On(et.UserSays(fmt.Sprintf("question %d,", i))).Reply(et.Text(fmt.Sprintf("%s\n\nEND-%d.", answer, i)))
 	}
 	var rss, anon float64
 	for range b.N {
