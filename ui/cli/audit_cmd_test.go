@@ -22,6 +22,7 @@ type auditJSON struct {
 	Args      map[string]any `json:"args"`
 	AskedArgs map[string]any `json:"asked_args"`
 	Reason    string         `json:"reason"`
+	Grant     string         `json:"grant"`
 }
 
 func readAudit(t *testing.T, db string, args ...string) []auditJSON {
