@@ -157,13 +157,26 @@ func (r *run) notice(msg string) {
 	r.publish(events.Event{Type: events.Notice, Text: msg})
 }
 
+// stop says the run ends without the model's whole answer: why (a Stop*
+// value) and the notice that says it in words. A run stopped before the
+// model answered (the turn limit, the loop guard) has no answer: its
+// Content stays empty rather than holding the notice or the text that
+// came with the last calls.
+func (r *run) stop(why, notice string) {
+	r.result.Stopped = why
+	if why == StopMaxTurns || why == StopLoop {
+		r.result.Content = ""
+	}
+	r.notice(notice)
+}
+
 // finish publishes run_end (or the error) and returns the result.
 func (r *run) finish(err error) (*Result, error) {
 	r.release()
 	r.result.Usage.WallSeconds = time.Since(r.started).Seconds()
 	if err != nil {
 		if r.ctx.Err() != nil && r.result.Stopped == "" {
-			r.result.Stopped = "cancelled"
+			r.result.Stopped = StopCancelled
 		}
 		r.publish(events.Event{Type: events.Error, Err: err, Text: err.Error()})
 	}
@@ -238,7 +251,10 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 	resp.Usage = usage
 	r.incomplete = incompleteReason(r.ctx, resp, err)
 	if resp.Message.Thinking != "" {
-		r.result.Thinking = resp.Message.Thinking
+		if r.result.Thinking != "" {
+			r.result.Thinking += "\n\n"
+		}
+		r.result.Thinking += resp.Message.Thinking
 	}
 	if errors.As(err, &overflow) && overflow.Window == 0 {
 		// The server refused what the estimate fit even after a retry:
@@ -259,17 +275,24 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		prompt, estimated = budget.Prompt, true
 	}
 	r.result.Context.Window, r.result.Context.PromptTokens = budget.Window.Tokens, prompt
-	switch {
-	case err == nil && resp.DoneReason == "length":
-		r.notice(r.lengthNotice(budget, usage, r.conv.Messages))
-	case err == nil && resp.DoneReason == "content_filter":
-		r.notice("The server stopped the reply (a content filter): it is incomplete.")
-	}
 	r.publish(events.Event{Type: events.TurnEnd, Turn: &events.TurnPayload{
 		Turn: n, Model: r.result.Model, Content: resp.Message.Content, Thinking: resp.Message.Thinking,
 		Usage: usage, ToolCalls: len(resp.Message.ToolCalls),
 		Context: &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: prompt, Estimated: estimated, CutResults: budget.CutResults},
 	}})
+	// What cut the reply short is said after the turn's end, which
+	// carries the reply whole: a transcript draws the reply, then why it
+	// stopped, once each.
+	if r.result.Stopped == StopLength || r.result.Stopped == StopWindowFull {
+		r.result.Stopped = "" // an earlier turn's: this one went on
+	}
+	switch {
+	case err == nil && resp.DoneReason == "length":
+		why, notice := r.lengthNotice(budget, usage, r.conv.Messages)
+		r.stop(why, notice)
+	case err == nil && resp.DoneReason == "content_filter":
+		r.notice("The server stopped the reply (a content filter): it is incomplete.")
+	}
 	return resp, err
 }
 
@@ -516,7 +539,7 @@ func (r *run) appendResults(calls []engine.ToolCall, results []tools.Result, asO
 // cancelled reports whether the run's context ended, as an error to return.
 func (r *run) cancelled() error {
 	if err := r.ctx.Err(); err != nil {
-		r.result.Stopped = "cancelled"
+		r.result.Stopped = StopCancelled
 		if errors.Is(err, context.DeadlineExceeded) {
 			return errors.New("the run took too long and was stopped")
 		}
