@@ -71,7 +71,21 @@ func (l *loop) begin(ctx context.Context, conv *Conversation, in Input, appendIn
 		text = conv.Messages[len(conv.Messages)-1].Content
 	}
 	r.publish(events.Event{Type: events.RunStart, Text: text, Turn: &events.TurnPayload{Model: l.cfg.Model}})
+	r.thinkNotice()
 	return r, r.accept(in, appendInput)
+}
+
+// thinkNotice says, once per view, that the server gets another think
+// setting than the one asked for (a level sent as true to a model that
+// takes only on or off).
+func (r *run) thinkNotice() {
+	ta, ok := r.cfg.Engine.(engine.ThinkAdjuster)
+	if !ok || r.cfg.Options.Think == "" {
+		return
+	}
+	if _, note := ta.ThinkFor(r.ctx, r.cfg.Model, r.cfg.Options.Think); note != "" && r.view.once("think "+r.cfg.Model+" "+r.cfg.Options.Think) {
+		r.notice(note)
+	}
 }
 
 // accept checks the input against the conversation and appends it:

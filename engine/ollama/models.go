@@ -43,9 +43,53 @@ func (e *Engine) Show(ctx context.Context, model string) (engine.ModelDetails, e
 	}
 	e.mu.Lock()
 	e.shown[key] = d
+	e.levels[key] = takesLevels(sr)
 	e.mu.Unlock()
 	d.Capabilities = slices.Clone(d.Capabilities)
 	return d, nil
+}
+
+// levelParser is the output parser of the models Ollama takes a thinking
+// level from (gpt-oss's harmony format); it refuses a level from any other
+// model with 400 "think value ... is not supported for this model".
+const levelParser = "harmony"
+
+// takesLevels reports whether the server takes a thinking level from the
+// model sr shows: its output parser is harmony, as its Modelfile says
+// (PARSER harmony), or as the server infers it for a gpt-oss model whose
+// template has harmony's tags.
+func takesLevels(sr *api.ShowResponse) bool {
+	if sr.Parser == levelParser {
+		return true
+	}
+	for _, line := range strings.Split(sr.Modelfile, "\n") {
+		if name, arg, ok := strings.Cut(strings.TrimSpace(line), " "); ok && strings.EqualFold(name, "PARSER") && strings.Trim(arg, `" `) == levelParser {
+			return true
+		}
+	}
+	family := strings.ToLower(sr.Details.Family)
+	return (family == "gptoss" || family == "gpt-oss") && strings.Contains(sr.Template, "<|start|>") && strings.Contains(sr.Template, "<|end|>")
+}
+
+// ThinkFor says what is sent for think to model: a level goes as it is to
+// a model that takes levels, and as true (thinking on) to any other, which
+// the server would refuse it from; the note then says so. What cannot be
+// read leaves think as it is, and the server says what is wrong.
+func (e *Engine) ThinkFor(ctx context.Context, model, think string) (string, string) {
+	level := strings.ToLower(strings.TrimSpace(think))
+	if level != "low" && level != "medium" && level != "high" {
+		return think, ""
+	}
+	if _, err := e.Show(ctx, model); err != nil {
+		return think, ""
+	}
+	e.mu.Lock()
+	takes := e.levels[normalizeModel(model)]
+	e.mu.Unlock()
+	if takes {
+		return think, ""
+	}
+	return "true", fmt.Sprintf("%s takes thinking on or off, not a level: think %q was sent as true (thinking on). Levels are for models that have them, such as gpt-oss", model, level)
 }
 
 // contextLength finds the model's own maximum window in model_info, where

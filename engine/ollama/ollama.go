@@ -36,6 +36,9 @@ type Engine struct {
 
 	mu    sync.Mutex
 	shown map[string]engine.ModelDetails // by normalized model name
+	// levels holds, by normalized model name, whether the model takes a
+	// thinking level (see ThinkFor); filled by Show.
+	levels map[string]bool
 	// noRender is set once the server showed it cannot render a prompt
 	// without answering (it lacks _debug_render_only).
 	noRender bool
@@ -49,6 +52,7 @@ var (
 	_ engine.Renderer        = (*Engine)(nil)
 	_ engine.Puller          = (*Engine)(nil)
 	_ engine.Unloader        = (*Engine)(nil)
+	_ engine.ThinkAdjuster   = (*Engine)(nil)
 )
 
 // Option configures New.
@@ -91,7 +95,7 @@ func New(host string, opts ...Option) (*Engine, error) {
 		c.Transport = trackingTransport{base: rt}
 		hc = &c
 	}
-	return &Engine{host: base, client: api.NewClient(u, hc), shown: make(map[string]engine.ModelDetails)}, nil
+	return &Engine{host: base, client: api.NewClient(u, hc), shown: make(map[string]engine.ModelDetails), levels: map[string]bool{}}, nil
 }
 
 // defaultHTTPClient bounds only the connect: an unreachable server fails in
@@ -122,7 +126,8 @@ func (e *Engine) Chat(ctx context.Context, req engine.ChatRequest, onChunk func(
 	if err != nil {
 		return resp, fmt.Errorf("%s: %w", what, err)
 	}
-	think, err := thinkValue(req.Options.Think)
+	sent, _ := e.ThinkFor(ctx, req.Model, req.Options.Think)
+	think, err := thinkValue(sent)
 	if err != nil {
 		return resp, err
 	}
@@ -256,7 +261,8 @@ func (e *Engine) Generate(ctx context.Context, req engine.GenerateRequest) (engi
 	start := time.Now()
 	out := engine.GenerateResponse{Model: req.Model}
 	what := "generate with " + req.Model
-	think, err := thinkValue(req.Options.Think)
+	sent, _ := e.ThinkFor(ctx, req.Model, req.Options.Think)
+	think, err := thinkValue(sent)
 	if err != nil {
 		return out, err
 	}

@@ -46,6 +46,7 @@ func (f *agentFlags) configFlags(cmd *cobra.Command) config.Flags {
 
 func (a *cmdline) askCommand() *cobra.Command {
 	var af agentFlags
+	var rf runFlags
 	var asJSON, yes, noStream bool
 	var so askSessionFlags
 	var images []string
@@ -96,10 +97,14 @@ Exit status: 0 answered, 1 the run failed (server or model error),
 			if err != nil {
 				return err
 			}
-			if _, err := a.loadConfig(af.configFlags(cmd)); err != nil {
+			cf := af.configFlags(cmd)
+			if err := rf.apply(cmd, &cf); err != nil {
 				return err
 			}
-			return a.ask(cmd.Context(), query, askOptions{json: asJSON, yes: yes, stream: !noStream && !asJSON, session: so, images: images})
+			if _, err := a.loadConfig(cf); err != nil {
+				return err
+			}
+			return a.ask(cmd.Context(), query, askOptions{json: asJSON, yes: yes, stream: !noStream && !asJSON, session: so, images: images, run: rf})
 		},
 	}
 	af.register(cmd)
@@ -107,6 +112,7 @@ Exit status: 0 answered, 1 the run failed (server or model error),
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve every tool call that needs confirmation")
 	cmd.Flags().BoolVar(&noStream, "no-stream", false, "print the answer once it is complete instead of streaming it")
 	cmd.Flags().StringArrayVar(&images, "image", nil, "attach an image (PNG, JPEG, WebP, GIF; ~ expanded); repeat for several")
+	rf.register(cmd)
 	so.register(cmd)
 	return cmd
 }
@@ -159,12 +165,23 @@ type askOptions struct {
 	json, yes, stream bool
 	session           askSessionFlags
 	images            []string
+	run               runFlags
 }
 
 func (a *cmdline) ask(ctx context.Context, query string, opts askOptions) error {
 	printer := &askPrinter{out: a.io.Out, stream: opts.stream, tools: newEventPrinter(a.io.Err, isTerminal(a.io.Err)), ttyErr: isTerminal(a.io.Err)}
-	policy, canAsk := a.commandPolicy(tools.SourceAsk, opts.yes)
-	res, sess, err := a.runAsk(ctx, query, opts, printer, policy)
+	var approve []string
+	if opts.run.approve != "" {
+		env, err := a.environment()
+		if err != nil {
+			return err
+		}
+		if approve, err = opts.run.approved(env); err != nil {
+			return err
+		}
+	}
+	policy, canAsk := a.commandPolicy(tools.SourceAsk, opts.yes, approve...)
+	res, sess, err := a.runAsk(ctx, query, opts, printer, policy, approve)
 	printer.end()
 	var ee *exitError
 	if errors.As(err, &ee) && ee.code == ExitUsage {
@@ -190,13 +207,24 @@ func (a *cmdline) ask(ctx context.Context, query string, opts askOptions) error 
 	if !opts.json && res.Turns > 0 && isTerminal(a.io.Err) {
 		printer.usage(res)
 	}
+	if err == nil && stoppedShort(res) {
+		// The notice on stderr said why; there is no answer to give.
+		return silentFail
+	}
 	return err
+}
+
+// stoppedShort reports whether a run ended without the model's whole
+// answer (the turn limit, the loop guard, a reply cut at its length or
+// by a full window): ask exits 1 for it, as for a failed run.
+func stoppedShort(res *agent.Result) bool {
+	return res.Stopped != "" && res.Stopped != agent.StopCancelled
 }
 
 // runAsk runs the question. It always returns a result: on failure, what
 // arrived before it (the partial answer, the tool results, the usage), or
 // only the model and agent when the run could not start.
-func (a *cmdline) runAsk(ctx context.Context, query string, opts askOptions, printer *askPrinter, policy *tools.Policy) (*agent.Result, *askSession, error) {
+func (a *cmdline) runAsk(ctx context.Context, query string, opts askOptions, printer *askPrinter, policy *tools.Policy, approve []string) (*agent.Result, *askSession, error) {
 	res := &agent.Result{}
 	// The session comes first: its model, agent and tools are the run's
 	// unless flags say otherwise, and the tools are built from them.
@@ -208,7 +236,7 @@ func (a *cmdline) runAsk(ctx context.Context, query string, opts askOptions, pri
 	if err != nil {
 		return res, sess, err
 	}
-	res, err = a.runAskIn(ctx, query, images, sess, printer, policy)
+	res, err = a.runAskIn(ctx, query, images, sess, printer, policy, approve)
 	return res, sess, err
 }
 
@@ -229,7 +257,7 @@ func (a *cmdline) askImages(paths []string) ([]engine.Image, error) {
 	return out, nil
 }
 
-func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Image, sess *askSession, printer *askPrinter, policy *tools.Policy) (*agent.Result, error) {
+func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Image, sess *askSession, printer *askPrinter, policy *tools.Policy, approve []string) (*agent.Result, error) {
 	res := &agent.Result{}
 	env, err := a.environment()
 	if err != nil {
@@ -256,8 +284,12 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 		return res, failErr("%v", err)
 	}
 	res.Model = model
+	notes := runNotes(cfg, approve)
 	if note != "" {
-		printer.note(note)
+		notes = append([]string{note}, notes...)
+	}
+	for _, n := range notes {
+		printer.note(n)
 	}
 	exec, err := app.NewExecutor(list, policy, printer)
 	if err != nil {
@@ -275,6 +307,7 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 	run, err := ag.Answer(ctx, conv, agent.Input{Text: query, Images: images})
 	if run != nil {
 		res = run
+		res.Notices = append(notes, res.Notices...)
 	}
 	if sess != nil {
 		sess.finish(res.Model, cfg.Agent, cfg.Tools, cfg.PersonWindow())
