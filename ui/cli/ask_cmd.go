@@ -56,8 +56,8 @@ func (a *cmdline) askCommand() *cobra.Command {
 		Long: `Ask the model one question. The answer streams to stdout; each tool call is
 shown on stderr when it starts and when it ends (name, arguments, result
 preview, latency, cost), and when stderr is a terminal a last line gives the
-run's tokens, speed, time and cost. Text piped on stdin is added after the
-QUERY (or is the question when there is none).
+run's tokens, speed, time and cost. Text piped on stdin (up to 1 MiB) is
+added after the QUERY (or is the question when there is none).
 
 On a terminal, escape sequences and control characters in the answer and in
 tool output are removed; into a pipe or a file the answer is written exactly
@@ -80,8 +80,11 @@ it (compactions included), the session's model, agent and tools are used
 unless --model, --agent or --tools say otherwise, and the new messages are
 saved to it.
 
-Exit status: 0 answered, 1 the run failed (server or model error),
-2 the command was used wrongly, 130 interrupted.`,
+Exit status: 0 answered, 1 the run failed (server or model error) or
+stopped without the model's whole answer (the turn limit, the loop guard,
+a reply cut at its length or by a full window: "stopped" in the JSON says
+which), 2 the command was used wrongly, 130 interrupted (ctrl+c), 143
+terminated (SIGTERM).`,
 		Example: `  jarvis ask --agent orchestrator --tools calculator "What is 15% of 340?"
   jarvis ask --json --tools calculator,think "Solve: 2x + 5 = 13"
   git diff | jarvis ask --agent simple "Write a commit message for this diff"
@@ -191,7 +194,7 @@ func (a *cmdline) ask(ctx context.Context, query string, opts askOptions) error 
 		sess.report(printer)
 	}
 	if opts.json {
-		out := askJSON(res, err, ctx.Err() != nil)
+		out := askJSON(ctx, res, err)
 		if sess != nil {
 			out.Session = sess.id
 		}
@@ -342,15 +345,15 @@ type askResultJSON struct {
 	Session string `json:"session,omitempty"`
 }
 
-func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {
+func askJSON(ctx context.Context, res *agent.Result, err error) askResultJSON {
 	out := askResultJSON{Result: *res}
 	if out.ToolResults == nil {
 		out.ToolResults = []tools.Result{} // [] rather than null for scripts
 	}
 	if err != nil {
 		out.Error = err.Error()
-		if interrupted {
-			out.Error = "interrupted"
+		if ctx.Err() != nil {
+			out.Error, _ = stopCause(ctx)
 		}
 	}
 	return out
