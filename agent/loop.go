@@ -88,11 +88,18 @@ func (r *run) thinkNotice() {
 	}
 }
 
-// accept checks the input against the conversation and appends it:
-// answering again needs a question to answer, and images (new or earlier
-// in the conversation) need a model that reads them, which is checked
-// before anything is appended or sent.
+// accept checks the input against the model and the conversation and
+// appends it: the model must be able to chat, answering again needs a
+// question to answer, and images (new or earlier in the conversation)
+// need a model that reads them, which is checked before anything is
+// appended or sent.
 func (r *run) accept(in Input, appendInput bool) error {
+	// An embedding model cannot answer: refused before anything is sent,
+	// whichever front end asks. A server that does not say what the
+	// model can do lets the chat go; it then says what is wrong.
+	if caps, err := r.cfg.Engine.Capabilities(r.ctx, r.cfg.Model); err == nil && engine.EmbeddingOnly(caps) {
+		return &engine.NotAChatModelError{Model: r.cfg.Model}
+	}
 	msgs := r.conv.Messages
 	if in.Again {
 		if n := len(msgs); n == 0 || msgs[n-1].Role != engine.RoleUser || isResult(msgs[n-1]) || strings.HasPrefix(msgs[n-1].Content, SummaryPrefix) {

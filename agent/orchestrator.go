@@ -23,7 +23,8 @@ func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input s
 func (a *orchestratorAgent) Answer(ctx context.Context, conv *Conversation, input Input) (*Result, error) {
 	defs := a.toolDefs()
 	if len(defs) > 0 {
-		if caps, err := a.cfg.Engine.Capabilities(ctx, a.cfg.Model); err == nil && caps != nil && !slices.Contains(caps, engine.CapTools) {
+		// An embedding model is refused by begin, not sent on to react.
+		if caps, err := a.cfg.Engine.Capabilities(ctx, a.cfg.Model); err == nil && caps != nil && !slices.Contains(caps, engine.CapTools) && !engine.EmbeddingOnly(caps) {
 			return a.fallback(ctx, conv, input, nil)
 		}
 		// When capabilities cannot be read, or the server does not say

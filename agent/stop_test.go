@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -92,5 +93,23 @@ func TestThinkingOfEveryTurn(t *testing.T) {
 	res, err := newAgent(t, Orchestrator, eng, executor(t, nil, nil), nil).Run(context.Background(), &Conversation{}, "2+2?")
 	if err != nil || res.Thinking != "I need the calculator.\n\nThe calculator said 4." {
 		t.Fatalf("thinking %q err %v", res.Thinking, err)
+	}
+}
+
+// An embedding model is refused before anything is sent, by every agent:
+// orchestrator does not take it for a model without tools and go on as
+// react.
+func TestEmbeddingModelIsRefusedBeforeAnythingIsSent(t *testing.T) {
+	for _, name := range Names {
+		eng := &fakeEngine{caps: []string{engine.CapEmbedding}, reply: func(engine.ChatRequest, int) (engine.ChatResponse, []string, error) {
+			return text("never"), nil, nil
+		}}
+		rec := &events.Recorder{}
+		conv := &Conversation{}
+		res, err := newAgent(t, name, eng, executor(t, nil, nil), rec).Run(context.Background(), conv, "hi")
+		var notChat *engine.NotAChatModelError
+		if !errors.As(err, &notChat) || eng.count() != 0 || len(conv.Messages) != 0 || len(res.Notices) != 0 {
+			t.Fatalf("%s: err %v, %d requests, %d messages, notices %q", name, err, eng.count(), len(conv.Messages), res.Notices)
+		}
 	}
 }

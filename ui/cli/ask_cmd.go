@@ -284,7 +284,7 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 	}()
 	model, note, err := env.resolveModel(ctx)
 	if err != nil {
-		return res, failErr("%v", err)
+		return res, failErr("%v", env.serverErr(env.at, err))
 	}
 	res.Model = model
 	notes := runNotes(cfg, approve)
@@ -316,7 +316,7 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 		sess.finish(res.Model, cfg.Agent, cfg.Tools, cfg.PersonWindow())
 	}
 	if err != nil {
-		return res, failErr("%v", err)
+		return res, failErr("%v", env.serverErr(env.at, err))
 	}
 	return res, nil
 }
