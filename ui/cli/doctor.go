@@ -94,7 +94,17 @@ func (a *cmdline) doctor(ctx context.Context) error {
 	if dbPath == "" {
 		dbPath = store.DefaultPath()
 	}
-	if db, err := store.Open(dbPath, "doctor"); err != nil {
+	if h, err := app.OpenDB(dbPath); err == nil {
+		dbPath = h.Path() // ~ expanded, absolute; the file is not touched
+	}
+	if !exists(dbPath) {
+		// A check creates nothing: the first command that saves does.
+		c := check{name: "database", ok: true, detail: dbPath + " does not exist yet; the first command that saves (ask --save, memory index, the workbench) creates it"}
+		if named := a.dbNamed(); named != "" {
+			c.warn, c.fix = true, "check the path from "+named+" if you meant an existing database"
+		}
+		add(c)
+	} else if db, err := store.Open(dbPath, "doctor"); err != nil {
 		var locked *store.LockedError
 		fix := fmt.Sprintf("make %s writable, or choose another file with --db or JARVIS_DB", filepath.Dir(dbPath))
 		if errors.As(err, &locked) {

@@ -438,7 +438,7 @@ each run and which flipped: fixed (failed, now passes) or broken.`,
 			if !compare && len(args) == 2 {
 				return usageErr("two ids given without --compare. Usage: jarvis eval history --compare ID ID")
 			}
-			db, err := a.openDB("eval history")
+			db, err := a.readDB("eval history")
 			if err != nil {
 				return err
 			}

@@ -41,9 +41,15 @@ Commands that take an ID accept any unique prefix of it.`,
 }
 
 // openMemory checks the database can be opened and returns the memory on
-// it (the database is released when the command ends).
-func (a *cmdline) openMemory() (*memory.Store, error) {
-	if _, err := a.openDB("memory"); err != nil {
+// it (the database is released when the command ends). A command that
+// does not write (write false) refuses a named database that does not
+// exist (see readDB).
+func (a *cmdline) openMemory(write bool) (*memory.Store, error) {
+	open := a.readDB
+	if write {
+		open = a.openDB
+	}
+	if _, err := open("memory"); err != nil {
 		return nil, err
 	}
 	env, err := a.environment()
@@ -101,7 +107,7 @@ of it (at most the default 64).`,
 				}
 				opts.MaxFileBytes = int64(n)
 			}
-			s, err := a.openMemory()
+			s, err := a.openMemory(true)
 			if err != nil {
 				return err
 			}
@@ -167,7 +173,7 @@ words may match.`,
 			if k < 1 {
 				return usageErr("-k must be at least 1, got %d", k)
 			}
-			s, err := a.openMemory()
+			s, err := a.openMemory(false)
 			if err != nil {
 				return err
 			}
@@ -211,7 +217,7 @@ func (a *cmdline) memListCommand() *cobra.Command {
 		Short: "List the documents in memory",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openMemory()
+			s, err := a.openMemory(false)
 			if err != nil {
 				return err
 			}
@@ -256,7 +262,7 @@ func (a *cmdline) memStatsCommand() *cobra.Command {
 		Short: "Show how much is in memory and how it is indexed",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openMemory()
+			s, err := a.openMemory(false)
 			if err != nil {
 				return err
 			}
@@ -313,7 +319,7 @@ its path; for a directory, every file indexed under it.`,
 			case source != "" && len(args) > 0:
 				return usageErr("give either document ids or --source, not both")
 			}
-			s, err := a.openMemory()
+			s, err := a.openMemory(false)
 			if err != nil {
 				return err
 			}

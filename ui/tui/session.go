@@ -3,6 +3,7 @@ package tui
 import (
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 )
@@ -67,12 +68,4 @@ type SessionSummary struct {
 }
 
 // ExportResult says what an export wrote.
-type ExportResult struct {
-	// Path is the file written; Asked the path asked for when a file was
-	// there already and the export took the next free name.
-	Path, Asked string
-	// ImageDir holds the images (empty when the session has none), and
-	// Images counts the files written there.
-	ImageDir string
-	Images   int
-}
+type ExportResult = history.Export

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 )
@@ -99,5 +100,5 @@ func (a storeAdapter) Export(id, path string) (ExportResult, error) {
 	if err != nil {
 		return ExportResult{}, err
 	}
-	return ExportSession(a.s, sess, msgs, path)
+	return history.WriteExport(a.s, sess, msgs, path)
 }
