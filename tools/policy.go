@@ -52,7 +52,7 @@ const (
 	ByPerson     = "person"
 	BySession    = "session approval"
 	ByAlways     = "always-approval"
-	ByYes        = "--yes"
+	ByYes        = "yes to all"
 	ByTask       = "task approve list"
 	ByNoTerminal = "no terminal"
 	ByNobody     = "nobody to ask"

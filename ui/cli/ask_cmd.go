@@ -315,11 +315,16 @@ func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {
 		out.ToolResults = []tools.Result{} // [] rather than null for scripts
 	}
 	if err != nil {
-		out.Error = err.Error()
+		out.Error = explain(err)
 		if interrupted {
 			out.Error = "interrupted"
 		}
 	}
+	notices := make([]string, len(out.Notices))
+	for i, n := range out.Notices {
+		notices[i] = say(n)
+	}
+	out.Notices = notices
 	return out
 }
 
@@ -383,7 +388,7 @@ func (p *askPrinter) Publish(e events.Event) {
 		p.note(fmt.Sprintf("the conversation was compacted to fit the window: %s summarised, about %s tokens saved",
 			format.Count(c.Replaced, "earlier message"), format.Tokens(max(c.Before-c.After, 0))))
 	case events.Notice:
-		p.note(e.Text)
+		p.note(say(e.Text))
 	default:
 		p.tools.Publish(e)
 	}

@@ -234,7 +234,7 @@ func (m *model) startEdit() tea.Cmd {
 	if ed := editorName(); ed != "" {
 		f, err := os.CreateTemp("", "jarvis-arguments-*.json")
 		if err != nil {
-			d.ed.err = "Cannot open the editor: " + err.Error()
+			d.ed.err = "Cannot open the editor: " + explain(err)
 			return nil
 		}
 		path := f.Name()
@@ -244,7 +244,7 @@ func (m *model) startEdit() tea.Cmd {
 		}
 		if werr != nil {
 			os.Remove(path)
-			d.ed.err = "Cannot open the editor: " + werr.Error()
+			d.ed.err = "Cannot open the editor: " + explain(werr)
 			return nil
 		}
 		d.ed.external = true
@@ -277,10 +277,10 @@ func (m *model) editorDone(msg editorDoneMsg) tea.Cmd {
 	d.ed.external = false
 	switch {
 	case msg.err != nil:
-		d.ed.err = "The editor failed (" + safe.Text(msg.err.Error()) + "); the arguments are unchanged."
+		d.ed.err = "The editor failed (" + safe.Text(explain(msg.err)) + "); the arguments are unchanged."
 		return nil
 	case rerr != nil:
-		d.ed.err = "Cannot read the edit back: " + rerr.Error()
+		d.ed.err = "Cannot read the edit back: " + explain(rerr)
 		return nil
 	}
 	return m.checkEdit(string(data))
@@ -300,7 +300,7 @@ func (m *model) checkEdit(text string) tea.Cmd {
 	args, msg := tools.ParseArguments(text)
 	if msg == "" && req.Validate != nil {
 		if err := req.Validate(args); err != nil {
-			msg = "Invalid arguments: " + err.Error()
+			msg = "Invalid arguments: " + explain(err)
 		}
 	}
 	if msg != "" {

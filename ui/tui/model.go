@@ -498,7 +498,7 @@ func (m *model) clampViews() {
 }
 
 func (m *model) addNote(text string, isErr bool) {
-	m.transcript.add(&noteItem{text: text, isErr: isErr})
+	m.transcript.add(&noteItem{text: say(text), isErr: isErr})
 }
 
 // layout sizes the components for the window.

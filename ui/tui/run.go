@@ -76,7 +76,7 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 		cancel()
 		m.running, m.cancel = false, nil
 		m.convo.rec = nil
-		m.current.note(err.Error(), true)
+		m.current.note(explain(err), true)
 		return nil
 	}
 	conv, runID := m.conv, m.runID
@@ -188,7 +188,7 @@ func (m *model) applyRunEvent(e events.Event) {
 		}
 	case events.Notice:
 		cur.endCompacting()
-		cur.note(e.Text, false)
+		cur.note(say(e.Text), false)
 	case events.Error:
 		cur.endCompacting()
 		cur.note(errorText(e.Err, e.Text), true)
@@ -202,12 +202,12 @@ func (m *model) applyRunEvent(e events.Event) {
 // already say what to do; a cancelled run says only that.
 func errorText(err error, text string) string {
 	if err == nil {
-		return text
+		return say(text)
 	}
 	if errors.Is(err, context.Canceled) {
 		return "Cancelled."
 	}
-	return err.Error()
+	return explain(err)
 }
 
 // finishRun takes the conversation back and adds the run to the totals.
@@ -245,7 +245,7 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 		m.mcpDirty = false
 		closeOld, err := m.rebuildTools(m.enabled, false)
 		if err != nil {
-			m.addNote(err.Error(), true)
+			m.addNote(explain(err), true)
 		}
 		m.clampPane()
 		cmds = append(cmds, closeOld)
