@@ -266,6 +266,8 @@ func (a *app) runAskIn(ctx context.Context, query string, images []engine.Image,
 	conv := &agent.Conversation{}
 	if sess != nil {
 		conv, acfg.OnMessage = sess.conv, sess.record
+		// The write tools record their changes in the session, for undo.
+		ctx = tools.WithSession(ctx, sess.currentID)
 	}
 	ag, err := agent.New(cfg.Agent, acfg)
 	if err != nil {

@@ -1,0 +1,8 @@
+package proc
+
+import "syscall"
+
+// sysProcAttr: a session of its own, killed if jarvis dies.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+}

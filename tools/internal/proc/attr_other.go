@@ -1,0 +1,8 @@
+//go:build unix && !linux
+
+package proc
+
+import "syscall"
+
+// sysProcAttr: a session of its own.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
