@@ -313,7 +313,6 @@ func TestApplyPatchAppliesMovesAndRefuses(t *testing.T) {
 	}
 }
 
-
 func TestEditedContentBecomesArgumentsThatMakeIt(t *testing.T) {
 	w := newWorkArea(t)
 	p := filepath.Join(w.work, "a.txt")
@@ -353,7 +352,9 @@ func (f answerer) Confirm(ctx context.Context, req tools.ConfirmRequest) (tools.
 	return a.Decision, err
 }
 
-func (f answerer) Answer(_ context.Context, req tools.ConfirmRequest) (tools.Answer, error) { return f(req), nil }
+func (f answerer) Answer(_ context.Context, req tools.ConfirmRequest) (tools.Answer, error) {
+	return f(req), nil
+}
 
 func TestUndoRestoresAndRefusesWhenTheFileChangedSince(t *testing.T) {
 	w := newWorkArea(t)

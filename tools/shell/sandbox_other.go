@@ -17,4 +17,4 @@ func procAttr(sandbox bool) (*syscall.SysProcAttr, error) {
 	return &syscall.SysProcAttr{Setsid: true}, nil
 }
 
-func startFailure(err error, bool) error { return err }
+func startFailure(err error, _ bool) error { return err }
