@@ -3,6 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/jarvis-workbench/jarvis/internal/textdiff"
 )
 
 // A tool that changes files works out the change before anyone is asked,
@@ -99,4 +102,13 @@ func Output(ctx context.Context, text string) {
 	if c := CallOf(ctx); c.output != nil && text != "" {
 		c.output(text)
 	}
+}
+
+// Diff is the unified diff of the change, file after file.
+func (p *Preview) Diff() string {
+	var b strings.Builder
+	for _, f := range p.Files {
+		b.WriteString(textdiff.Unified(strings.TrimPrefix(f.Shown, "./"), f.Old, f.New, f.OldExists, f.NewExists))
+	}
+	return b.String()
 }

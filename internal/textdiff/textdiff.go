@@ -132,3 +132,43 @@ func hunkCounts(l string) (old, new int) {
 	}
 	return 1, 1
 }
+
+// FileDiff is one file's part of a unified diff.
+type FileDiff struct {
+	// Name is the file as the "+++" line names it (the "---" line's
+	// for a deletion), without git's a/ and b/.
+	Name           string
+	Added, Removed int
+}
+
+// Files lists the files a unified diff changes, with their counts.
+func Files(diff string) []FileDiff {
+	var out []FileDiff
+	var oldName string
+	for _, l := range Lines(diff) {
+		switch l.Kind {
+		case KindHeader:
+			if strings.HasPrefix(l.Text, "--- ") {
+				oldName = strings.TrimPrefix(strings.TrimPrefix(l.Text, "--- "), "a/")
+				continue
+			}
+			name := strings.TrimPrefix(strings.TrimPrefix(l.Text, "+++ "), "b/")
+			if name == "/dev/null" {
+				name = oldName
+			}
+			out = append(out, FileDiff{Name: name})
+		case KindAdded:
+			if len(out) > 0 {
+				out[len(out)-1].Added++
+			}
+		case KindRemoved:
+			if len(out) > 0 {
+				out[len(out)-1].Removed++
+			}
+		}
+	}
+	return out
+}
+
+// String is "+12 −3 main.go".
+func (f FileDiff) String() string { return fmt.Sprintf("+%d −%d %s", f.Added, f.Removed, f.Name) }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/jarvis-workbench/jarvis/internal/textdiff"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
@@ -235,15 +234,6 @@ func relShown(real string) string {
 	return shown(real)
 }
 
-// diffOf is the unified diff of a preview's files.
-func diffOf(files []tools.FileChange) string {
-	var b strings.Builder
-	for _, f := range files {
-		b.WriteString(textdiff.Unified(strings.TrimPrefix(f.Shown, "./"), f.Old, f.New, f.OldExists, f.NewExists))
-	}
-	return b.String()
-}
-
 // apply writes a worked-out change, after checking it is the one
 // approved (ctx's) and that every file is still in reach and as it was
 // when worked out. It records the change and notes the new contents as
@@ -283,7 +273,7 @@ func (c changer) apply(ctx context.Context, pv *tools.Preview, summary string) t
 			notes = append(notes, note)
 		}
 	}
-	diff := diffOf(pv.Files)
+	diff := pv.Diff()
 	text := summary
 	if pv.Note != "" {
 		text += " Note: " + pv.Note
