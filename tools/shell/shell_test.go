@@ -184,7 +184,10 @@ func TestOutputIsCappedHeadAndTail(t *testing.T) {
 func TestRefusalsComeBeforeAnyoneIsAsked(t *testing.T) {
 	asked := 0
 	e, _ := tools.NewExecutor([]tools.Tool{New(tools.Deps{})}, tools.ExecutorOptions{Confirmer: tools.ConfirmFunc(
-		func(context.Context, tools.ConfirmRequest) (tools.Decision, error) { asked++; return tools.AllowOnce, nil })})
+		func(context.Context, tools.ConfirmRequest) (tools.Decision, error) {
+			asked++
+			return tools.AllowOnce, nil
+		})})
 	res := e.Execute(context.Background(), tools.Call{Name: Name, Arguments: `{"command":"rm -rf ~"}`})
 	if res.Status != tools.StatusDenied || !strings.Contains(res.Content, "deletes ~") || asked != 0 {
 		t.Fatalf("result %+v asked %d", res, asked)
