@@ -8,9 +8,9 @@ import (
 	"sync"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // AskOptions are one question's settings; zero fields take the
@@ -68,7 +68,7 @@ func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result,
 	if o.Tools != nil {
 		names = tools.ParseList(strings.Join(o.Tools, ","))
 	}
-	if len(names) > 0 && wire.NeedsMCP(cfg.MCP, names) {
+	if len(names) > 0 && app.NeedsMCP(cfg.MCP, names) {
 		if err := j.startMCP(ctx); err != nil {
 			return res, err
 		}
@@ -79,7 +79,7 @@ func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result,
 	}
 	defer func() {
 		for _, t := range list {
-			wire.CloseTool(t)
+			app.CloseTool(t)
 		}
 	}()
 	model, note, err := j.env.ResolveModel(ctx)
@@ -116,7 +116,7 @@ func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result,
 // point uses, with this Jarvis's session approvals, Yes, and Confirm as
 // the person to ask.
 func (j *Jarvis) policy(o AskOptions) *tools.Policy {
-	po := wire.PolicyOptions(j.env.Config, j.db)
+	po := app.PolicyOptions(j.env.Config, j.db)
 	po.Source, po.Yes, po.Approvals, po.Nobody = tools.SourceSDK, o.Yes, j.approvals, tools.ByNobody
 	if o.Confirm != nil {
 		po.Asker = guardedConfirm(o.Confirm)
@@ -127,7 +127,7 @@ func (j *Jarvis) policy(o AskOptions) *tools.Policy {
 func (j *Jarvis) startMCP(ctx context.Context) error {
 	j.mcpMu.Lock()
 	defer j.mcpMu.Unlock()
-	_, err := j.env.StartMCP(ctx, wire.MCPOptions{Wait: true, ClientVersion: "jarvis-sdk"})
+	_, err := j.env.StartMCP(ctx, app.MCPOptions{Wait: true, ClientVersion: "jarvis-sdk"})
 	return err
 }
 

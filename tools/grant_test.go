@@ -216,7 +216,9 @@ func TestParallelCallsAreAskedInOrder(t *testing.T) {
 		return tools.AllowOnce, nil
 	})
 	free := &fakeTool{spec: tools.Spec{Name: "free"}, run: func(context.Context, tools.Args) tools.Result { return tools.OK("free") }}
-	e := policyExec(t, tools.PolicyOptions{Asker: asker}, writeTool(&ran), free)
+	write := writeTool(&ran)
+	write.run = func(context.Context, tools.Args) tools.Result { return tools.OK("wrote") } // calls run at once: nothing shared
+	e := policyExec(t, tools.PolicyOptions{Asker: asker}, write, free)
 	for range 20 { // goroutine scheduling must not change the order
 		order, places = nil, nil
 		calls := []tools.Call{call("write", `{"path":"first"}`), call("free", ``), call("write", `{"path":"second"}`), call("write", `{"path":"third"}`)}

@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/config"
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
@@ -64,7 +64,7 @@ type askSession struct {
 
 // openAskSession opens (or, with --save, starts) the session, and makes
 // its model, agent and tools the run's where no flag set them.
-func (a *app) openAskSession(f askSessionFlags, query string) (*askSession, error) {
+func (a *cmdline) openAskSession(f askSessionFlags, query string) (*askSession, error) {
 	if !f.any() {
 		return nil, nil
 	}

@@ -1,5 +1,5 @@
 // Package cli is the jarvis command line: it parses flags once, builds its
-// environment with ui/wire (the configuration, the engines, the tool
+// environment with package app (the configuration, the engines, the tool
 // registry, the database), and hands over to the TUI or to a headless
 // command.
 //
@@ -18,8 +18,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/store"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
@@ -75,15 +75,15 @@ func Main(args []string, stdio IO) int {
 }
 
 func run(ctx context.Context, args []string, stdio IO) int {
-	app := &app{io: stdio}
-	defer app.close()
-	root := app.rootCommand()
+	c := &cmdline{io: stdio}
+	defer c.close()
+	root := c.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	err := root.ExecuteContext(ctx)
-	app.flushStdout()
+	c.flushStdout()
 	if err == nil {
 		return ExitOK
 	}
@@ -107,7 +107,7 @@ func run(ctx context.Context, args []string, stdio IO) int {
 
 // app holds what commands share: the IO, the global flags, and (once
 // loaded) the configuration.
-type app struct {
+type cmdline struct {
 	io  IO
 	g   globals
 	cfg *config.Config
@@ -118,14 +118,14 @@ type app struct {
 }
 
 // close releases what the command started, last first.
-func (a *app) close() {
+func (a *cmdline) close() {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
 	}
 	a.closers = nil
 }
 
-func (a *app) rootCommand() *cobra.Command {
+func (a *cmdline) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   defaultName,
 		Short: "A terminal workbench for local models and their tools",

@@ -11,13 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/store"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
-func (a *app) doctorCommand() *cobra.Command {
+func (a *cmdline) doctorCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the servers, the model, tool support and the data directory",
@@ -40,7 +40,7 @@ type check struct {
 	ok, warn          bool
 }
 
-func (a *app) doctor(ctx context.Context) error {
+func (a *cmdline) doctor(ctx context.Context) error {
 	var checks []check
 	add := func(c check) {
 		checks = append(checks, c)
@@ -116,7 +116,7 @@ func (a *app) doctor(ctx context.Context) error {
 // doctorServer checks that a server answers, and reports whether it did.
 // The fix is the one for its kind: how to start Ollama or an
 // OpenAI-compatible server, or where its key goes.
-func (a *app) doctorServer(ctx context.Context, env *environment, s *server, add func(check)) bool {
+func (a *cmdline) doctorServer(ctx context.Context, env *environment, s *server, add func(check)) bool {
 	name := "server"
 	if s.name != "" {
 		name = s.name
@@ -199,7 +199,7 @@ func (env *environment) keyFix(s *server, sent bool) string {
 	return what + ": api_key in the config (\"${VAR}\" reads it from the environment), or OPENAI_API_KEY"
 }
 
-func (a *app) doctorModel(ctx context.Context, env *environment, add func(check)) {
+func (a *cmdline) doctorModel(ctx context.Context, env *environment, add func(check)) {
 	s := env.at
 	models, err := s.engine.ListModels(ctx)
 	if err != nil {
@@ -269,7 +269,7 @@ func (a *app) doctorModel(ctx context.Context, env *environment, add func(check)
 
 // doctorEmbeddings warns when memory is told to embed with a server that
 // cannot.
-func (a *app) doctorEmbeddings(env *environment, add func(check)) {
+func (a *cmdline) doctorEmbeddings(env *environment, add func(check)) {
 	m := env.cfg.Memory.EmbedModel
 	if m == "" {
 		return

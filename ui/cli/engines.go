@@ -3,10 +3,10 @@ package cli
 import (
 	"slices"
 
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/tui"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // server is one model server jarvis is configured for: the default one
@@ -44,7 +44,7 @@ func kindName(kind string) string {
 }
 
 // fromWire is the command line's view of a configured server.
-func fromWire(s *wire.Server) *server {
+func fromWire(s *app.Server) *server {
 	return &server{name: s.Name, kind: s.Kind, engine: s.Engine, err: s.Err, line: s.Line}
 }
 
@@ -56,7 +56,7 @@ func (env *environment) lookup(ref string) (*server, string) {
 }
 
 // serverOf is the command line's view of one of the environment's servers.
-func (env *environment) serverOf(s *wire.Server) *server {
+func (env *environment) serverOf(s *app.Server) *server {
 	if i := slices.Index(env.w.Named, s); i >= 0 {
 		return env.named[i]
 	}

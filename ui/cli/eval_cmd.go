@@ -17,6 +17,8 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/eval"
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
@@ -25,12 +27,10 @@ import (
 	"github.com/jarvis-workbench/jarvis/store/audit"
 	"github.com/jarvis-workbench/jarvis/store/evals"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/evalview"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 	"github.com/jarvis-workbench/jarvis/ui/tui"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 type evalFlags struct {
@@ -63,7 +63,7 @@ Exit status: 0 the evaluation ran (whatever the pass rate; see --fail-under),
 1 it could not run (server, model) or a pass rate is under --fail-under,
 2 wrong use or a bad suite file, 130 interrupted.`
 
-func (a *app) evalCommand() *cobra.Command {
+func (a *cmdline) evalCommand() *cobra.Command {
 	var f evalFlags
 	cmd := &cobra.Command{
 		Use:   "eval [flags]",
@@ -166,13 +166,13 @@ func evalEngines(spec, host string) ([]evalEngine, error) {
 // bound to each case's sandbox. MCP tools are left out: a suite runs on
 // any machine.
 func evalTools(cfg *config.Config, dbPath string) eval.ToolSource {
-	return eval.BuiltinTools(wire.BaseDeps(cfg, dbPath))
+	return eval.BuiltinTools(app.BaseDeps(cfg, dbPath))
 }
 
 // evalSetup is what the workbench's /eval needs: the evaluation's tools
 // and the database its results are saved in (through the write queue:
 // saving never waits for the file).
-func (a *app) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
+func (a *cmdline) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
 	return &tui.EvalSetup{
 		Tools: evalTools(cfg, db.Path()), EngineName: "ollama", Audit: auditLog{Log: audit.New(db)},
 		Save: func(rep *eval.Report) error {
@@ -183,7 +183,7 @@ func (a *app) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
 }
 
 // readSuite reads --suite, or the built-in suite.
-func (a *app) readSuite(path string) (*eval.Suite, error) {
+func (a *cmdline) readSuite(path string) (*eval.Suite, error) {
 	known := builtin.Registry(builtin.Deps{}).Names()
 	var s *eval.Suite
 	var err error
@@ -210,7 +210,7 @@ func (a *app) readSuite(path string) (*eval.Suite, error) {
 	return s, nil
 }
 
-func (a *app) runEval(ctx context.Context, f *evalFlags) error {
+func (a *cmdline) runEval(ctx context.Context, f *evalFlags) error {
 	if f.repeat < 1 {
 		return usageErr("--repeat must be at least 1, not %d", f.repeat)
 	}
@@ -332,7 +332,7 @@ func (a *app) runEval(ctx context.Context, f *evalFlags) error {
 // saveEval keeps the report's runs in the database through its write
 // queue, and says under which ids. A busy database keeps them in the
 // queue's journal, saved by the next jarvis if this one must stop first.
-func (a *app) saveEval(db *store.DB, rep *eval.Report) {
+func (a *cmdline) saveEval(db *store.DB, rep *eval.Report) {
 	rep.AssignIDs()
 	st := evals.New(db)
 	if err := st.SaveQueued(rep.Records()...); err != nil {
@@ -416,7 +416,7 @@ func (p *evalProgress) end() {
 	}
 }
 
-func (a *app) evalHistoryCommand() *cobra.Command {
+func (a *cmdline) evalHistoryCommand() *cobra.Command {
 	var limit int
 	var asJSON, compare bool
 	cmd := &cobra.Command{

@@ -11,13 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-func (a *app) modelsCommand() *cobra.Command {
+func (a *cmdline) modelsCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "models",
@@ -112,7 +112,7 @@ func listServers(ctx context.Context, servers []*server) []serverList {
 	return out
 }
 
-func (a *app) printModels(env *environment, lists []serverList, models []listedModel) error {
+func (a *cmdline) printModels(env *environment, lists []serverList, models []listedModel) error {
 	if len(models) == 0 {
 		if l := lists[0]; l.err == nil && len(lists) == 1 {
 			if env.def.kind == config.EngineOpenAI {

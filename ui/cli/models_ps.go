@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
@@ -23,7 +23,7 @@ type loadedModel struct {
 	Endpoint string `json:"endpoint,omitempty"`
 }
 
-func (a *app) modelsPsCommand() *cobra.Command {
+func (a *cmdline) modelsPsCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ps",
@@ -145,7 +145,7 @@ type shownModel struct {
 	Loaded   *engine.LoadedModel `json:"loaded,omitempty"`
 }
 
-func (a *app) modelsShowCommand() *cobra.Command {
+func (a *cmdline) modelsShowCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show NAME",
@@ -197,7 +197,7 @@ window it runs the model with, where the server tells).`,
 	return cmd
 }
 
-func (a *app) printShown(m shownModel, srv *server) {
+func (a *cmdline) printShown(m shownModel, srv *server) {
 	w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
@@ -257,7 +257,7 @@ func (a *app) printShown(m shownModel, srv *server) {
 	}
 }
 
-func (a *app) modelsUnloadCommand() *cobra.Command {
+func (a *cmdline) modelsUnloadCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "unload [NAME]",
 		Short: "Free the memory a loaded model holds (Ollama; default: the configured model)",

@@ -15,7 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-func (a *app) modelsPullCommand() *cobra.Command {
+func (a *cmdline) modelsPullCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "pull NAME",
 		Short: "Download a model to the server (Ollama), showing its progress",

@@ -6,11 +6,11 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // engineFactory builds the engine that speaks to a server of the given
@@ -22,7 +22,7 @@ type engineFactory func(kind, host string) (engine.InferenceEngine, error)
 // the configuration changed). No key is sent to them: a key goes only
 // where the configuration says.
 func taskEngine(kind, host string) (engine.InferenceEngine, error) {
-	return wire.NewEngine(kind, host, "", "an endpoint for this server in the config: scheduled tasks send keys only to the servers the configuration names")
+	return app.NewEngine(kind, host, "", "an endpoint for this server in the config: scheduled tasks send keys only to the servers the configuration names")
 }
 
 // engineCache keeps one engine per server, so that the checks and runs of
@@ -78,7 +78,7 @@ func (env *environment) server() tasks.Server { return env.w.TaskServer() }
 // process shares: who it is (command: "tui", "scheduler start", "scheduler
 // run"), its server, how to reach a task's server, the default time limit,
 // the runner (whose events go to bus; nil: none) and the name checks.
-func (a *app) schedOptions(command string, bus events.Publisher) (scheduler.Options, error) {
+func (a *cmdline) schedOptions(command string, bus events.Publisher) (scheduler.Options, error) {
 	env, err := a.environment()
 	if err != nil {
 		return scheduler.Options{}, err
@@ -93,7 +93,7 @@ func (a *app) schedOptions(command string, bus events.Publisher) (scheduler.Opti
 
 // taskRunner prepares what a headless scheduler needs to run tasks: the
 // MCP servers (tasks may use their tools) and the options.
-func (a *app) taskRunner(command string, bus events.Publisher) (scheduler.Options, error) {
+func (a *cmdline) taskRunner(command string, bus events.Publisher) (scheduler.Options, error) {
 	env, err := a.environment()
 	if err != nil {
 		return scheduler.Options{}, err

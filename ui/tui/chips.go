@@ -13,8 +13,8 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/attach"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )

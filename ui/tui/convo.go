@@ -9,9 +9,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // Conversation control: the session's messages and branches (a

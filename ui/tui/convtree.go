@@ -3,9 +3,9 @@ package tui
 import (
 	"strings"
 
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/ui/format"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // countToolCalls counts the tool calls among msgs that have a result:

@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
@@ -18,7 +19,6 @@ import (
 	oat "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 // serversLive is a live workbench on a default Ollama (srv) with an

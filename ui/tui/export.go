@@ -11,8 +11,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/ui/attach"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 

@@ -5,11 +5,11 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // lastSeqOf is the last message of the line a shown question or answer

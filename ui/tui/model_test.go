@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
@@ -18,7 +19,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 // live is a model wired to a real engine (the fake Ollama server), a real

@@ -8,9 +8,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 

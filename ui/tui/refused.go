@@ -3,9 +3,9 @@ package tui
 import (
 	"slices"
 
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // A message the model never read leaves no trace: a question refused as

@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 func TestModelChangedDuringARunIsKept(t *testing.T) {

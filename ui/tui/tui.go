@@ -19,11 +19,11 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 // Options configure the TUI. ui/cli fills them from the configuration.

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/jarvis-workbench/jarvis/themes"
 )
 
 // dozenMistakes has one mistake on each line listed in its want.
@@ -77,7 +79,7 @@ func TestADozenMistakesGiveADozenProblems(t *testing.T) {
 		{36, "endpoints[1].name", `the name "lab" is already used by the endpoint at line 30`},
 		{41, "images.max_bytes", "must be a size in bytes, got -1"},
 	}
-	c, problems := Read(Flags{ConfigPath: p})
+	c, problems := Read(Flags{ConfigPath: p, ThemeNames: themes.Names()})
 	if len(problems) != len(want) {
 		t.Fatalf("%d problems, want %d:\n%v", len(problems), len(want), problems)
 	}
@@ -92,7 +94,7 @@ func TestADozenMistakesGiveADozenProblems(t *testing.T) {
 		t.Errorf("the values after the first mistake were not read: %+v", c)
 	}
 
-	_, err := Load(Flags{ConfigPath: p})
+	_, err := Load(Flags{ConfigPath: p, ThemeNames: themes.Names()})
 	var ps Problems
 	if !errors.As(err, &ps) || len(ps) != len(want) {
 		t.Fatalf("Load: %v", err)
@@ -115,7 +117,7 @@ func TestProblemsFromTheEnvironmentAndFlags(t *testing.T) {
 	t.Setenv("JARVIS_THEME", "drak")
 	t.Setenv("JARVIS_AGENT", "smart")
 	tools := "calculator,thnik"
-	_, err := Load(Flags{ConfigPath: writeConfig(t, "max_turns = 0\n"), Tools: &tools, NumCtx: 10, Host: "http://h:99999"})
+	_, err := Load(Flags{ConfigPath: writeConfig(t, "max_turns = 0\n"), Tools: &tools, NumCtx: 10, Host: "http://h:99999", ThemeNames: themes.Names()})
 	var ps Problems
 	if !errors.As(err, &ps) {
 		t.Fatalf("err = %v", err)
@@ -221,7 +223,7 @@ func TestTheREADMEExampleHasNoProblems(t *testing.T) {
 		t.Fatalf("the README's example:\n%v", problems)
 	}
 	p := writeConfig(t, "tools = [\"calculator\", \"files__read_file\"]\n[[mcp.servers]]\nname = \"files\"\ncommand = \"npx\"\n")
-	if _, err := Load(Flags{ConfigPath: p}); err != nil {
+	if _, err := Load(Flags{ConfigPath: p, ThemeNames: themes.Names()}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -232,7 +234,7 @@ func TestSyntaxErrorIsOneProblem(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("JARVIS_THEME", "purple")
 	p := writeConfig(t, "model = \"m\"\nagent = \n")
-	c, problems := Read(Flags{ConfigPath: p})
+	c, problems := Read(Flags{ConfigPath: p, ThemeNames: themes.Names()})
 	if len(problems) != 2 || problems[0].Line != 2 || problems[0].Path != p || !strings.Contains(problems[0].Fix, "not valid TOML") {
 		t.Fatalf("problems: %v", problems)
 	}
@@ -269,7 +271,7 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, problems := Read(Flags{ConfigPath: p}); len(problems) > 0 {
+		if _, problems := Read(Flags{ConfigPath: p, ThemeNames: themes.Names()}); len(problems) > 0 {
 			b.Fatal(problems)
 		}
 	}

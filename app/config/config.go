@@ -86,6 +86,9 @@ type Config struct {
 	// builtinTools are the names of the built-in tools, which tools and
 	// [tool.NAME] are checked against.
 	builtinTools []string
+	// themeNames are the themes the theme setting is checked against (nil:
+	// not checked, see Flags.ThemeNames).
+	themeNames []string
 	// commands are Commands checked and compiled (CommandTools).
 	commands []*command.Command
 }
@@ -182,6 +185,10 @@ type Flags struct {
 	// command names against (nil: those of tools/builtin, registered
 	// ones included).
 	ToolNames []string
+	// ThemeNames are the themes the front end draws with, to check the
+	// theme setting against (nil: a front end that draws nothing, such
+	// as a program asking through the SDK, does not check it).
+	ThemeNames []string
 }
 
 // DefaultPath is $XDG_CONFIG_HOME/jarvis/config.toml (~/.config/... when unset).
@@ -237,7 +244,7 @@ func Read(f Flags) (*Config, Problems) {
 	c.applyEngine(f.Engine)
 	c.applyEnv()
 	c.applyFlags(f)
-	c.builtinTools = f.ToolNames
+	c.builtinTools, c.themeNames = f.ToolNames, f.ThemeNames
 	if c.builtinTools == nil {
 		c.builtinTools = builtin.Registry(builtin.Deps{}).Names()
 	}

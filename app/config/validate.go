@@ -10,7 +10,6 @@ import (
 	"time"
 
 	storemem "github.com/jarvis-workbench/jarvis/store/memory"
-	"github.com/jarvis-workbench/jarvis/themes"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
@@ -68,12 +67,12 @@ func checkTop(c *Config, r *report) {
 	if c.MaxTurns < 1 {
 		r.value("max_turns", fmt.Sprintf("must be at least 1, got %d", c.MaxTurns), fmt.Sprintf("leave it out for %d", DefaultMaxTurns))
 	}
-	if t := strings.ToLower(strings.TrimSpace(c.Theme)); t != "" && !slices.Contains(themes.Names(), t) {
+	if t := strings.ToLower(strings.TrimSpace(c.Theme)); t != "" && c.themeNames != nil && !slices.Contains(c.themeNames, t) {
 		msg := fmt.Sprintf("%q is not a theme", c.Theme)
-		if s := tools.Suggest(t, themes.Names()); s != "" {
+		if s := tools.Suggest(t, c.themeNames); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
-		r.value("theme", msg, "choose one of: "+strings.Join(themes.Names(), ", "))
+		r.value("theme", msg, "choose one of: "+strings.Join(c.themeNames, ", "))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/store"
 	storemem "github.com/jarvis-workbench/jarvis/store/memory"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
@@ -16,7 +17,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/code"
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	"github.com/jarvis-workbench/jarvis/tools/web"
-	"github.com/jarvis-workbench/jarvis/ui/attach"
 )
 
 // Setting is one line of `jarvis config show`.

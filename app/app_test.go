@@ -1,4 +1,4 @@
-package wire
+package app
 
 import (
 	"errors"
@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 func load(t *testing.T, body string) *Env {

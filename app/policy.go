@@ -1,11 +1,11 @@
-package wire
+package app
 
 import (
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/approvals"
 	"github.com/jarvis-workbench/jarvis/store/audit"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 // PolicyOptions are what every approval policy of a process shares: the

@@ -1,4 +1,4 @@
-package wire
+package app
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 

@@ -1,15 +1,20 @@
-// Package wire builds what every way of running jarvis stands on, from
-// the configuration: the model servers and their engines, the database
-// handle, the tool registry (the built-in tools, the tools the program
-// registered, the config's command tools) with the dependencies its
-// factories receive, the parts of the approval policy every entry point
-// shares, and the agent's configuration for a run. The command line
-// (ui/cli) and the Go SDK (package sdk) both build on it, so `jarvis ask`
-// and a program's Ask find the same tools, servers and approvals.
+// Package app is jarvis's application layer: what every way of running
+// jarvis stands on, built from the configuration (app/config): the model
+// servers and their engines, the database handle, the tool registry (the
+// built-in tools, the tools the program registered, the config's command
+// tools) with the dependencies its factories receive, the approval policy
+// every entry point shares, and the one way a conversation's turn is run
+// (Turn). The workbench (ui/tui), the command line (ui/cli), scheduled runs
+// and the Go SDK (package sdk) all build on it, so `jarvis ask`, a
+// scheduled task and a program's Ask find the same tools, servers and
+// approvals, and run the same way. app/history converts between stored
+// sessions and conversations; app/attach reads the images attached to a
+// message.
 //
-// It wires and does not run: starting the workbench, printing, flags and
-// exit codes stay with the front ends.
-package wire
+// It draws nothing and parses no command line: printing, flags, keys and
+// exit codes stay with the front ends, and so does the wording of fixes
+// ("--host", "/ctx"), which depends on where the person is.
+package app
 
 import (
 	"context"
@@ -19,6 +24,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
@@ -30,7 +36,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/files"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 // LoadConfig reads the configuration (file, environment, then f), with the
