@@ -51,7 +51,7 @@ func dangerDepth(command string, depth int) (why, unparsed string) {
 				why = pipedDownload(x)
 			}
 		case *syntax.Redirect:
-			if x.Op == syntax.RdrOut || x.Op == syntax.AppOut || x.Op == syntax.ClbOut || x.Op == syntax.RdrAll || x.Op == syntax.AppAll || x.Op == syntax.RdrInOut {
+			if x.Op == syntax.RdrOut || x.Op == syntax.AppOut || x.Op == syntax.RdrClob || x.Op == syntax.RdrAll || x.Op == syntax.AppAll || x.Op == syntax.RdrInOut {
 				if t, ok := wordText(x.Word); ok && blockDevice(t) {
 					why = "writes straight to the block device " + t + ", which destroys what is on it"
 				}

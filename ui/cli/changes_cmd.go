@@ -51,7 +51,7 @@ func changeDiff(c sessions.Change) string {
 
 // sessionFor opens the database and names the session a command is about:
 // id (or a prefix), or the most recent one.
-func (a *app) sessionFor(id, what string) (*sessions.Store, string, error) {
+func (a *cmdline) sessionFor(id, what string) (*sessions.Store, string, error) {
 	db, err := a.openDB(what)
 	if err != nil {
 		return nil, "", err
@@ -74,7 +74,7 @@ func (a *app) sessionFor(id, what string) (*sessions.Store, string, error) {
 	return st, last.ID, nil
 }
 
-func (a *app) changesCommand() *cobra.Command {
+func (a *cmdline) changesCommand() *cobra.Command {
 	var id string
 	var asJSON, stat bool
 	cmd := &cobra.Command{
@@ -147,7 +147,7 @@ were undone. Without --session, the most recent session.`,
 	return cmd
 }
 
-func (a *app) undoCommand() *cobra.Command {
+func (a *cmdline) undoCommand() *cobra.Command {
 	var id string
 	var turn int
 	var asJSON bool
