@@ -172,3 +172,15 @@ func Files(diff string) []FileDiff {
 
 // String is "+12 −3 main.go".
 func (f FileDiff) String() string { return fmt.Sprintf("+%d −%d %s", f.Added, f.Removed, f.Name) }
+
+// LineCount counts the lines of a text ("a\nb" and "a\nb\n" have two).
+func LineCount(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}

@@ -386,15 +386,3 @@ func WriteAtomic(path string, data []byte, mode fs.FileMode) error {
 	}
 	return nil
 }
-
-// lineCount counts the lines of a text ("a\nb" and "a\nb\n" have two).
-func lineCount(s string) int {
-	if s == "" {
-		return 0
-	}
-	n := strings.Count(s, "\n")
-	if !strings.HasSuffix(s, "\n") {
-		n++
-	}
-	return n
-}

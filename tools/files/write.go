@@ -5,18 +5,35 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jarvis-workbench/jarvis/internal/textdiff"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
+
+// onePath is what the tools that change one file (its "path") share:
+// refusals, the reason to ask and the grant's scope all come from it.
+type onePath struct{ changer }
+
+// Refuse refuses secrets and paths past allowed_dirs before anyone is asked.
+func (o *onePath) Refuse(args tools.Args) *tools.Refusal { return o.refuse(args.String("path")) }
+
+// ConfirmationFor says why the call asks when the file is outside the
+// working directory.
+func (o *onePath) ConfirmationFor(args tools.Args) (bool, string) {
+	return o.confirmationFor(args.String("path"))
+}
+
+// GrantScope is the file's directory.
+func (o *onePath) GrantScope(args tools.Args) tools.Scope { return o.scope(args.String("path")) }
 
 // FileWrite creates a text file or replaces one the model read, after the
 // person saw the diff (see change.go for the rules every write tool
 // follows).
-type FileWrite struct{ changer }
+type FileWrite struct{ onePath }
 
 // NewFileWrite builds file_write with its settings' allowed directories,
 // recording changes in log (nil: not recorded).
 func NewFileWrite(deps tools.Deps, log ChangeLog) *FileWrite {
-	return &FileWrite{newChanger("file_write", deps, log)}
+	return &FileWrite{onePath{newChanger("file_write", deps, log)}}
 }
 
 var fileWriteSpec = tools.Spec{
@@ -43,18 +60,6 @@ func withReach(s tools.Spec, r *Reach) tools.Spec {
 	}
 	return s
 }
-
-// Refuse refuses secrets and paths past allowed_dirs before anyone is asked.
-func (w *FileWrite) Refuse(args tools.Args) *tools.Refusal { return w.refuse(args.String("path")) }
-
-// ConfirmationFor says why the call asks when the file is outside the
-// working directory.
-func (w *FileWrite) ConfirmationFor(args tools.Args) (bool, string) {
-	return w.confirmationFor(args.String("path"))
-}
-
-// GrantScope is the file's directory.
-func (w *FileWrite) GrantScope(args tools.Args) tools.Scope { return w.scope(args.String("path")) }
 
 // Preview works out the file before and after.
 func (w *FileWrite) Preview(ctx context.Context, args tools.Args) (*tools.Preview, error) {
@@ -87,9 +92,9 @@ func (w *FileWrite) Execute(ctx context.Context, args tools.Args) tools.Result {
 		return tools.Fail("%s", err.Error())
 	}
 	f := pv.Files[0]
-	what := fmt.Sprintf("Wrote %s (%s).", f.Shown, countLines(lineCount(f.New)))
+	what := fmt.Sprintf("Wrote %s (%s).", f.Shown, countLines(textdiff.LineCount(f.New)))
 	if !f.OldExists {
-		what = fmt.Sprintf("Created %s (%s).", f.Shown, countLines(lineCount(f.New)))
+		what = fmt.Sprintf("Created %s (%s).", f.Shown, countLines(textdiff.LineCount(f.New)))
 	}
 	return w.apply(ctx, pv, what)
 }
@@ -102,12 +107,12 @@ func countLines(n int) string {
 }
 
 // FileEdit replaces an exact piece of text in a file the model read.
-type FileEdit struct{ changer }
+type FileEdit struct{ onePath }
 
 // NewFileEdit builds file_edit with its settings' allowed directories,
 // recording changes in log (nil: not recorded).
 func NewFileEdit(deps tools.Deps, log ChangeLog) *FileEdit {
-	return &FileEdit{newChanger("file_edit", deps, log)}
+	return &FileEdit{onePath{newChanger("file_edit", deps, log)}}
 }
 
 var fileEditSpec = tools.Spec{
@@ -128,18 +133,6 @@ var fileEditSpec = tools.Spec{
 
 // Spec returns file_edit's spec.
 func (e *FileEdit) Spec() tools.Spec { return withReach(fileEditSpec, e.reach) }
-
-// Refuse refuses secrets and paths past allowed_dirs before anyone is asked.
-func (e *FileEdit) Refuse(args tools.Args) *tools.Refusal { return e.refuse(args.String("path")) }
-
-// ConfirmationFor says why the call asks when the file is outside the
-// working directory.
-func (e *FileEdit) ConfirmationFor(args tools.Args) (bool, string) {
-	return e.confirmationFor(args.String("path"))
-}
-
-// GrantScope is the file's directory.
-func (e *FileEdit) GrantScope(args tools.Args) tools.Scope { return e.scope(args.String("path")) }
 
 // Preview works out the edited file.
 func (e *FileEdit) Preview(ctx context.Context, args tools.Args) (*tools.Preview, error) {

@@ -15,12 +15,9 @@ import (
 )
 
 // actingHome is a home and a project for the tools that change things:
-// the project is a git repository with a committed main.go, the home has
-// the git identity the commit needs.
-type actingHome struct {
-	approvalHome
-	work string
-}
+// the project (the working directory) is a git repository with a
+// committed main.go, the home has the git identity the commit needs.
+type actingHome struct{ approvalHome }
 
 const greetV1 = "package main\n\nfunc greet() string { return \"hi\" }\n"
 
@@ -29,7 +26,8 @@ func newActingHome(t *testing.T) actingHome {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	h := actingHome{approvalHome: newApprovalHome(t), work: t.TempDir()}
+	h := actingHome{approvalHome: newApprovalHome(t)}
+	h.work = t.TempDir()
 	os.WriteFile(h.config, nil, 0o600)
 	gitconfig := "[user]\n\tname = Test Person\n\temail = test@example.invalid\n[init]\n\tdefaultBranch = main\n"
 	if err := os.WriteFile(filepath.Join(h.dir, ".gitconfig"), []byte(gitconfig), 0o600); err != nil {
@@ -46,14 +44,6 @@ func newActingHome(t *testing.T) actingHome {
 		}
 	}
 	return h
-}
-
-func (h actingHome) start(t *testing.T, srv *ot.Server, toolList string, env ...string) *terminal {
-	t.Helper()
-	term := startTerminalAt(t, h.dir, h.work, env, 130, 45, "--host", srv.URL, "--model", "qwen3:8b", "--tools", toolList,
-		"--config", h.config, "--db", h.db)
-	term.waitFor(10*time.Second, "qwen3:8b", "Ask anything")
-	return term
 }
 
 func (h actingHome) file(t *testing.T, name string) string {
@@ -82,7 +72,7 @@ func TestModelReadsEditsRunsCommitsAndUndoPutsTheFileBack(t *testing.T) {
 	srv.On(et.ToolResult("shell_exec")).Reply(et.ToolCall("git_commit", `{"message":"Say hello","files":["main.go"]}`))
 	srv.On(et.ToolResult("git_commit")).Reply(et.Text("Done: greet says hello, and it is committed."))
 
-	term := h.start(t, srv, "file_read,file_edit,shell_exec,git_commit")
+	term := h.startWith(t, srv, "file_read,file_edit,shell_exec,git_commit")
 	term.typeText("make greet say hello\r")
 	// The read needs no question; the edit asks, with its diff.
 	term.waitFor(10*time.Second, "Allow file_edit?", "Changes: +1 −1 main.go", `-func greet() string { return "hi" }`,
@@ -139,7 +129,7 @@ func TestEditingAProposedWriteInTheEditor(t *testing.T) {
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
 	srv.On(et.UserSays("notes")).Reply(et.ToolCall("file_write", `{"path":"notes.txt","content":"draft\n"}`))
 	srv.On(et.ToolResult("file_write")).Reply(et.Text("Written."))
-	term := h.start(t, srv, "file_write", "EDITOR="+editor)
+	term := h.startWith(t, srv, "file_write", "EDITOR="+editor)
 	term.typeText("write the notes\r")
 	term.waitFor(10*time.Second, "Allow file_write?", "Changes: +1 −0 notes.txt", "+draft")
 	pastGrace()
@@ -175,7 +165,7 @@ func TestRunningCommandShowsItsOutputLive(t *testing.T) {
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
 	srv.On(et.UserSays("count")).Reply(et.ToolCall("shell_exec", `{"command":"echo first-line; sleep 2; echo second-line"}`))
 	srv.On(et.ToolResult("shell_exec")).Reply(et.Text("Counted."))
-	term := h.start(t, srv, "shell_exec")
+	term := h.startWith(t, srv, "shell_exec")
 	term.typeText("count for me\r")
 	term.waitFor(10*time.Second, "Allow shell_exec?")
 	pastGrace()

@@ -22,7 +22,9 @@ import (
 // Job is one program to run.
 type Job struct {
 	// Argv is the program and its arguments (Argv[0] a path or a name on
-	// PATH); Dir where it runs; Env its whole environment.
+	// PATH, unless Path names the program); Dir where it runs; Env its
+	// whole environment.
+	Path string
 	Argv []string
 	Dir  string
 	Env  []string
@@ -36,6 +38,14 @@ type Job struct {
 	// Live receives the output as it comes (both streams, in the order
 	// read), nil when nobody watches.
 	Live func(string)
+	// Stdin, when FeedStdin, is written to the program's standard input,
+	// which is then closed; otherwise stdin is /dev/null.
+	Stdin     string
+	FeedStdin bool
+	// Started, when set, runs once the program started, with its pid
+	// (which leads its group): setting resource limits. An error kills
+	// the program and is the run's Err.
+	Started func(pid int) error
 }
 
 // Outcome is what a run did.
@@ -76,24 +86,50 @@ func Run(ctx context.Context, j Job) Outcome {
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
+		closeAll(outR, outW)
 		out.Err = err
 		return out
 	}
 	cmd := exec.Command(j.Argv[0], j.Argv[1:]...)
+	if j.Path != "" {
+		cmd = &exec.Cmd{Path: j.Path, Args: j.Argv}
+	}
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = j.Dir, j.Env, outW, errW, attr
+	var inW *os.File
+	if j.FeedStdin {
+		inR, w, err := os.Pipe()
+		if err != nil {
+			closeAll(outR, outW, errR, errW)
+			out.Err = err
+			return out
+		}
+		cmd.Stdin, inW = inR, w
+		defer inR.Close()
+	}
+	if err := ctx.Err(); err != nil {
+		closeAll(outR, outW, errR, errW, inW)
+		out.Err = err
+		return out
+	}
 	start := time.Now()
 	err = cmd.Start()
-	outW.Close()
-	errW.Close()
+	// The child has its own copies; ours would keep the pipes open.
+	closeAll(outW, errW)
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		closeAll(outR, errR, inW)
 		out.Err = err
 		return out
 	}
 	pgid := cmd.Process.Pid
+	if j.Started != nil {
+		if err := j.Started(pgid); err != nil {
+			killGroup(pgid)
+			_ = cmd.Wait()
+			closeAll(outR, errR, inW)
+			out.Err = err
+			return out
+		}
+	}
 	var live sync.Mutex // one chunk at a time, in the order read
 	copyOut := func(dst io.Writer, src io.Reader) {
 		buf := make([]byte, 8<<10)
@@ -116,6 +152,11 @@ func Run(ctx context.Context, j Job) Outcome {
 	readers.Add(2)
 	go func() { defer readers.Done(); copyOut(out.Stdout, outR) }()
 	go func() { defer readers.Done(); copyOut(out.Stderr, errR) }()
+	if inW != nil {
+		// A program that stops reading (or exits) makes the write fail;
+		// closing inW below ends a write still blocked.
+		go func() { _, _ = io.WriteString(inW, j.Stdin); inW.Close() }()
+	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var expired <-chan time.Time
@@ -138,17 +179,18 @@ func Run(ctx context.Context, j Job) Outcome {
 	}
 	killGroup(pgid) // what it left running in the background goes too
 	out.Duration = time.Since(start)
+	if inW != nil {
+		inW.Close()
+	}
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	select {
 	case <-drained:
 	case <-time.After(drainWait):
-		outR.Close()
-		errR.Close()
+		closeAll(outR, errR)
 		<-drained
 	}
-	outR.Close()
-	errR.Close()
+	closeAll(outR, errR)
 	out.Exited, out.Code, out.Signal = exitStatus(cmd.ProcessState, werr)
 	return out
 }
@@ -172,3 +214,11 @@ func exitStatus(ps *os.ProcessState, err error) (exited bool, code int, sig sysc
 
 // killGroup kills the process group the program leads.
 func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
