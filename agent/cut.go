@@ -96,4 +96,3 @@ func callStartLine(msgs []engine.Message, m engine.Message) int {
 	}
 	return 1
 }
-
