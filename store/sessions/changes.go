@@ -79,19 +79,19 @@ type undoOp struct {
 }
 
 func init() {
-	store.RegisterOp(opChange, func(n storm.Node, data json.RawMessage) error {
-		var op changeOp
+	registerDecoded(opChange, func(n storm.Node, op changeOp) error { return recordChangeTx(n, op.Session, op.Change) })
+	registerDecoded(opUndo, func(n storm.Node, op undoOp) error { return undoTx(n, op.Session, op.IDs, op.At) })
+}
+
+// registerDecoded registers a queued write whose payload is a T, applied
+// under the package's root bucket.
+func registerDecoded[T any](kind string, apply func(n storm.Node, op T) error) {
+	store.RegisterOp(kind, func(n storm.Node, data json.RawMessage) error {
+		var op T
 		if err := json.Unmarshal(data, &op); err != nil {
 			return err
 		}
-		return recordChangeTx(n.From(root), op.Session, op.Change)
-	})
-	store.RegisterOp(opUndo, func(n storm.Node, data json.RawMessage) error {
-		var op undoOp
-		if err := json.Unmarshal(data, &op); err != nil {
-			return err
-		}
-		return undoTx(n.From(root), op.Session, op.IDs, op.At)
+		return apply(n.From(root), op)
 	})
 }
 

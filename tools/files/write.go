@@ -74,15 +74,23 @@ func (w *FileWrite) Preview(ctx context.Context, args tools.Args) (*tools.Previe
 	if cur.exists && cur.content == content {
 		return nil, failf("%s already has exactly this content: nothing to write.", shown(path))
 	}
+	return oneFile(cur, content, func(edited string) tools.Args {
+		return tools.Args{"path": path, "content": edited}
+	}), nil
+}
+
+// oneFile is the preview of a change to one file, whose edited content
+// rebuild turns into the tool's arguments.
+func oneFile(cur current, content string, rebuild func(edited string) tools.Args) *tools.Preview {
 	return &tools.Preview{
 		Files: []tools.FileChange{fileChange(cur, content, false)},
 		Rebuild: func(contents []string) (tools.Args, error) {
 			if len(contents) != 1 {
 				return nil, failf("one file's content was expected")
 			}
-			return tools.Args{"path": path, "content": contents[0]}, nil
+			return rebuild(contents[0]), nil
 		},
-	}, nil
+	}
 }
 
 // Execute writes the file.
@@ -149,16 +157,10 @@ func (e *FileEdit) Preview(ctx context.Context, args tools.Args) (*tools.Preview
 	if err := checkNew(path, content); err != nil {
 		return nil, err
 	}
-	return &tools.Preview{
-		Files: []tools.FileChange{fileChange(cur, content, false)},
-		Rebuild: func(contents []string) (tools.Args, error) {
-			if len(contents) != 1 {
-				return nil, failf("one file's content was expected")
-			}
-			o, n := minimalEdit(cur.content, contents[0])
-			return tools.Args{"path": path, "old_string": o, "new_string": n}, nil
-		},
-	}, nil
+	return oneFile(cur, content, func(edited string) tools.Args {
+		o, n := minimalEdit(cur.content, edited)
+		return tools.Args{"path": path, "old_string": o, "new_string": n}
+	}), nil
 }
 
 // Execute makes the edit.
