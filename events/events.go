@@ -127,9 +127,15 @@ type ToolPayload struct {
 	// for a lone call. It lets a UI draw parallel calls side by side.
 	Parallel int
 	// Diff is, on tool_call_end of a call that changed files, the unified
-	// diff of the change, cut to ResultLimit bytes.
+	// diff of the change, cut to DiffLimit bytes.
 	Diff string
 }
+
+// DiffLimit caps a call's diff on tool_call_end. It is large enough for
+// any change the write tools make whole (two 1 MiB versions of a file),
+// so a panel's "+12 −3" counts all of it; the string is shared by the
+// subscribers, not copied.
+const DiffLimit = 4 << 20
 
 // ResultLimit caps the result text carried by tool_call_end, so a tool that
 // returns a megabyte does not copy it into every subscriber's log.

@@ -305,7 +305,7 @@ func (e *Executor) runCall(ctx context.Context, p *pending, args, asked Args) Re
 	e.bus.Publish(events.Event{Type: events.ToolCallEnd, Run: run, Tool: &events.ToolPayload{
 		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Success: r.Success, Status: string(r.Status),
 		LatencySeconds: r.LatencySeconds, CostUSD: r.CostUSD, Result: Truncate(r.Content, events.ResultLimit),
-		Parallel: p.parallel, Diff: Truncate(r.Diff(), events.ResultLimit),
+		Parallel: p.parallel, Diff: Truncate(r.Diff(), events.DiffLimit),
 	}})
 	return r
 }
