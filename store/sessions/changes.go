@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/asdine/storm/v3"
@@ -28,7 +29,7 @@ import (
 
 // Change is one file one tool call changed.
 type Change struct {
-	// ID is time-ordered (see newID); RecordChangeQueued sets it.
+	// ID is time-ordered (see changeID); RecordChangeQueued sets it.
 	ID     string    `storm:"id" json:"id"`
 	At     time.Time `json:"at"`
 	CallID string    `json:"call_id,omitempty"`
@@ -151,7 +152,7 @@ func (s *Store) RecordChangeQueued(id string, c Change) (Change, error) {
 		return c, errors.New("no session id given")
 	}
 	c.At = s.clock()
-	c.ID = newID(c.At)
+	c.ID = changeID(c.At)
 	c.UndoneAt = time.Time{}
 	op, err := store.NewOp(opChange, "the change of "+c.Name()+" in session "+id, changeOp{Session: id, Change: c})
 	if err != nil {
@@ -252,4 +253,23 @@ func GroupChanges(msgs []Message, list []Change) []ChangeGroup {
 		g.Changes = append(g.Changes, c)
 	}
 	return out
+}
+
+// lastChange is the time of the last change id this process made, so ids
+// made within one clock tick still sort in the order the changes were
+// made (an undo takes the last one back, and must find the right one).
+var lastChange struct {
+	sync.Mutex
+	nanos int64
+}
+
+// changeID is the change's time in nanoseconds as 16 hex digits, never
+// earlier than the process's last one, then 4 random characters that keep
+// two processes' ids apart.
+func changeID(at time.Time) string {
+	lastChange.Lock()
+	n := max(at.UnixNano(), lastChange.nanos+1)
+	lastChange.nanos = n
+	lastChange.Unlock()
+	return fmt.Sprintf("%016x", n) + newID(at)[12:]
 }
