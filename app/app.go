@@ -26,7 +26,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/memory"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
@@ -178,19 +177,6 @@ func (e *Env) ResolveModel(ctx context.Context) (model, note string, err error) 
 // *tools.UnknownToolError.
 func (e *Env) BuildTools(names []string) ([]tools.Tool, error) {
 	return e.Registry.BuildList(names, e.Deps)
-}
-
-// AgentConfig is the configuration of a run of the configured model's
-// server with model, its calls going through exec and its events to bus:
-// the system prompt, generation options, turn limit, prices and the
-// model's view of the conversation as the config says.
-func (e *Env) AgentConfig(model string, exec *tools.Executor, bus events.Publisher) agent.Config {
-	opts, _ := e.Config.EngineOptions() // validated by config.Load
-	return agent.Config{
-		Engine: e.Engine, Model: model, Executor: exec, Bus: bus, System: e.Config.System,
-		Options: opts, MaxTurns: e.Config.MaxTurns, Price: Price(e.Config, e.At.Name),
-		View: agent.NewModelView(e.Engine, model, e.Config.ViewOptions()),
-	}
 }
 
 // ValidateTask checks a task's agent and tool names against the agents

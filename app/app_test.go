@@ -64,7 +64,7 @@ argv = ["date", "+%F"]
 		t.Fatalf("%v %v", list, err)
 	}
 	// The model is on the endpoint it names.
-	if env.At.Name != "lab" || env.Model != "qwen3-32b" || env.TaskServer().Engine != config.EngineOpenAI {
+	if env.At.Name != "lab" || env.Model != "qwen3-32b" || env.TaskServer().Engine != "openai" {
 		t.Fatalf("at %+v model %q", env.At, env.Model)
 	}
 	if err := env.ValidateTask("orchestrator", []string{"today", "calculator"}); err != nil {

@@ -9,17 +9,18 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/engine/ollama"
-	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 // Server is one model server jarvis is configured for: the default one
 // (Name "", engine and host from --engine, --host and the config) or a
-// named endpoint ([[endpoints]]), whose models are NAME/MODEL.
+// named endpoint ([[endpoints]]), whose models are NAME/MODEL. Every front
+// end knows servers by this one type; what a kind of server can do is its
+// Driver's.
 type Server struct {
-	Name string
-	Kind string
+	Name   string
+	Kind   string
+	Driver engine.Driver
 	// Engine is never nil: a server that cannot be used (its api_key's
 	// variable is not set) has an engine that answers every call with
 	// the reason, which Err holds.
@@ -29,21 +30,44 @@ type Server struct {
 	Line int
 }
 
-// NewEngine builds the engine that speaks to a server of kind at host,
-// with key for an openai server ("" sends none); keyFrom says where that
-// key is configured, for the advice when the server refuses it ("" names
-// api_key and OPENAI_API_KEY).
-func NewEngine(kind, host, key, keyFrom string) (engine.InferenceEngine, error) {
-	switch kind {
-	case config.EngineOllama, "":
-		return ollama.New(host)
-	case config.EngineOpenAI:
-		if strings.TrimSpace(host) == "" {
-			host = config.DefaultOpenAIHost
-		}
-		return openai.New(host, openai.WithAPIKey(key), openai.WithKeyFrom(keyFrom))
+// Ref is the name a person types for model on this server (NAME/MODEL on
+// an endpoint).
+func (s *Server) Ref(model string) string { return config.JoinModel(s.Name, model) }
+
+// Label names the server in messages: "the server", "endpoint lab".
+func (s *Server) Label() string {
+	if s.Name == "" {
+		return "the server"
 	}
-	return nil, fmt.Errorf("this jarvis cannot talk to %q servers (it knows: %s)", kind, strings.Join(config.Engines, ", "))
+	return "endpoint " + s.Name
+}
+
+// NewEngine builds the engine that speaks to a server of kind at host
+// (the kind's default address when empty), with key for a server that
+// takes one ("" sends none); keyFrom says where that key is configured,
+// for the advice when the server refuses it ("" names api_key and
+// OPENAI_API_KEY).
+func NewEngine(kind, host, key, keyFrom string) (engine.InferenceEngine, error) {
+	if kind == "" {
+		kind = config.DefaultEngine
+	}
+	d, ok := engine.DriverFor(kind)
+	if !ok {
+		return nil, fmt.Errorf("this jarvis cannot talk to %q servers (it knows: %s)", kind, strings.Join(engine.Kinds(), ", "))
+	}
+	if strings.TrimSpace(host) == "" {
+		host = d.DefaultHost
+	}
+	return d.New(host, key, keyFrom)
+}
+
+// driverOf is the driver of kind (the default kind when empty).
+func driverOf(kind string) engine.Driver {
+	if kind == "" {
+		kind = config.DefaultEngine
+	}
+	d, _ := engine.DriverFor(kind)
+	return d
 }
 
 // BuildServers builds the default server and every endpoint. A wrong
@@ -53,7 +77,7 @@ func NewEngine(kind, host, key, keyFrom string) (engine.InferenceEngine, error) 
 func BuildServers(cfg *config.Config) (*Server, []*Server, error) {
 	kind := cfg.EngineName()
 	key := ""
-	if kind == config.EngineOpenAI {
+	if driverOf(kind).TakesKey {
 		k, err := cfg.APIKeyValue()
 		if err != nil {
 			return nil, nil, err
@@ -64,10 +88,10 @@ func BuildServers(cfg *config.Config) (*Server, []*Server, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	def := &Server{Kind: kind, Engine: eng}
+	def := &Server{Kind: kind, Driver: driverOf(kind), Engine: eng}
 	var named []*Server
 	for _, ep := range cfg.Endpoints {
-		s := &Server{Name: ep.Name, Kind: ep.Engine, Line: ep.Line()}
+		s := &Server{Name: ep.Name, Kind: ep.Engine, Driver: driverOf(ep.Engine), Line: ep.Line()}
 		key, err := cfg.KeyValue(ep)
 		if err == nil {
 			s.Engine, err = NewEngine(ep.Engine, ep.Host, key, endpointKeyFrom(cfg, ep))
@@ -117,19 +141,38 @@ func (u *unusableServer) Version(context.Context) (string, error) { return "", u
 
 func (u *unusableServer) Host() string { return u.host }
 
+// NoModelError says no model is set and the server offers none that can
+// chat: Listed models, none of them a chat model. The front end words the
+// fix (a download where the server can pull, else starting the server with
+// a model).
+type NoModelError struct {
+	Host    string
+	Listed  int
+	CanPull bool
+}
+
+func (e *NoModelError) Error() string {
+	fix := "start the server with a chat model (llama-server -m FILE, vllm serve MODEL, or load one in LM Studio), then run again"
+	if e.CanPull {
+		fix = "download one (jarvis models pull qwen3, or /pull qwen3 in the workbench), then run again"
+	}
+	if e.Listed == 0 {
+		return fmt.Sprintf("no model is set and the server at %s has none; %s", e.Host, fix)
+	}
+	return fmt.Sprintf("no model is set and none of the server's %s can chat (embedding models, say); %s", format.Count(e.Listed, "model"), fix)
+}
+
 // PickModel asks a server of kind which model to use when none is set:
 // the first that can chat and call tools, else the first that can chat
-// (an embedding model cannot answer at all).
+// (an embedding model cannot answer at all). None is a *NoModelError.
 func PickModel(ctx context.Context, eng engine.InferenceEngine, kind string) (string, error) {
 	models, err := eng.ListModels(ctx)
 	if err != nil {
 		return "", err
 	}
+	none := &NoModelError{Host: eng.Host(), Listed: len(models), CanPull: driverOf(kind).CanPull}
 	if len(models) == 0 {
-		if kind == config.EngineOpenAI {
-			return "", fmt.Errorf("no model is set and the server at %s lists none; start it with a model (llama-server -m FILE, vllm serve MODEL, or load one in LM Studio), then run again", eng.Host())
-		}
-		return "", fmt.Errorf("no model is set and the server at %s has none. Download one with 'jarvis models pull qwen3', then run again", eng.Host())
+		return "", none
 	}
 	var chat string
 	for _, m := range models {
@@ -146,11 +189,7 @@ func PickModel(ctx context.Context, eng engine.InferenceEngine, kind string) (st
 		}
 	}
 	if chat == "" {
-		fix := "Download one with 'jarvis models pull qwen3'"
-		if kind == config.EngineOpenAI {
-			fix = "Start the server with a chat model"
-		}
-		return "", fmt.Errorf("no model is set and none of the server's models can chat (%s, e.g. embedding models). %s", format.Count(len(models), "model"), fix)
+		return "", none
 	}
 	return chat, nil
 }

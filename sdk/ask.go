@@ -91,19 +91,15 @@ func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result,
 		res.Notices = append(res.Notices, note)
 	}
 	bus := newEventFunc(o.OnEvent)
-	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: bus, Policy: j.policy(o)})
+	exec, err := app.NewExecutor(list, j.policy(o), bus)
 	if err != nil {
 		return res, err
 	}
-	acfg := j.env.AgentConfig(model, exec, bus)
+	turn := j.env.Turn(res.Agent, model, exec, bus)
 	if o.System != "" {
-		acfg.System = o.System
+		turn.System = o.System
 	}
-	ag, err := agent.New(res.Agent, acfg)
-	if err != nil {
-		return res, err
-	}
-	run, err := ag.Answer(ctx, &agent.Conversation{}, agent.Input{Text: prompt})
+	run, err := app.RunTurn(ctx, turn, nil, agent.Input{Text: prompt})
 	if run != nil {
 		notices := res.Notices
 		*res = fromAgent(run)
@@ -116,12 +112,11 @@ func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result,
 // point uses, with this Jarvis's session approvals, Yes, and Confirm as
 // the person to ask.
 func (j *Jarvis) policy(o AskOptions) *tools.Policy {
-	po := app.PolicyOptions(j.env.Config, j.db)
-	po.Source, po.Yes, po.Approvals, po.Nobody = tools.SourceSDK, o.Yes, j.approvals, tools.ByNobody
+	po := tools.PolicyOptions{Source: tools.SourceSDK, Yes: o.Yes, Approvals: j.approvals, Nobody: tools.ByNobody}
 	if o.Confirm != nil {
 		po.Asker = guardedConfirm(o.Confirm)
 	}
-	return tools.NewPolicy(po)
+	return j.env.Policy(po)
 }
 
 func (j *Jarvis) startMCP(ctx context.Context) error {

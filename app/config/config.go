@@ -326,9 +326,10 @@ func (c *Config) set(key, value, source string, dst *string) {
 
 func (c *Config) applyEnv() {
 	c.set("model", os.Getenv("JARVIS_MODEL"), "env JARVIS_MODEL", &c.Model)
-	if c.EngineName() == EngineOllama {
-		// Ollama's variable: it names no server of another kind.
-		c.set("host", os.Getenv("OLLAMA_HOST"), "env OLLAMA_HOST", &c.Host)
+	if env := c.Driver().HostEnv; env != "" {
+		// The kind's own variable (OLLAMA_HOST): it names no server of
+		// another kind.
+		c.set("host", os.Getenv(env), "env "+env, &c.Host)
 	}
 	c.set("agent", os.Getenv("JARVIS_AGENT"), "env JARVIS_AGENT", &c.Agent)
 	c.set("theme", os.Getenv("JARVIS_THEME"), "env JARVIS_THEME", &c.Theme)

@@ -8,24 +8,19 @@ import (
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/engine/ollama"
+	// The kinds of model server jarvis speaks to register their drivers:
+	// Ollama's native API, and the OpenAI API that llama.cpp, vLLM, LM
+	// Studio, Ollama's /v1 and hosted services offer.
+	_ "github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
+	_ "github.com/jarvis-workbench/jarvis/engine/openai"
 )
 
-// The kinds of model server jarvis speaks to: Ollama's native API, and the
-// OpenAI API that llama.cpp, vLLM, LM Studio, Ollama's /v1 and hosted
-// services offer.
-const (
-	EngineOllama = "ollama"
-	EngineOpenAI = "openai"
-)
+// DefaultEngine is the kind of the default server when none is set.
+const DefaultEngine = "ollama"
 
-// Engines are the engine kinds, as `engine` and `--engine` take them.
-var Engines = []string{EngineOllama, EngineOpenAI}
-
-// DefaultOpenAIHost is where an OpenAI-compatible server is looked for
-// when no host is set: llama-server's default address.
-const DefaultOpenAIHost = "http://127.0.0.1:8080/v1"
+// kinds lists the kinds of server for messages: "ollama or openai".
+func kinds() string { return strings.Join(engine.Kinds(), " or ") }
 
 // EnvEngine chooses the engine from the environment.
 const EnvEngine = "JARVIS_ENGINE"
@@ -84,9 +79,16 @@ var endpointName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // else Ollama.
 func (c *Config) EngineName() string {
 	if c.Engine == "" {
-		return EngineOllama
+		return DefaultEngine
 	}
 	return c.Engine
+}
+
+// Driver is the driver of the default server's kind (the zero Driver
+// when the kind is unknown: Read reports it).
+func (c *Config) Driver() engine.Driver {
+	d, _ := engine.DriverFor(c.EngineName())
+	return d
 }
 
 // applyEngine sets the engine from the environment and the flag, before
@@ -121,15 +123,13 @@ func checkEndpoints(c *Config, r *report) {
 				seen[ep.Name] = ep.line
 			}
 		}
-		known := true
-		switch ep.Engine {
-		case EngineOllama, EngineOpenAI:
-		case "":
-			known = false
-			r.at(at+".engine", "says no kind of server", fmt.Sprintf("add engine = %q or %q", EngineOllama, EngineOpenAI))
+		drv, known := engine.DriverFor(ep.Engine)
+		switch {
+		case known:
+		case ep.Engine == "":
+			r.at(at+".engine", "says no kind of server", "add engine = "+quotedKinds())
 		default:
-			known = false
-			r.at(at+".engine", fmt.Sprintf("unknown engine %q", ep.Engine), "choose "+strings.Join(Engines, " or "))
+			r.at(at+".engine", fmt.Sprintf("unknown engine %q", ep.Engine), "choose "+kinds())
 		}
 		switch {
 		case strings.TrimSpace(ep.Host) == "":
@@ -139,8 +139,8 @@ func checkEndpoints(c *Config, r *report) {
 				r.at(at+".host", hideURL(err.Error(), ep.Host), "")
 			}
 		}
-		if ep.Engine == EngineOllama && ep.APIKey != "" {
-			r.at(at+".api_key", "Ollama takes no API key", "remove it; api_key is for openai endpoints")
+		if known && !drv.TakesKey && ep.APIKey != "" {
+			r.at(at+".api_key", drv.Label+" takes no API key", "remove it; api_key is for servers that want one")
 		}
 	}
 }
@@ -149,10 +149,21 @@ func checkEndpoints(c *Config, r *report) {
 // kind: Ollama's forms ("gpu-box", ":11500") or a base URL for the OpenAI
 // API (the /v1 is added to a URL without a path).
 func ParseServerHost(kind, host string) (string, error) {
-	if kind == EngineOpenAI {
-		return openai.ParseBaseURL(host)
+	d, ok := engine.DriverFor(kind)
+	if !ok {
+		return "", fmt.Errorf("unknown engine %q: choose %s", kind, kinds())
 	}
-	return ollama.ParseHost(host)
+	return d.ParseHost(host)
+}
+
+// quotedKinds lists the kinds as a config file writes them: "ollama" or
+// "openai".
+func quotedKinds() string {
+	var q []string
+	for _, k := range engine.Kinds() {
+		q = append(q, fmt.Sprintf("%q", k))
+	}
+	return strings.Join(q, " or ")
 }
 
 // Endpoint returns the endpoint called name.
@@ -280,8 +291,5 @@ func keySetting(raw Secret, envFallback bool) string {
 
 // defaultHost is the default server's address when none is set.
 func (c *Config) defaultHost() string {
-	if c.EngineName() == EngineOpenAI {
-		return DefaultOpenAIHost
-	}
-	return engine.DefaultHost
+	return c.Driver().DefaultHost
 }

@@ -160,17 +160,17 @@ func TestEngineFlagEnvAndDefaultHosts(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("OLLAMA_HOST", "ollama-box:11434")
 	c, err := Load(Flags{ConfigPath: writeConfig(t, "")})
-	if err != nil || c.EngineName() != EngineOllama || c.Host != "ollama-box:11434" {
+	if err != nil || c.EngineName() != "ollama" || c.Host != "ollama-box:11434" {
 		t.Fatalf("ollama: %v %q %q", err, c.EngineName(), c.Host)
 	}
 	// OLLAMA_HOST is Ollama's: it names no OpenAI-compatible server.
 	c, _ = Load(Flags{ConfigPath: writeConfig(t, ""), Engine: "openai"})
-	if c.EngineName() != EngineOpenAI || c.Host != "" || c.HostOrDefault() != DefaultOpenAIHost || c.Source("engine") != "flag --engine" {
+	if c.EngineName() != "openai" || c.Host != "" || c.HostOrDefault() != "http://127.0.0.1:8080/v1" || c.Source("engine") != "flag --engine" {
 		t.Fatalf("openai: %q host %q (%s) from %s", c.EngineName(), c.Host, c.HostOrDefault(), c.Source("engine"))
 	}
 	t.Setenv(EnvEngine, "OpenAI")
 	c, _ = Load(Flags{ConfigPath: writeConfig(t, "engine = \"ollama\"\n")})
-	if c.EngineName() != EngineOpenAI || c.Source("engine") != "env "+EnvEngine {
+	if c.EngineName() != "openai" || c.Source("engine") != "env "+EnvEngine {
 		t.Fatalf("env engine: %q from %s", c.EngineName(), c.Source("engine"))
 	}
 	if _, err := Load(Flags{ConfigPath: writeConfig(t, ""), Engine: "tgi"}); err == nil || !strings.Contains(err.Error(), "flag --engine") {

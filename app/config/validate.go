@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/engine"
 	storemem "github.com/jarvis-workbench/jarvis/store/memory"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
@@ -39,20 +40,16 @@ var checks = []func(*Config, *report){
 
 // checkTop checks the top-level settings that are not lists of tools.
 func checkTop(c *Config, r *report) {
-	engineKnown := c.Engine == "" || slices.Contains(Engines, c.Engine)
+	drv, engineKnown := engine.DriverFor(c.EngineName())
 	if !engineKnown {
-		r.value("engine", fmt.Sprintf("unknown engine %q", c.Engine), "choose "+strings.Join(Engines, " or "))
+		r.value("engine", fmt.Sprintf("unknown engine %q", c.Engine), "choose "+kinds())
 	}
 	if strings.TrimSpace(c.Host) != "" && engineKnown {
 		if _, err := ParseServerHost(c.EngineName(), c.Host); err != nil {
-			fix := "write the Ollama server's address, e.g. http://127.0.0.1:11434, gpu-box or :11500"
-			if c.EngineName() == EngineOpenAI {
-				fix = "write the server's base URL, e.g. http://127.0.0.1:8080/v1"
-			}
-			r.value("host", hideURL(err.Error(), c.Host), fix)
+			r.value("host", hideURL(err.Error(), c.Host), drv.HostHint)
 		}
 	}
-	if c.EngineName() == EngineOpenAI {
+	if drv.TakesKey {
 		if _, err := c.APIKeyValue(); err != nil {
 			var ke *KeyError
 			if errors.As(err, &ke) {

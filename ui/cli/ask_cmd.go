@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -258,18 +259,18 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 	if note != "" {
 		printer.note(note)
 	}
-	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Policy: policy})
+	exec, err := app.NewExecutor(list, policy, printer)
 	if err != nil {
 		return res, failErr("%v", err)
 	}
-	acfg := env.w.AgentConfig(model, exec, printer)
+	turn := env.w.Turn(cfg.Agent, model, exec, printer)
 	conv := &agent.Conversation{}
 	if sess != nil {
-		conv, acfg.OnMessage = sess.conv, sess.record
+		conv, turn.OnMessage = sess.conv, sess.record
 		// The write tools record their changes in the session, for undo.
 		ctx = tools.WithSession(ctx, sess.currentID)
 	}
-	ag, err := agent.New(cfg.Agent, acfg)
+	ag, err := turn.Build()
 	if err != nil {
 		return res, usageErr("%v", err)
 	}

@@ -111,7 +111,7 @@ func TestModelsAndDoctorAgainstFakeServer(t *testing.T) {
 		t.Fatalf("doctor: exit %d\n%s", code, out)
 	}
 	out, _, code = runCLI(t, "", "doctor", "--host", srv.URL, "--model", "absent")
-	if code != ExitFailed || !strings.Contains(out, "fix: jarvis models pull absent (or ollama pull absent)") {
+	if code != ExitFailed || !strings.Contains(out, "fix: jarvis models pull absent") {
 		t.Fatalf("doctor missing model: exit %d\n%s", code, out)
 	}
 	out, _, code = runCLI(t, "", "doctor", "--host", ot.ClosedURL(t))

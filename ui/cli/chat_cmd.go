@@ -88,7 +88,7 @@ func (a *cmdline) chat(cmd *cobra.Command, f *chatFlags) error {
 	}
 	bus := events.New()
 	opts := tui.Options{
-		Config: cfg, Engine: env.def.engine, EngineKind: env.def.kind, Endpoints: env.tuiEndpoints(),
+		Config: cfg, Engine: env.def.Engine, Server: env.def, Endpoints: env.named,
 		Registry: env.registry, ToolDeps: env.deps,
 		Theme: cfg.Theme, Continue: f.cont, Bus: bus, NoMouse: f.noMouse,
 	}

@@ -28,8 +28,8 @@ type environment struct {
 	// def is the default server and named the endpoints; at is the one
 	// the configured model is on, engine its engine and model the
 	// model's name there ("qwen3-32b" for --model lab/qwen3-32b).
-	def, at  *server
-	named    []*server
+	def, at  *app.Server
+	named    []*app.Server
 	engine   engine.InferenceEngine
 	model    string
 	registry *tools.Registry
@@ -75,11 +75,7 @@ func (a *cmdline) environment() (*environment, error) {
 		return nil, usageErr("%v", err)
 	}
 	env := &environment{w: w, cfg: cfg, engine: w.Engine, model: w.Model, registry: w.Registry, deps: w.Deps, sched: w.Scheduler, memory: w.Memory}
-	env.def = fromWire(w.Default)
-	for _, s := range w.Named {
-		env.named = append(env.named, fromWire(s))
-	}
-	env.at = env.serverOf(w.At)
+	env.def, env.named, env.at = w.Default, w.Named, w.At
 	a.env = env
 	return a.env, nil
 }

@@ -16,11 +16,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jarvis-workbench/jarvis/agent"
-	"github.com/jarvis-workbench/jarvis/agent/eval"
 	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/app/config"
+	"github.com/jarvis-workbench/jarvis/app/eval"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
@@ -125,34 +124,36 @@ type evalEngine struct {
 	eng  engine.InferenceEngine
 }
 
-// evalEngines builds the engines --engine names; ollama alone is the
-// configured host.
-func evalEngines(spec, host string) ([]evalEngine, error) {
+// evalEngines builds the engines --engine names (KIND or KIND=URL); a kind
+// without a URL is the configured server when it is of that kind (host),
+// else that kind's default address.
+func evalEngines(spec, kind0, host string) ([]evalEngine, error) {
 	specs := uniqueList(spec)
 	if len(specs) == 0 {
-		specs = []string{"ollama"}
+		specs = []string{kind0}
 	}
 	var out []evalEngine
 	for _, s := range specs {
 		kind, url, _ := strings.Cut(s, "=")
 		kind = strings.ToLower(strings.TrimSpace(kind))
 		url = strings.TrimSpace(url)
-		var eng engine.InferenceEngine
-		var err error
-		switch kind {
-		case "ollama":
-			if url == "" {
-				url = host
-			}
-			eng, err = ollama.New(url)
-		case "openai":
-			if url == "" {
-				return nil, fmt.Errorf("--engine openai needs the server's URL: openai=http://127.0.0.1:8080/v1")
-			}
-			eng, err = openai.New(url, openai.WithAPIKey(os.Getenv(openai.EnvAPIKey)))
-		default:
-			return nil, fmt.Errorf("--engine %q: the engines are ollama and openai (ollama=URL, openai=URL)", s)
+		d, ok := engine.DriverFor(kind)
+		if !ok {
+			ks := engine.Kinds()
+			return nil, fmt.Errorf("--engine %q: the engines are %s and %s (KIND=URL for a server of that kind)", s, strings.Join(ks[:len(ks)-1], ", "), ks[len(ks)-1])
 		}
+		switch {
+		case url == "" && kind == kind0:
+			url = host
+		case url == "":
+			// Not the configured server: jarvis will not guess where it is.
+			return nil, fmt.Errorf("--engine %s needs the server's URL: %s=URL (e.g. %s=%s)", kind, kind, kind, d.DefaultHost)
+		}
+		key := ""
+		if d.TakesKey {
+			key = os.Getenv(openai.EnvAPIKey)
+		}
+		eng, err := app.NewEngine(kind, url, key, "")
 		if err != nil {
 			return nil, fmt.Errorf("--engine %s: %v", s, err)
 		}
@@ -174,7 +175,7 @@ func evalTools(cfg *config.Config, dbPath string) eval.ToolSource {
 // saving never waits for the file).
 func (a *cmdline) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
 	return &tui.EvalSetup{
-		Tools: evalTools(cfg, db.Path()), EngineName: "ollama", Audit: auditLog{Log: audit.New(db)},
+		Tools: evalTools(cfg, db.Path()), EngineName: cfg.EngineName(), Audit: auditLog{Log: audit.New(db)},
 		Save: func(rep *eval.Report) error {
 			rep.AssignIDs()
 			return evals.New(db).SaveQueued(rep.Records()...)
@@ -239,7 +240,7 @@ func (a *cmdline) runEval(ctx context.Context, f *evalFlags) error {
 			return usageErr("--agent %q: choose among %s", ag, strings.Join(agent.Names, ", "))
 		}
 	}
-	engines, err := evalEngines(f.engines, cfg.Host)
+	engines, err := evalEngines(f.engines, cfg.EngineName(), cfg.Host)
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -37,8 +37,8 @@ type engineCache struct {
 func newEngineCache(env *environment, build engineFactory) *engineCache {
 	c := &engineCache{build: build, m: map[string]engine.InferenceEngine{}}
 	for _, s := range env.servers() {
-		if s.err == nil {
-			c.m[tasks.Server{Engine: s.kind, Host: s.engine.Host()}.Key()] = s.engine
+		if s.Err == nil {
+			c.m[tasks.Server{Engine: s.Kind, Host: s.Engine.Host()}.Key()] = s.Engine
 		}
 	}
 	c.m[env.server().Key()] = env.engine
@@ -145,12 +145,7 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 		if err != nil {
 			return "", err
 		}
-		opts, _ := env.cfg.EngineOptions()
-		ag, err := agent.New(tasks.AgentFor(t.Agent, t.Tools), agent.Config{
-			Engine: eng, Model: model, Executor: exec, Bus: bus, System: env.cfg.System,
-			Options: opts, MaxTurns: env.cfg.MaxTurns, Price: env.taskPrice(srv),
-			View: agent.NewModelView(eng, model, env.cfg.ViewOptions()),
-		})
+		ag, err := env.w.TurnOn(eng, env.taskEndpoint(srv), tasks.AgentFor(t.Agent, t.Tools), model, exec, bus).Build()
 		if err != nil {
 			return "", err
 		}
@@ -169,13 +164,13 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 	})
 }
 
-// taskPrice prices a task's run by the server it runs on: a configured
-// endpoint's prices, else the top-level ones.
-func (env *environment) taskPrice(srv tasks.Server) func(model string, in, out int) float64 {
+// taskEndpoint is the configured endpoint a task's server is, whose
+// prices its runs pay ("" for the top-level ones).
+func (env *environment) taskEndpoint(srv tasks.Server) string {
 	for _, s := range env.named {
-		if s.err == nil && s.kind == srv.Engine && s.engine.Host() == srv.Host {
-			return priceAt(env.cfg, s.name)
+		if s.Err == nil && s.Kind == srv.Engine && s.Engine.Host() == srv.Host {
+			return s.Name
 		}
 	}
-	return priceAt(env.cfg, "")
+	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -214,7 +215,7 @@ when stdin is not a terminal, unless --yes is given.`,
 			printer := newEventPrinter(a.io.Err, isTerminal(a.io.Err))
 			// The failure is printed once, whole, below.
 			printer.quietFailures = true
-			exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Policy: policy})
+			exec, err := app.NewExecutor(list, policy, printer)
 			if err != nil {
 				return failErr("%v", err)
 			}

@@ -60,9 +60,8 @@ type ctxSetMsg struct {
 // nextRequest is what the current agent would send next: react's request
 // after orchestrator fell back to it for this model.
 func (m *model) nextRequest() agent.Request {
-	cfg := agent.Config{Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, System: m.system, Options: m.engOpts}
 	msgs := append([]engine.Message(nil), m.conv.Messages...)
-	return m.view.NextRequest(m.agentName, cfg, msgs)
+	return m.view.NextRequest(m.agentName, m.turn().Config(), msgs)
 }
 
 // refreshContext recomputes the Context tab's budget; with render it also

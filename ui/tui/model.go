@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
@@ -222,7 +223,7 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 	if m.appr.policy == nil || m.appr.policy.Approvals() != m.approvals {
 		m.appr.policy = m.newPolicy() // a new session starts with no approvals of its own
 	}
-	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: m.opts.Bus, Policy: m.appr.policy})
+	exec, err := app.NewExecutor(list, m.appr.policy, m.opts.Bus)
 	if err != nil {
 		return fail(err)
 	}

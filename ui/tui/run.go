@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -68,12 +69,9 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 	// The audit log records the session, which the first message may
 	// create while the run goes on.
 	ctx = tools.WithSession(ctx, rec.session)
-	ag, err := agent.New(m.agentName, agent.Config{
-		Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, Bus: m.opts.Bus,
-		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns, View: m.view,
-		Price:     m.priceAt(m.srvs.current),
-		OnMessage: rec.record,
-	})
+	turn := m.turn()
+	turn.OnMessage = rec.record
+	ag, err := turn.Build()
 	if err != nil {
 		cancel()
 		m.running, m.cancel = false, nil
@@ -86,6 +84,16 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 		res, err := ag.Answer(ctx, conv, in)
 		return runDoneMsg{runID: runID, result: res, err: err}
 	}, m.ensureTick())
+}
+
+// turn is how the next question is run: the session's model, agent,
+// tools (kept across turns), system prompt, options and model view.
+func (m *model) turn() app.Turn {
+	return app.Turn{
+		Engine: m.opts.Engine, Model: m.modelName, Agent: m.agentName, Executor: m.executor, Bus: m.opts.Bus,
+		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns, View: m.view,
+		Price: m.priceAt(m.srvs.current),
+	}
 }
 
 // cancelRun stops the running turn: the stream stops, running tools get

@@ -58,9 +58,9 @@ func TestTypingProseThroughADialogApprovesNothing(t *testing.T) {
 	prose := "now tell me why of that is, and explain"
 	term.typeProse(prose, 66*time.Millisecond)
 	term.typeProse(" all of it, as a list; edit nothing", 100*time.Millisecond)
-	s := term.waitFor(10*time.Second, "Allow calculator?", "Press tab to answer this dialog")
+	term.waitFor(10*time.Second, "Allow calculator?", "Press tab to answer this dialog")
 	time.Sleep(tui.DialogGrace + tui.DialogQuiet) // everything typed has arrived
-	s = term.screen()
+	s := term.screen()
 	if !strings.Contains(s, "Allow calculator?") || strings.Contains(s, "The tool has answered.") || strings.Contains(s, "Understood") {
 		t.Fatalf("typing answered the dialog:\n%s", s)
 	}
@@ -98,9 +98,9 @@ func TestTypingProseIntoTheToolsTabChangesNoTool(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	prose := "just a quick question: any idea why?"
 	term.typeProse(prose, 66*time.Millisecond)
-	s := term.waitFor(10*time.Second, "your typing went to the prompt")
+	term.waitFor(10*time.Second, "your typing went to the prompt")
 	time.Sleep(tui.DialogHold + 200*time.Millisecond)
-	s = term.screen()
+	s := term.screen()
 	if got := promptText(s); got != prose {
 		t.Fatalf("the prompt holds %q, want %q\n%s", got, prose, s)
 	}

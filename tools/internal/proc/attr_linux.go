@@ -6,3 +6,6 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// killGroup kills the process group the program leads.
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }

@@ -212,9 +212,6 @@ func exitStatus(ps *os.ProcessState, err error) (exited bool, code int, sig sysc
 	return true, ps.ExitCode(), 0
 }
 
-// killGroup kills the process group the program leads.
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
-
 func closeAll(files ...*os.File) {
 	for _, f := range files {
 		if f != nil {

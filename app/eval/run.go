@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -28,10 +30,10 @@ type Target struct {
 }
 
 // String names the target: "qwen3:8b · orchestrator", with the engine
-// when it is not Ollama.
+// when it is not the default kind of server.
 func (t Target) String() string {
 	s := t.Model + " · " + t.Agent
-	if t.EngineName != "" && t.EngineName != "ollama" {
+	if t.EngineName != "" && t.EngineName != config.DefaultEngine {
 		s += " · " + t.EngineName
 	}
 	return s
@@ -252,10 +254,7 @@ func (r *Runner) runCase(ctx context.Context, root string, t Target, c Case) Cas
 		return failedRun(err.Error(), begin)
 	}
 	defer closeAll(list)
-	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{
-		Bus: r.cfg.Bus, Confirmer: tools.EvalPolicy(append(slices.Clone(s.Approve), c.Approve...), false, tools.ConfigOverrides(r.cfg.Settings), r.cfg.Audit),
-		Approvals: tools.NewApprovals(),
-	})
+	exec, err := app.NewExecutor(list, tools.EvalPolicy(append(slices.Clone(s.Approve), c.Approve...), false, tools.ConfigOverrides(r.cfg.Settings), r.cfg.Audit), r.cfg.Bus)
 	if err != nil {
 		return failedRun(err.Error(), begin)
 	}
@@ -268,10 +267,10 @@ func (r *Runner) runCase(ctx context.Context, root string, t Target, c Case) Cas
 		maxTurns = s.MaxTurns
 	}
 	var rec recorder
-	ag, err := agent.New(t.Agent, agent.Config{
-		Engine: t.Engine, Model: t.Model, Executor: exec, Bus: r.cfg.Bus, System: system,
+	ag, err := app.Turn{
+		Engine: t.Engine, Model: t.Model, Agent: t.Agent, Executor: exec, Bus: r.cfg.Bus, System: system,
 		Options: s.Options.over(r.cfg.Options), MaxTurns: maxTurns, Price: r.cfg.Price, OnMessage: rec.add,
-	})
+	}.Build()
 	if err != nil {
 		return failedRun(err.Error(), begin)
 	}
