@@ -60,6 +60,9 @@ const (
 	ByToolsTab   = "tools tab"
 	// ByProtected: a rule no approval lifts (secrets, jarvis's own files).
 	ByProtected = "protected files"
+	// ByDanger: a command whose only use is to wreck the machine (wiping
+	// / or the home directory, a fork bomb, raw disk writes).
+	ByDanger = "destructive command rule"
 )
 
 // Outcome is what became of a call (AuditEntry.Decision).

@@ -1,9 +1,6 @@
 package command
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
 // limitsSupported: resource limits are set with prlimit(2), which only
 // Linux has; an entry that asks for them is refused elsewhere.
@@ -16,11 +13,3 @@ func sysProcAttr() *syscall.SysProcAttr {
 }
 
 func (c *Command) applyLimits(int) error { return nil }
-
-// killGroup kills the program; Windows does not kill what it started with
-// it, so a program that leaves children running leaves them.
-func killGroup(pid int) {
-	if p, err := os.FindProcess(pid); err == nil {
-		_ = p.Kill()
-	}
-}

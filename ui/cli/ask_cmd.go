@@ -267,6 +267,8 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 	conv := &agent.Conversation{}
 	if sess != nil {
 		conv, turn.OnMessage = sess.conv, sess.record
+		// The write tools record their changes in the session, for undo.
+		ctx = tools.WithSession(ctx, sess.currentID)
 	}
 	ag, err := turn.Build()
 	if err != nil {

@@ -172,7 +172,8 @@ your approval.`,
 	pf.StringVar(&a.g.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/jarvis/config.toml)")
 	pf.StringVar(&a.g.dbPath, "db", "", "database file (default $JARVIS_DB or $XDG_DATA_HOME/jarvis/jarvis.db)")
 
-	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand(), a.schedulerCommand(), a.memoryCommand(), a.mcpCommand(), a.chatCommand(), a.approvalsCommand(), a.auditCommand(), a.evalCommand())
+	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand(), a.schedulerCommand(), a.memoryCommand(), a.mcpCommand(), a.chatCommand(), a.approvalsCommand(), a.auditCommand(), a.evalCommand(),
+		a.changesCommand(), a.undoCommand())
 	return root
 }
 

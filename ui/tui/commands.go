@@ -71,6 +71,10 @@ func (m *model) runCommand(line string) tea.Cmd {
 		}
 	case "export":
 		return m.export(arg)
+	case "changes":
+		return m.changesCommand()
+	case "undo":
+		return m.undoCommand(arg)
 	case "ctx":
 		return m.ctxCommand(arg)
 	case "compact":

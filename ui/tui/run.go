@@ -172,11 +172,16 @@ func (m *model) applyRunEvent(e events.Event) {
 		p.state = statusOf(e.Tool.Status)
 		p.latency, p.cost = e.Tool.LatencySeconds, e.Tool.CostUSD
 		p.setResult(e.Tool.Result)
+		p.diff, p.live = e.Tool.Diff, nil
 		p.version++
 		if m.running {
 			// Counted live; the run's end counts its stored results.
 			m.toolCalls++
 			m.runUsage.ToolCostUSD += e.Tool.CostUSD
+		}
+	case events.ToolOutput:
+		if p, ok := cur.panels[e.Tool.CallID]; ok && p.state == panelRunning {
+			p.addLive(e.Text)
 		}
 	case events.ToolCallDenied, events.ToolCallError:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
