@@ -220,7 +220,7 @@ func newRunID() string {
 
 // maxTurnsNotice says a run used every turn it had.
 func maxTurnsNotice(n int) string {
-	return fmt.Sprintf("Stopped after %s (max_turns) without a final answer: every turn went on tool calls. Raise max_turns (--max-turns for ask) or ask a narrower question.", countOf(n, "turn"))
+	return fmt.Sprintf("Stopped after %s (max_turns) without a final answer: every turn went on tool calls. Allow more turns ({{turns}}) or ask a narrower question.", countOf(n, "turn"))
 }
 
 // loopNotice says the loop guard stopped a run.

@@ -71,7 +71,7 @@ func TestStoppedRunHasNoAnswer(t *testing.T) {
 			if err != nil || res.Stopped != StopMaxTurns || res.Content != "" {
 				t.Fatalf("stopped %q content %q err %v", res.Stopped, res.Content, err)
 			}
-			if n := res.Notices[len(res.Notices)-1]; !strings.Contains(n, "Stopped after 5 turns (max_turns)") || !strings.Contains(n, "--max-turns") {
+			if n := res.Notices[len(res.Notices)-1]; !strings.Contains(n, "Stopped after 5 turns (max_turns)") || !strings.Contains(n, "({{turns}})") {
 				t.Fatalf("notice %q", n)
 			}
 		})

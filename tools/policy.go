@@ -52,8 +52,8 @@ const (
 	ByPerson     = "person"
 	BySession    = "session approval"
 	ByAlways     = "always-approval"
-	ByYes        = "--yes"
-	ByApprove    = "--approve"
+	ByYes        = "yes to all"
+	ByApprove    = "approved for the run"
 	ByTask       = "task approve list"
 	ByNoTerminal = "no terminal"
 	ByNobody     = "nobody to ask"
@@ -61,6 +61,9 @@ const (
 	ByToolsTab   = "tools tab"
 	// ByProtected: a rule no approval lifts (secrets, jarvis's own files).
 	ByProtected = "protected files"
+	// ByDanger: a command whose only use is to wreck the machine (wiping
+	// / or the home directory, a fork bomb, raw disk writes).
+	ByDanger = "destructive command rule"
 )
 
 // Outcome is what became of a call (AuditEntry.Decision).

@@ -154,6 +154,11 @@ func WriteExport(s *sessions.Store, sess sessions.Session, msgs []sessions.Messa
 		res.Asked = path
 	}
 	var opts format.ExportOptions
+	if sess.Changes > 0 {
+		if _, opts.Changes, err = s.Changes(sess.ID); err != nil {
+			return res, err
+		}
+	}
 	if imageDir != "" {
 		res.ImageDir = imageDir
 		written := map[string]bool{}

@@ -163,7 +163,7 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 		}
 		if err == nil && stoppedShort(res) {
 			// Not an answer: the run failed, and its notice says why.
-			err = errors.New(res.Notices[len(res.Notices)-1])
+			err = errors.New(say(res.Notices[len(res.Notices)-1]))
 		}
 		return res.Content, err
 	})

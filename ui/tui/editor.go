@@ -57,7 +57,7 @@ type questionEditedMsg struct {
 func (m *model) editInEditor(editor string, q *userItem) tea.Cmd {
 	f, err := os.CreateTemp("", "jarvis-question-*.md")
 	if err != nil {
-		m.addNote("Cannot edit in "+editor+": "+err.Error(), true)
+		m.addNote("Cannot edit in "+editor+": "+explain(err), true)
 		return nil
 	}
 	path := f.Name()
@@ -67,7 +67,7 @@ func (m *model) editInEditor(editor string, q *userItem) tea.Cmd {
 	}
 	if werr != nil {
 		os.Remove(path)
-		m.addNote("Cannot edit in "+editor+": "+werr.Error(), true)
+		m.addNote("Cannot edit in "+editor+": "+explain(werr), true)
 		return nil
 	}
 	args := strings.Fields(editor)
@@ -84,7 +84,7 @@ func (m *model) editInEditor(editor string, q *userItem) tea.Cmd {
 
 func (m *model) questionEdited(msg questionEditedMsg) tea.Cmd {
 	if msg.err != nil {
-		m.addNote(msg.err.Error()+". The question is unchanged.", true)
+		m.addNote(explain(msg.err)+". The question is unchanged.", true)
 		return nil
 	}
 	text := strings.TrimSpace(msg.text)

@@ -21,11 +21,11 @@ func (m *model) export(arg string) tea.Cmd {
 	return func() tea.Msg {
 		path, err := history.ExportPath(arg, id, now)
 		if err != nil {
-			return noticeMsg{text: "Export failed: " + err.Error(), isErr: true}
+			return noticeMsg{text: "Export failed: " + explain(err), isErr: true}
 		}
 		res, err := store.Export(id, path)
 		if err != nil {
-			return noticeMsg{text: "Export failed: " + err.Error(), isErr: true}
+			return noticeMsg{text: "Export failed: " + explain(err), isErr: true}
 		}
 		return noticeMsg{text: history.ExportedText(res)}
 	}

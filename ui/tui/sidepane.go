@@ -76,7 +76,7 @@ func (p *sidePane) logAt(i int) logLine { return p.log[(p.logStart+i)%len(p.log)
 func describeEvent(e events.Event) string {
 	t := e.Tool
 	switch e.Type {
-	case events.Token, events.Thinking:
+	case events.Token, events.Thinking, events.ToolOutput:
 		return ""
 	case events.ToolCallStart:
 		return fmt.Sprintf("%s %s %s", e.Type, t.Tool, format.Args(t.Arguments, 40))
