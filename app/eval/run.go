@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
@@ -352,17 +351,7 @@ func (r *Runner) settings(c Case, dir string) map[string]tools.Settings {
 // closeAll ends the tools that hold processes (a REPL).
 func closeAll(list []tools.Tool) {
 	for _, t := range list {
-		for {
-			if c, ok := t.(io.Closer); ok {
-				c.Close()
-				break
-			}
-			u, ok := t.(interface{ Unwrap() tools.Tool })
-			if !ok {
-				break
-			}
-			t = u.Unwrap()
-		}
+		tools.Close(t)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/agent"
-	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -273,15 +272,11 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 			return res, err
 		}
 	}
-	list, err := env.buildTools(cfg.Tools)
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		for _, t := range list {
-			closeIfCloser(t)
+	for _, n := range cfg.Tools {
+		if !env.registry.Has(n) {
+			return res, usageErr("%v", &tools.UnknownToolError{Name: n, Known: env.registry.Names()})
 		}
-	}()
+	}
 	model, note, err := env.resolveModel(ctx)
 	if err != nil {
 		return res, failErr("%v", env.serverErr(env.at, err))
@@ -294,10 +289,15 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 	for _, n := range notes {
 		printer.note(n)
 	}
-	exec, err := app.NewExecutor(list, policy, printer)
+	exec, closeTools, err := env.w.Executor(cfg.Tools, policy, printer)
 	if err != nil {
+		var unknown *tools.UnknownToolError
+		if errors.As(err, &unknown) {
+			return res, usageErr("%v", err)
+		}
 		return res, failErr("%v", err)
 	}
+	defer closeTools()
 	turn := env.w.Turn(cfg.Agent, model, exec, printer)
 	conv := &agent.Conversation{}
 	if sess != nil {
