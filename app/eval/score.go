@@ -87,17 +87,9 @@ func orEmpty(s string) string {
 	return s
 }
 
-// Reason is the one line that says why a case failed: the first failure,
-// with a count of the others.
-func Reason(fails []string) string {
-	switch len(fails) {
-	case 0:
-		return ""
-	case 1:
-		return fails[0]
-	}
-	return fmt.Sprintf("%s (and %d more)", fails[0], len(fails)-1)
-}
+// Reason is the line that says why a case failed: every failure, the
+// most telling first, none hidden behind a count.
+func Reason(fails []string) string { return strings.Join(fails, "; ") }
 
 func scoreCalls(e Expect, calls []Call) []string {
 	if len(e.Calls) == 0 {
