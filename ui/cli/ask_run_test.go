@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,5 +182,47 @@ func TestAskSimpleAgentSaysItOffersNoTools(t *testing.T) {
 	_, errOut, _ = runCLI(t, "", "ask", "--host", srv.URL, "--model", "qwen3:8b", "--agent", "simple", "hi")
 	if strings.Contains(errOut, "offers the model no tools") {
 		t.Fatalf("the default tools are not worth a note: %q", errOut)
+	}
+}
+
+// jsonKeys returns the top-level keys of a JSON object.
+func jsonKeys(t *testing.T, out string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, " ")
+}
+
+// ask --json prints what docs/headless.md says: content, tool_results,
+// usage, model, turns, agent and context always (content "" and
+// tool_results [] when there are none), the rest only when set.
+func TestAskJSONFieldsAreTheDocumentedOnes(t *testing.T) {
+	srv := ot.New(t)
+	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
+	srv.On(et.UserSays("hi")).Reply(et.Text("Hello."))
+	srv.On(et.UserSays("loop")).Reply(et.ToolCall("calculator", `{"expression":"1+1"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.ToolCall("calculator", `{"expression":"2+1"}`))
+	base := []string{"ask", "--json", "--host", srv.URL, "--model", "qwen3:8b", "--tools", "calculator"}
+	always := "agent content context model tool_results turns usage"
+
+	out, _, code := runCLI(t, "", append(base, "hi")...)
+	if got := jsonKeys(t, out); code != ExitOK || got != always {
+		t.Fatalf("answered: exit %d keys %q, want %q", code, got, always)
+	}
+	out, _, code = runCLI(t, "", append(base, "--max-turns", "1", "loop")...)
+	want := "agent content context model notices stopped tool_results turns usage"
+	if got := jsonKeys(t, out); code != ExitFailed || got != want || !strings.Contains(out, `"content": ""`) {
+		t.Fatalf("stopped: exit %d keys %q, want %q\n%s", code, got, want, out)
+	}
+	out, _, code = runCLI(t, "", append(base, "--save", "--db", filepath.Join(t.TempDir(), "j.db"), "hi")...)
+	if got := jsonKeys(t, out); code != ExitOK || got != "agent content context model session tool_results turns usage" {
+		t.Fatalf("saved: exit %d keys %q", code, got)
 	}
 }
