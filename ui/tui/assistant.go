@@ -169,13 +169,17 @@ func (a *assistantItem) panel(tool, callID string, index int, args map[string]an
 	return p
 }
 
+// note adds a notice or an error below what the run has shown. The turn's
+// text block stays open: a notice inside a turn (the reply cut at its
+// length limit or by a full window, which the agent says before the
+// turn's end) must not make turn_end start another block, which would
+// draw the reply twice, above and below the notice.
 func (a *assistantItem) note(text string, isErr bool) {
 	kind := lineNotice
 	if isErr {
 		kind = lineError
 	}
 	a.add(&lineBlock{kind: kind, text: text})
-	a.text = nil
 }
 
 // finish marks the run over: open text is final, panels still running are
