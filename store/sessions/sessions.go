@@ -204,6 +204,21 @@ type Message struct {
 	// Incomplete is set on a reply that stopped before the model finished
 	// it, and says why: one of the Incomplete* values.
 	Incomplete string `json:"incomplete,omitempty"`
+	// Context is what an assistant message's request took of the model's
+	// window (nil when it was not known), and RunSeconds how long the run
+	// that appended the message had gone on: a reopened session shows a
+	// reply's footer and its run's total as the live transcript did.
+	Context    *ContextUse `json:"context,omitempty"`
+	RunSeconds float64     `json:"run_seconds,omitempty"`
+}
+
+// ContextUse is how full a request left the window: its prompt's tokens,
+// counted by the server (or estimated by jarvis when Estimated), of the
+// Window's.
+type ContextUse struct {
+	Window       int  `json:"window"`
+	PromptTokens int  `json:"prompt_tokens"`
+	Estimated    bool `json:"estimated,omitempty"`
 }
 
 // Why a reply stopped before its end (Message.Incomplete); they mirror

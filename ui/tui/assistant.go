@@ -135,11 +135,7 @@ func (a *assistantItem) endTurn(t *events.TurnPayload) {
 		a.thinking.stream.Set(t.Thinking)
 		a.thinking.final = true
 	}
-	footer := "↳ " + format.Usage(t.Usage, 0)
-	if c := t.Context; c != nil && c.Window > 0 {
-		footer += " · ctx " + format.WindowUse(c.PromptTokens, c.Window, c.Estimated)
-	}
-	a.add(&lineBlock{kind: lineFooter, text: footer})
+	a.add(&lineBlock{kind: lineFooter, text: footerText(t.Usage, t.Context)})
 	a.text, a.thinking, a.group = nil, nil, nil
 	a.sending = sendingNothing
 }
@@ -208,6 +204,16 @@ func (a *assistantItem) finish(u events.Usage, turns int) {
 		a.total = &lineBlock{kind: lineTotal, text: "Σ " + format.Count(turns, "turn") + " · " + format.Usage(u, u.ToolCostUSD)}
 		a.blocks = append(a.blocks, a.total)
 	}
+}
+
+// footerText is a turn's footer: its usage, and how full its request left
+// the window when that is known.
+func footerText(u events.Usage, c *events.ContextPayload) string {
+	footer := "↳ " + format.Usage(u, 0)
+	if c != nil && c.Window > 0 {
+		footer += " · ctx " + format.WindowUse(c.PromptTokens, c.Window, c.Estimated)
+	}
+	return footer
 }
 
 // add appends a block; the run's total stays last. A run's end can come
