@@ -175,10 +175,37 @@ func (p *sidePane) view(st *styles, width, height int, focused bool, rows []tool
 }
 
 // toolsRooms splits the Tools tab's height between the list of nrows
-// tools and the description, under the hint and the rule between them.
-func toolsRooms(height, nrows int) (list, desc int) {
+// tools and the description, under the note (notes lines: the key hint
+// or the pane's question) and the rule between them.
+func toolsRooms(height, nrows, notes int) (list, desc int) {
 	list = min(nrows, max(height/3, 3))
-	return list, max(height-list-2, 0)
+	return list, max(height-list-notes-1, 0)
+}
+
+// toolsKeys are the Tools tab's keys, as its hint lists them.
+var toolsKeys = []string{"tab: focus", "space: on/off", "A: always", "c: category", "$: cost"}
+
+// toolsNote is what stands between the list and the description, width
+// cells wide: the question the pane asks, or the key hint, wrapped
+// between its keys so that each shows whole at any pane width.
+func (p *sidePane) toolsNote(width int) []string {
+	if q := p.question; q != nil {
+		return wrapLine(q.text, width)
+	}
+	var out []string
+	line := ""
+	for _, k := range toolsKeys {
+		switch {
+		case line == "":
+			line = k
+		case ansi.StringWidth(line+" · "+k) <= width:
+			line += " · " + k
+		default:
+			out = append(out, line)
+			line = k
+		}
+	}
+	return append(out, line)
 }
 
 // toolsView draws the Tools tab. Positions out of range (the list or the
@@ -186,7 +213,8 @@ func toolsRooms(height, nrows int) (list, desc int) {
 // only; Update clamps the stored ones.
 func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows []toolRow, described string) []string {
 	var out []string
-	listRoom, room := toolsRooms(height, len(rows))
+	note := p.toolsNote(width)
+	listRoom, room := toolsRooms(height, len(rows), len(note))
 	cursor := min(max(p.toolCursor, 0), max(len(rows)-1, 0))
 	start := min(max(cursor-listRoom+1, 0), max(len(rows)-listRoom, 0))
 	for i := start; i < min(start+listRoom, len(rows)); i++ {
@@ -232,13 +260,12 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 		}
 		out = append(out, line)
 	}
-	if q := p.question; q != nil {
-		for _, l := range wrapLine(q.text, width) {
-			out = append(out, st.warning.Render(l))
-		}
-	} else {
-		hint := "tab: focus · space: on/off · A: always · c: category · $: cost"
-		out = append(out, st.muted.Render(ansi.Truncate(hint, width, "…")))
+	style := st.muted
+	if p.question != nil {
+		style = st.warning
+	}
+	for _, l := range note {
+		out = append(out, style.Render(ansi.Truncate(l, width, "…")))
 	}
 	out = append(out, st.muted.Render(strings.Repeat("─", width)))
 	desc := wrapDescription(described, width)

@@ -284,7 +284,7 @@ func (m *model) panePage() int {
 	if m.pane.tab == tabEvents || m.pane.tab == tabContext {
 		return body
 	}
-	_, desc := toolsRooms(body, len(m.toolRows()))
+	_, desc := toolsRooms(body, len(m.toolRows()), len(m.pane.toolsNote(m.paneWidth()-1)))
 	return max(desc, 1)
 }
 
@@ -300,7 +300,7 @@ func (m *model) clampPane() {
 	}
 	body := max(m.transcript.height-1, 1)
 	p.logScroll = min(max(p.logScroll, 0), max(len(p.log)-body, 0))
-	_, room := toolsRooms(body, len(rows))
+	_, room := toolsRooms(body, len(rows), len(p.toolsNote(m.paneWidth()-1)))
 	desc := wrapDescription(m.describeTools(), m.paneWidth()-1)
 	p.descScroll = min(max(p.descScroll, 0), max(len(desc)-room, 0))
 	if p.tab == tabContext {
