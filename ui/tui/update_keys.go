@@ -171,7 +171,8 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 }
 
 // ctrlC is what ctrl+c does wherever it is pressed (an overlay, the
-// too-small screen): cancel the running turn; else clear the prompt; else
+// too-small screen): cancel the running turn; else clear the prompt
+// (what it held goes to the history); else
 // quit when pressed twice within quitWindow. A turn already cancelling
 // counts as idle, so a turn that will not stop cannot keep jarvis open.
 func (m *model) ctrlC() tea.Cmd {
@@ -179,7 +180,9 @@ func (m *model) ctrlC() tea.Cmd {
 		m.cancelRun()
 		return nil
 	}
-	if m.input.value() != "" {
+	if text := m.input.value(); text != "" {
+		// Cleared, not lost: ↑ brings it back.
+		m.input.remember(strings.TrimSpace(text))
 		m.input.reset()
 		return nil
 	}
