@@ -50,7 +50,7 @@ var keyHelp = [][2]string{
 	{"ctrl+e", "expand / collapse tool panels"},
 	{"ctrl+r", "show / hide thinking"},
 	{"ctrl+t", "show / hide the side pane"},
-	{"F3 F4 F5", "side pane: Tools, Events, Scheduler"},
+	{"F3 F4 F5 F6", "side pane: Tools, Events, Scheduler, Context"},
 	{"?", "this help (prompt empty)"},
 	{"dialog: a / s / A", "allow once / for the session / always (until revoked)"},
 	{"dialog: e / r / d", "edit the arguments / deny with a reason / deny (esc denies)"},
