@@ -138,7 +138,7 @@ func (m *model) newSession() tea.Cmd {
 		m.addNote(err.Error(), true)
 	}
 	m.addNote("New session.", false)
-	return closeOld
+	return tea.Batch(closeOld, m.forgetWindow())
 }
 
 func (m *model) setTheme(name string) tea.Cmd {

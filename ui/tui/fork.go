@@ -88,7 +88,7 @@ func (m *model) fork() tea.Cmd {
 		text = fmt.Sprintf("Forked: a new conversation with %s, up to message %d (not saved: sessions are not being stored).", format.Count(len(copies), "message"), upTo)
 	}
 	m.addNote(text, false)
-	return closeOld
+	return tea.Batch(closeOld, m.forgetWindow())
 }
 
 // resetForSession forgets what belongs to the conversation left: its

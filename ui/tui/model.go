@@ -72,8 +72,12 @@ type model struct {
 	// Tools tab shows it).
 	toolTokens map[string]int
 	// The window as the last request took it (the header's word on it).
+	// windowStale says it was another conversation's or window's (after
+	// /new, opening a session, /ctx, /compact): the next estimate of the
+	// next request (contextMsg) takes its place.
 	lastWindow, lastPrompt int
 	lastEstimated          bool
+	windowStale            bool
 	compacting             bool
 	// ctxSet is the window the person set for this session (/ctx,
 	// --num-ctx, a reopened session's), 0 when none: the session saves it.

@@ -136,6 +136,7 @@ func (m *model) applyRunEvent(e events.Event) {
 		cur.endCompacting()
 		if c := e.Turn.Context; c != nil && c.Window > 0 {
 			m.lastWindow, m.lastPrompt, m.lastEstimated = c.Window, c.PromptTokens, true
+			m.windowStale = false
 		}
 	case events.TurnEnd:
 		cur.endTurn(e.Turn)

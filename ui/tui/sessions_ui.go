@@ -143,7 +143,7 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 		text += " " + restored
 	}
 	m.addNote(text, false)
-	return tea.Batch(closeOld, check)
+	return tea.Batch(closeOld, check, m.forgetWindow())
 }
 
 // parseArgs decodes stored call arguments for redrawing a panel.
