@@ -55,6 +55,7 @@ var keyHelp = [][2]string{
 	{"dialog: a / s / A", "allow once / for the session / always (until revoked)"},
 	{"dialog: e / r / d", "edit the arguments / deny with a reason / deny (esc denies)"},
 	{"pane: space, A, c, $", "toggle tool, always allow it, category lines, cost lines"},
+	{"events: ↑ ↓, enter", "select an event, show it in full (arguments, result, text)"},
 	{"scheduler: n p r x", "new task, pause, resume, cancel"},
 	{"scheduler: g l f", "run now, run logs, show finished tasks"},
 }

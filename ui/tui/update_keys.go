@@ -248,6 +248,10 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		m.paneScroll(-max(m.panePage()/2, 1), true)
 	case "ctrl+d":
 		m.paneScroll(max(m.panePage()/2, 1), true)
+	case " ", "enter":
+		if m.pane.tab == tabEvents {
+			m.pane.toggleEvent(m.logLayout())
+		}
 	case "c":
 		m.pane.showCategory = !m.pane.showCategory
 	case "$":
@@ -257,8 +261,15 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 			return m.renderContext()
 		}
 	case "home":
-		if m.pane.tab == tabContext {
+		switch m.pane.tab {
+		case tabContext:
 			m.ctab.scroll = 0
+		case tabEvents:
+			m.pane.moveLogCursor(-len(m.pane.log), m.logLayout())
+		}
+	case "end":
+		if m.pane.tab == tabEvents {
+			m.pane.moveLogCursor(len(m.pane.log), m.logLayout())
 		}
 	}
 	m.clampPane()
@@ -267,13 +278,16 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 
 // paneScroll moves the focused tab's content by delta lines (positive is
 // down): on the Tools tab the cursor, or the description for pages; on
-// the Events tab the log, whose newest event is at the bottom.
+// the Events tab the selected event, or the log for pages (its newest
+// event is at the bottom).
 func (m *model) paneScroll(delta int, page bool) {
 	switch {
 	case m.pane.tab == tabContext:
 		m.ctab.scroll += delta
+	case m.pane.tab == tabEvents && page:
+		m.pane.pageLog(delta, m.logLayout())
 	case m.pane.tab == tabEvents:
-		m.pane.logScroll -= delta
+		m.pane.moveLogCursor(delta, m.logLayout())
 	case page:
 		m.pane.descScroll += delta
 	default:
@@ -281,10 +295,19 @@ func (m *model) paneScroll(delta int, page bool) {
 	}
 }
 
+// logLayout is the Events tab's width and the rows its events take.
+func (m *model) logLayout() logLayout {
+	body := max(m.transcript.height-1, 1) // under the tab names
+	return logLayout{width: m.paneWidth() - 1, room: logRoom(body, m.focusPane)}
+}
+
 // panePage is a page of the focused tab: what its scrolling part shows.
 func (m *model) panePage() int {
 	body := max(m.transcript.height-1, 1) // under the tab names
-	if m.pane.tab == tabEvents || m.pane.tab == tabContext {
+	switch m.pane.tab {
+	case tabEvents:
+		return m.logLayout().room
+	case tabContext:
 		return body
 	}
 	_, desc := toolsRooms(body, len(m.toolRows()), len(m.pane.toolsNote(m.paneWidth()-1)))
@@ -302,7 +325,7 @@ func (m *model) clampPane() {
 		return
 	}
 	body := max(m.transcript.height-1, 1)
-	p.logScroll = min(max(p.logScroll, 0), max(len(p.log)-body, 0))
+	p.clampLog(m.logLayout())
 	_, room := toolsRooms(body, len(rows), len(p.toolsNote(m.paneWidth()-1)))
 	desc := wrapDescription(m.describeTools(), m.paneWidth()-1)
 	p.descScroll = min(max(p.descScroll, 0), max(len(desc)-room, 0))
