@@ -31,6 +31,10 @@
 // and what is shown of the image (name, format, size); Load leaves the
 // bytes out and FillImages reads them for the messages that are sent.
 //
+// Leases: a session is open in one jarvis at a time (Hold), so two
+// processes never interleave their lines in it; the lease is a file lock
+// the operating system lets go of when its process ends (see lease.go).
+//
 // Storage layout (storm/v3 on bbolt, under the root bucket "sessions"): one
 // sessionRow per session, indexed by id and by last activity; the messages
 // of a session in a bucket of their own keyed by their sequence number, so
