@@ -128,6 +128,7 @@ func (m *model) newSession() tea.Cmd {
 	m.conv = &agent.Conversation{}
 	m.convo.tree, m.convo.selected, m.convo.editing = &sessions.Tree{}, nil, nil
 	m.sessionID, m.title = "", ""
+	m.dropLease()
 	m.transcript.clear()
 	m.current, m.lastReply, m.question = nil, nil, nil
 	m.totals = events.Usage{}

@@ -284,6 +284,10 @@ func (m *model) compactCommand() tea.Cmd {
 		m.addNote("No model is set, and compacting needs one to write the summary.", true)
 		return nil
 	}
+	if note := m.heldNote("compacted"); note != "" {
+		m.addNote(note, true)
+		return nil
+	}
 	m.ctab.seq++
 	m.compacting = true
 	m.ctab.compacting = &compactLine{running: true}

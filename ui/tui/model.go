@@ -92,6 +92,7 @@ type model struct {
 	// runDoneMsg; the model only touches it when idle.
 	conv      *agent.Conversation
 	convo     convoState
+	lease     leaseState
 	sessionID string
 	title     string
 	totals    events.Usage
@@ -335,6 +336,7 @@ func (m *model) shutdown() {
 		m.sched.Close()
 	}
 	m.dialog.denyAll()
+	m.dropLease()
 	if m.executor != nil {
 		if c := closeTools(m.executor.Tools()...); c != nil {
 			c()
@@ -411,8 +413,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionCreatedMsg:
 		if msg.runID == m.runID || m.sessionID == "" {
 			m.sessionID = msg.id
+			m.takeLease(msg.lease)
+		} else {
+			msg.lease.Release()
 		}
 		return m, nil
+	case leaseTriedMsg:
+		return m, m.leaseTried(msg)
 	case sessionLoadedMsg:
 		return m, m.openSession(msg)
 	case sessionListMsg:

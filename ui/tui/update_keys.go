@@ -101,6 +101,9 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		if cmd, ok := m.acceptOffer(); ok {
 			return cmd
 		}
+		if cmd, ok := m.acceptFork(); ok {
+			return cmd
+		}
 	}
 	if m.focusPane {
 		if m.pane.question != nil {
@@ -210,6 +213,9 @@ func (m *model) submit() tea.Cmd {
 	}
 	if m.running {
 		return m.setStatus("a turn is running: wait for it, or esc to cancel it")
+	}
+	if m.lease.elsewhere != nil {
+		return m.holdAgain() // the text stays in the prompt
 	}
 	if m.convo.editing != nil {
 		return m.submitEdit(text)

@@ -113,6 +113,9 @@ func (m *model) headerView() string {
 		format.Count(len(m.enabled), "tool"),
 		"“" + title + "”",
 	}
+	if m.lease.elsewhere != nil {
+		parts[4] += " " + m.st.warning.Render("open elsewhere")
+	}
 	if w := m.windowText(); w != "" {
 		parts = append(parts[:4], append([]string{w}, parts[4:]...)...)
 	}
