@@ -113,11 +113,12 @@ func (m *model) headerView() string {
 		format.Count(len(m.enabled), "tool"),
 		"“" + title + "”",
 	}
-	if m.lease.elsewhere != nil {
-		parts[4] += " " + m.st.warning.Render("open elsewhere")
-	}
 	if w := m.windowText(); w != "" {
 		parts = append(parts[:4], append([]string{w}, parts[4:]...)...)
+	}
+	if m.lease.elsewhere != nil {
+		// First: what follows is cut on a narrow screen.
+		parts = append(parts[:1], append([]string{m.st.warning.Render("open elsewhere")}, parts[1:]...)...)
 	}
 	return m.st.header.Render(padRight(" "+strings.Join(parts, m.st.muted.Render(" · ")), m.width))
 }
