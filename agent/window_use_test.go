@@ -158,7 +158,7 @@ func TestSevenToolsInFourThousandTokensCompactOnlyWhenItSaves(t *testing.T) {
 		for _, n := range res.Notices {
 			if strings.Contains(n, "compacting cannot bring a request under it") {
 				notices++
-				for _, want := range []string{"7 tool definitions (", "room for the reply (", "4,096-token window", "turn some tools off", "/ctx"} {
+				for _, want := range []string{"7 tool definitions (", "room for the reply (", "4,096-token window", "turn some tools off", "{{window "} {
 					if !strings.Contains(n, want) {
 						t.Fatalf("the notice %q does not say %q", n, want)
 					}

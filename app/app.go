@@ -28,6 +28,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/memory"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	"github.com/jarvis-workbench/jarvis/tools/command"
@@ -135,6 +136,7 @@ func New(cfg *config.Config, db *store.DB, o Options) (*Env, error) {
 	env.Scheduler = newLazyScheduler(env, o.Command)
 	bd.Scheduler = env.Scheduler
 	bd.MCP = env.MCP
+	bd.Changes = sessions.New(db)
 	env.Deps = bd.ToolDeps()
 	env.Registry = builtin.Registry(bd)
 	if err := command.Register(env.Registry, cfg.CommandTools()); err != nil {

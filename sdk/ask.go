@@ -9,6 +9,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
@@ -126,9 +127,15 @@ func (j *Jarvis) startMCP(ctx context.Context) error {
 	return err
 }
 
+// fromAgent is the result a program gets: its notices' advice in words
+// (no flag or key names a program could not use; see engine.Say).
 func fromAgent(r *agent.Result) Result {
 	out := *r
 	out.ToolResults = append([]tools.Result{}, r.ToolResults...)
+	out.Notices = nil
+	for _, n := range r.Notices {
+		out.Notices = append(out.Notices, engine.Say(n, engine.Plain))
+	}
 	return out
 }
 
@@ -171,5 +178,6 @@ func newEventFunc(f func(events.Event)) events.Publisher {
 func (p *eventFunc) Publish(e events.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	e.Text = engine.Say(e.Text, engine.Plain)
 	p.f(e)
 }

@@ -167,7 +167,7 @@ func TestACallNeedingConfirmationIsDeniedUnlessApproved(t *testing.T) {
 		decisions = append(decisions, e.Decision+" by "+e.By)
 	}
 	want := []string{
-		"denied by nobody to ask", "allowed by --yes", "denied by person", "allowed by person",
+		"denied by nobody to ask", "allowed by yes to all", "denied by person", "allowed by person",
 		"denied by nobody to ask", "allowed by person", "allowed by session approval", "denied by person",
 	}
 	if !slices.Equal(decisions, want) {

@@ -11,8 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/jarvis-workbench/jarvis/internal/testfs"
 )
 
 func encoded(t *testing.T, format string, w, h int) []byte {
@@ -90,9 +91,7 @@ func TestFileReadsEachFormatByItsContent(t *testing.T) {
 func TestFileRefusesWithTheReason(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "pipe.png")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfs.Mkfifo(t, fifo)
 	big := write(t, dir, "big.png", append(encoded(t, "png", 4, 4), make([]byte, 2048)...))
 	for _, c := range []struct {
 		path string

@@ -359,7 +359,7 @@ func (c *Config) applyFlags(f Flags) {
 
 // SessionWindowSource is how the configuration names a window restored
 // from a session.
-const SessionWindowSource = "the session's window (set with /ctx or --num-ctx)"
+const SessionWindowSource = "the window set for the session"
 
 // UseSessionWindow makes a session's saved window options.num_ctx, unless
 // --num-ctx set one: a session goes on with the window it was given.

@@ -130,7 +130,8 @@ func checkTools(c *Config, r *report) {
 
 // dirTools are the tools that read allowed_dirs: set on another tool, it
 // would restrict nothing while the person believes it does.
-var dirTools = []string{"file_read", "memory_index"}
+var dirTools = []string{"file_read", "memory_index", "file_write", "file_edit", "apply_patch", "shell_exec",
+	"git_status", "git_diff", "git_log", "git_commit"}
 
 // checkToolSettings checks each [tool.NAME].
 func checkToolSettings(c *Config, r *report) {
@@ -152,6 +153,10 @@ func checkToolSettings(c *Config, r *report) {
 		if len(s.AllowedDirs) > 0 && !slices.Contains(dirTools, name) {
 			r.at(at+".allowed_dirs", fmt.Sprintf("%s does not read allowed_dirs, so it would restrict nothing", name),
 				"only "+strings.Join(dirTools, " and ")+" take it; move it there or remove it")
+		}
+		if (len(s.PassEnv) > 0 || s.Sandbox) && name != "shell_exec" {
+			r.at(at, name+" does not run commands, so pass_env and sandbox change nothing for it",
+				"only shell_exec takes them ([[commands]] entries have their own pass_env); move them there or remove them")
 		}
 		if d := s.Description; d != nil && strings.TrimSpace(*d) == "" {
 			r.at(at+".description", "is empty", "remove it to keep the tool's own description")

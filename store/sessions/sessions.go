@@ -122,6 +122,9 @@ type Session struct {
 	// message of the parent the copy ends with.
 	Parent    string `json:"parent,omitempty"`
 	ParentSeq int    `json:"parent_seq,omitempty"`
+	// Changes is how many file changes tools recorded in the session
+	// (see Change).
+	Changes int `json:"changes,omitempty"`
 }
 
 // Totals add up what a session used, every attempt on every branch
@@ -588,6 +591,9 @@ func (s *Store) Delete(id string) error {
 					return fmt.Errorf("cannot delete the images of session %s: %w", row.ID, err)
 				}
 			}
+		}
+		if err := dropChanges(n, row); err != nil {
+			return err
 		}
 		if err := n.DeleteStruct(&row); err != nil {
 			return fmt.Errorf("cannot delete session %s: %w", row.ID, err)

@@ -267,6 +267,8 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 	conv := &agent.Conversation{}
 	if sess != nil {
 		conv, turn.OnMessage = sess.conv, sess.record
+		// The write tools record their changes in the session, for undo.
+		ctx = tools.WithSession(ctx, sess.currentID)
 	}
 	ag, err := turn.Build()
 	if err != nil {
@@ -315,11 +317,16 @@ func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {
 		out.ToolResults = []tools.Result{} // [] rather than null for scripts
 	}
 	if err != nil {
-		out.Error = err.Error()
+		out.Error = explain(err)
 		if interrupted {
 			out.Error = "interrupted"
 		}
 	}
+	notices := make([]string, len(out.Notices))
+	for i, n := range out.Notices {
+		notices[i] = say(n)
+	}
+	out.Notices = notices
 	return out
 }
 
@@ -383,7 +390,7 @@ func (p *askPrinter) Publish(e events.Event) {
 		p.note(fmt.Sprintf("the conversation was compacted to fit the window: %s summarised, about %s tokens saved",
 			format.Count(c.Replaced, "earlier message"), format.Tokens(max(c.Before-c.After, 0))))
 	case events.Notice:
-		p.note(e.Text)
+		p.note(say(e.Text))
 	default:
 		p.tools.Publish(e)
 	}

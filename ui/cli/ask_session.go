@@ -180,6 +180,13 @@ func (s *askSession) record(a agent.Appended) {
 	}
 }
 
+// currentID is the session's id ("" until its first message).
+func (s *askSession) currentID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
 // finish records what the session runs with now when the run changed it
 // (a flag, or a fallback to react): the model, agent and tools, and the
 // window the person set (--num-ctx, or the session's own).

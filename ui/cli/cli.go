@@ -51,13 +51,30 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // usageErr reports a wrong use of a command (exit 2).
 func usageErr(format string, a ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, worded(a)...)}
 }
 
 // failErr reports work that failed (exit 1).
 func failErr(format string, a ...any) error {
-	return &exitError{code: ExitFailed, err: fmt.Errorf(format, a...)}
+	return &exitError{code: ExitFailed, err: fmt.Errorf(format, worded(a)...)}
 }
+
+// worded gives the errors among a the command line's words for their
+// advice (see explain), keeping them errors for %w.
+func worded(a []any) []any {
+	for i, x := range a {
+		if err, ok := x.(error); ok {
+			a[i] = cliWorded{err}
+		}
+	}
+	return a
+}
+
+// cliWorded is an error whose message speaks of the command line's flags.
+type cliWorded struct{ err error }
+
+func (w cliWorded) Error() string { return explain(w.err) }
+func (w cliWorded) Unwrap() error { return w.err }
 
 // silentFail exits 1 without printing: the command already said why.
 var silentFail = &exitError{code: ExitFailed, err: errors.New("")}
@@ -101,7 +118,7 @@ func run(ctx context.Context, args []string, stdio IO) int {
 		return ee.code
 	}
 	// Anything else cobra returns is a flag or argument problem.
-	fmt.Fprintf(stdio.Err, "jarvis: %s\n%s\n", safe.Text(err.Error()), helpSuffix)
+	fmt.Fprintf(stdio.Err, "jarvis: %s\n%s\n", safe.Text(explain(err)), helpSuffix)
 	return ExitUsage
 }
 
@@ -155,7 +172,8 @@ your approval.`,
 	pf.StringVar(&a.g.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/jarvis/config.toml)")
 	pf.StringVar(&a.g.dbPath, "db", "", "database file (default $JARVIS_DB or $XDG_DATA_HOME/jarvis/jarvis.db)")
 
-	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand(), a.schedulerCommand(), a.memoryCommand(), a.mcpCommand(), a.chatCommand(), a.approvalsCommand(), a.auditCommand(), a.evalCommand())
+	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand(), a.schedulerCommand(), a.memoryCommand(), a.mcpCommand(), a.chatCommand(), a.approvalsCommand(), a.auditCommand(), a.evalCommand(),
+		a.changesCommand(), a.undoCommand())
 	return root
 }
 

@@ -108,7 +108,7 @@ func (m *model) imageLoaded(msg imageLoadedMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		m.addNote(sentence(msg.err.Error()), true)
+		m.addNote(sentence(explain(msg.err)), true)
 		return nil
 	}
 	m.convo.images = append(m.convo.images, msg.image)

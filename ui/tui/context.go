@@ -159,7 +159,7 @@ func (m *model) ctxCommand(arg string) tea.Cmd {
 	if arg == "" {
 		w := "not known yet (it is found at the first request)"
 		if m.ctab.have {
-			w = fmt.Sprintf("%s tokens: %s", groupInt(m.ctab.budget.Window.Tokens), m.ctab.budget.Window.Source)
+			w = fmt.Sprintf("%s tokens: %s", groupInt(m.ctab.budget.Window.Tokens), say(m.ctab.budget.Window.Source))
 		}
 		how := "Set it with /ctx N (tokens), or /ctx auto for the server's."
 		if _, fixed := engine.WindowAdvice(m.opts.Engine); fixed {
@@ -213,7 +213,7 @@ func (m *model) ctxSetDone(msg ctxSetMsg) tea.Cmd {
 	case w.Fixed:
 		note = m.fixedWindowNote(msg.asked, w)
 	case msg.asked == 0:
-		note = fmt.Sprintf("The window is %s tokens again: %s.", groupInt(w.Tokens), w.Source)
+		note = fmt.Sprintf("The window is %s tokens again: %s.", groupInt(w.Tokens), say(w.Source))
 	case w.Asked > 0:
 		note = m.view.CapNotice(w)
 	default:
@@ -313,9 +313,9 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 		var discarded *agent.SummaryDiscardedError
 		switch {
 		case errors.As(msg.err, &discarded):
-			line.fail(sentence(msg.err.Error())+". The conversation is as it was.", false)
+			line.fail(sentence(explain(msg.err))+". The conversation is as it was.", false)
 		default:
-			line.fail(sentence(msg.err.Error()), !errors.Is(msg.err, agent.ErrNothingToCompact))
+			line.fail(sentence(explain(msg.err)), !errors.Is(msg.err, agent.ErrNothingToCompact))
 		}
 		return nil
 	}
@@ -329,7 +329,7 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 	line.finish(msg.c)
 	c := msg.c
 	if err := m.saveMessage(agent.Appended{Message: msg.msgs[0], Usage: &c.Usage, Compaction: &c}); err != nil {
-		m.addNote("The compaction could not be saved: "+err.Error(), true)
+		m.addNote("The compaction could not be saved: "+explain(err), true)
 	}
 	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
 }

@@ -81,7 +81,7 @@ func (r *recorder) record(a agent.Appended) {
 	if id == "" {
 		var err error
 		if id, err = r.store.Create(r.meta); err != nil {
-			r.saveOnce.Do(func() { r.send(noticeMsg{text: "This session is not being saved: " + err.Error(), isErr: true}) })
+			r.saveOnce.Do(func() { r.send(noticeMsg{text: "This session is not being saved: " + explain(err), isErr: true}) })
 			return
 		}
 		r.mu.Lock()
@@ -96,7 +96,7 @@ func (r *recorder) record(a agent.Appended) {
 		r.send(sessionCreatedMsg{runID: r.runID, id: id, lease: lease})
 	}
 	if err := r.store.Append(id, m); err != nil {
-		r.saveOnce.Do(func() { r.send(noticeMsg{text: "Could not save this session: " + err.Error(), isErr: true}) })
+		r.saveOnce.Do(func() { r.send(noticeMsg{text: "Could not save this session: " + explain(err), isErr: true}) })
 	}
 }
 
@@ -149,7 +149,7 @@ func (m *model) takeRun(msg runDoneMsg) {
 		switch {
 		case errors.As(msg.err, &vision):
 			m.giveBack(false)
-			m.addNote(msg.err.Error()+". The images stay attached and ↑ recalls the question.", true)
+			m.addNote(explain(msg.err)+". The images stay attached and ↑ recalls the question.", true)
 			return
 		case msg.result != nil && msg.result.Refused:
 			images := len(m.question.images)
@@ -288,7 +288,7 @@ func (m *model) recordBranch(b sessions.Branch) {
 		return
 	}
 	if err := m.opts.Sessions.Branch(m.sessionID, b); err != nil {
-		m.addNote("The new branch could not be saved: "+err.Error(), true)
+		m.addNote("The new branch could not be saved: "+explain(err), true)
 	}
 }
 
@@ -438,7 +438,7 @@ func (m *model) flip(dir int) tea.Cmd {
 	tree.Current = tree.Latest(alts[next].First)
 	if m.sessionWritable() {
 		if err := m.opts.Sessions.SetBranch(m.sessionID, tree.Current); err != nil {
-			m.addNote("Could not save which attempt is shown: "+err.Error(), true)
+			m.addNote("Could not save which attempt is shown: "+explain(err), true)
 		}
 	}
 	i := m.transcript.indexOf(target)

@@ -57,7 +57,7 @@ func (m *model) editInEditor(editor externalEditor, q *userItem) tea.Cmd {
 	}
 	f, err := os.CreateTemp("", "jarvis-question-*.md")
 	if err != nil {
-		m.addNote("Cannot edit in "+editor.String()+": "+err.Error(), true)
+		m.addNote("Cannot edit in "+editor.String()+": "+explain(err), true)
 		return nil
 	}
 	path := f.Name()
@@ -67,7 +67,7 @@ func (m *model) editInEditor(editor externalEditor, q *userItem) tea.Cmd {
 	}
 	if werr != nil {
 		os.Remove(path)
-		m.addNote("Cannot edit in "+editor.String()+": "+werr.Error(), true)
+		m.addNote("Cannot edit in "+editor.String()+": "+explain(werr), true)
 		return nil
 	}
 	return tea.ExecProcess(editor.cmd(path), func(err error) tea.Msg {
@@ -82,7 +82,7 @@ func (m *model) editInEditor(editor externalEditor, q *userItem) tea.Cmd {
 
 func (m *model) questionEdited(msg questionEditedMsg) tea.Cmd {
 	if msg.err != nil {
-		m.addNote(sentence(msg.err.Error())+". The question is unchanged.", true)
+		m.addNote(sentence(explain(msg.err))+". The question is unchanged.", true)
 		return nil
 	}
 	text := strings.TrimSpace(msg.text)

@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
 // externalEditor is the person's editor: $VISUAL, else $EDITOR. It is a
 // command line, run through the shell as git does (EDITOR="code --wait"
-// works), with the file to edit as its last argument. Both the question
+// works; on Windows, which has no sh, its words are run as they are),
+// with the files to edit as its last arguments. Both the question
 // (/edit) and a call's arguments (e in the approval dialog) open in it.
 type externalEditor struct {
 	command string // as the variable holds it
@@ -77,9 +79,14 @@ func lookFailure(name string, err error) string {
 	return "not in any directory of $PATH"
 }
 
-// cmd runs the editor on path.
-func (e externalEditor) cmd(path string) *exec.Cmd {
-	return exec.Command("sh", "-c", e.command+` "$1"`, "editor", path)
+// cmd runs the editor on the files at paths.
+func (e externalEditor) cmd(paths ...string) *exec.Cmd {
+	if runtime.GOOS == "windows" {
+		// No sh: the command's words as they are, then the files.
+		f := strings.Fields(e.command)
+		return exec.Command(f[0], append(f[1:], paths...)...)
+	}
+	return exec.Command("sh", append([]string{"-c", e.command + ` "$@"`, "editor"}, paths...)...)
 }
 
 // failed says how a run of the editor failed. The shell exits 127 for a

@@ -247,7 +247,7 @@ func (m *model) catalogText() string {
 			where = "Endpoint " + e.Name + " (" + hostOf(e.Engine) + ")"
 		}
 		if err, failed := m.catalog.errs[e.Name]; failed {
-			fmt.Fprintf(&b, "\n%s could not be listed: %s", where, strings.TrimSuffix(err.Error(), "."))
+			fmt.Fprintf(&b, "\n%s could not be listed: %s", where, strings.TrimSuffix(explain(err), "."))
 			continue
 		}
 		var rows []string
@@ -441,7 +441,7 @@ func (m *model) priceAt(endpoint string) func(model string, in, out int) float64
 // with.
 func (m *model) fixedWindowNote(n int, w agent.Window) string {
 	if n == 0 {
-		return fmt.Sprintf("jarvis takes the window from the server again: %s tokens, %s. Nothing is reloaded: the server fixed its window when it loaded the model.", groupInt(w.Tokens), w.Source)
+		return fmt.Sprintf("jarvis takes the window from the server again: %s tokens, %s. Nothing is reloaded: the server fixed its window when it loaded the model.", groupInt(w.Tokens), say(w.Source))
 	}
 	if w.Asked > 0 {
 		return m.view.CapNotice(w) + " Nothing is reloaded: the server fixed its window when it loaded the model."

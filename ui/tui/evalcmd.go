@@ -159,7 +159,7 @@ func (m *model) finishEval(msg evalDoneMsg) {
 	switch {
 	case msg.rep == nil:
 		item.set("Evaluation failed after " + format.Latency(took))
-		m.addNote("The evaluation could not run: "+msg.err.Error(), true)
+		m.addNote("The evaluation could not run: "+explain(msg.err), true)
 		return
 	case stopped:
 		item.set("Evaluation stopped after " + format.Latency(took) + "; the cases that finished:")

@@ -77,7 +77,7 @@ func (p *sidePane) logAt(i int) logLine { return p.log[(p.logStart+i)%len(p.log)
 func describeEvent(e events.Event) string {
 	t := e.Tool
 	switch e.Type {
-	case events.Token, events.Thinking:
+	case events.Token, events.Thinking, events.ToolOutput:
 		return ""
 	case events.ToolCallStart:
 		return fmt.Sprintf("%s %s %s", e.Type, t.Tool, format.Args(t.Arguments, 40))
@@ -123,7 +123,7 @@ func wholeEvent(e events.Event) string {
 	switch e.Type {
 	case events.ToolCallStart:
 		return fmt.Sprintf("%s %s %s", e.Type, e.Tool.Tool, format.Args(e.Tool.Arguments, 0))
-	case events.Token, events.Thinking, events.ToolCallEnd, events.ToolCallDenied, events.ToolCallError, events.ToolTimeout,
+	case events.Token, events.Thinking, events.ToolOutput, events.ToolCallEnd, events.ToolCallDenied, events.ToolCallError, events.ToolTimeout,
 		events.ConfirmAsk, events.ConfirmAnswer, events.TurnEnd, events.TurnStart, events.ContextCompacted,
 		events.RunStart, events.RunEnd, events.SchedulerTaskStart, events.SchedulerTaskEnd:
 		return describeEvent(e)

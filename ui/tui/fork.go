@@ -68,7 +68,7 @@ func (m *model) fork() tea.Cmd {
 	if m.opts.Sessions != nil && fromID != "" {
 		id, err := m.opts.Sessions.Fork(fromID, old.Current, upTo, SessionMeta{Title: fromTitle, Model: m.modelRef(), Agent: m.agentName, Tools: m.enabled, NumCtx: m.ctxSet})
 		if err != nil {
-			m.addNote("Cannot fork: "+err.Error(), true)
+			m.addNote("Cannot fork: "+explain(err), true)
 			return nil
 		}
 		newID = id
@@ -107,7 +107,7 @@ func (m *model) resetForSession() tea.Cmd {
 	m.approvals = tools.NewApprovals()
 	closeOld, err := m.rebuildTools(m.enabled, true)
 	if err != nil {
-		m.addNote(err.Error(), true)
+		m.addNote(explain(err), true)
 	}
 	m.convo.selected, m.convo.editing = nil, nil
 	return closeOld

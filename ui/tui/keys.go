@@ -20,6 +20,8 @@ var commands = []command{
 	{"image", "PATH|clear", "attach an image to the next message (tab completes; ctrl+x takes off)"},
 	{"clear", "", "clear the screen (the conversation goes on)"},
 	{"export", "[PATH]", "write the session as markdown (no PATH: the exports directory; a file is never replaced)"},
+	{"changes", "", "list the files the tools changed in this session, turn by turn, with their diffs"},
+	{"undo", "[N]", "put back the files of the last change (or of turn N); refused for a file changed since"},
 	{"eval", "[FILE]", "measure how well the model calls tools (built-in suite, or a suite file); esc stops"},
 	{"theme", "NAME", "switch the colour theme"},
 	{"copy", "", "copy the last answer to the clipboard (OSC 52)"},

@@ -386,6 +386,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case editorDoneMsg:
 		return m, m.editorDone(msg)
+	case contentsDoneMsg:
+		return m, m.contentsDone(msg)
+	case changesMsg:
+		m.showChanges(msg)
+		return m, nil
 	case alwaysMsg:
 		m.applyAlways(msg)
 		return m, nil
@@ -509,7 +514,7 @@ func (m *model) clampViews() {
 }
 
 func (m *model) addNote(text string, isErr bool) {
-	m.transcript.add(&noteItem{text: text, isErr: isErr})
+	m.transcript.add(&noteItem{text: say(text), isErr: isErr})
 }
 
 // layout sizes the components for the window.

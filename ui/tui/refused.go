@@ -52,7 +52,7 @@ func refusedText(err error, images int) string {
 	if err == nil {
 		return where
 	}
-	return sentence(err.Error()) + " " + where
+	return sentence(explain(err)) + " " + where
 }
 
 // fillResults gives the run's tool panels their whole results: the

@@ -85,7 +85,7 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 		cancel()
 		m.running, m.cancel = false, nil
 		m.convo.rec = nil
-		m.current.note(err.Error(), true)
+		m.current.note(explain(err), true)
 		return nil
 	}
 	conv, runID := m.conv, m.runID
@@ -182,11 +182,16 @@ func (m *model) applyRunEvent(e events.Event) {
 		p.state = statusOf(e.Tool.Status)
 		p.latency, p.cost = e.Tool.LatencySeconds, e.Tool.CostUSD
 		p.setResult(e.Tool.Result)
+		p.diff, p.live = e.Tool.Diff, nil
 		p.version++
 		if m.running {
 			// Counted live; the run's end counts its stored results.
 			m.toolCalls++
 			m.runUsage.ToolCostUSD += e.Tool.CostUSD
+		}
+	case events.ToolOutput:
+		if p, ok := cur.panels[e.Tool.CallID]; ok && p.state == panelRunning {
+			p.addLive(e.Text)
 		}
 	case events.ToolCallDenied, events.ToolCallError:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
@@ -198,7 +203,7 @@ func (m *model) applyRunEvent(e events.Event) {
 		}
 	case events.Notice:
 		cur.endCompacting()
-		cur.note(e.Text, false)
+		cur.note(say(e.Text), false)
 	case events.Error:
 		cur.endCompacting()
 		cur.note(errorText(e.Err, e.Text), true)
@@ -212,12 +217,12 @@ func (m *model) applyRunEvent(e events.Event) {
 // already say what to do; a cancelled run says only that.
 func errorText(err error, text string) string {
 	if err == nil {
-		return text
+		return say(text)
 	}
 	if errors.Is(err, context.Canceled) {
 		return "Cancelled."
 	}
-	return err.Error()
+	return explain(err)
 }
 
 // finishRun takes the conversation back and adds the run to the totals.
@@ -255,7 +260,7 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 		m.mcpDirty = false
 		closeOld, err := m.rebuildTools(m.enabled, false)
 		if err != nil {
-			m.addNote(err.Error(), true)
+			m.addNote(explain(err), true)
 		}
 		m.clampPane()
 		cmds = append(cmds, closeOld)

@@ -165,7 +165,7 @@ func (m *model) handleServer(msg serverMsg) tea.Cmd {
 	wasOnline, first := s.online, !s.checked
 	s.checked = true
 	if msg.err != nil {
-		text := msg.err.Error()
+		text := explain(msg.err)
 		if wasOnline || first || text != s.lastErr {
 			m.addNote(strings.TrimSuffix(text, ".")+". jarvis keeps checking in the background; tools, sessions and /commands work meanwhile.", true)
 		}
@@ -218,7 +218,7 @@ func (m *model) serverDown(err error) tea.Cmd {
 	s := &m.server
 	s.checked, s.online = true, false
 	s.failures++
-	s.lastErr = err.Error()
+	s.lastErr = explain(err)
 	if s.checking {
 		return nil
 	}

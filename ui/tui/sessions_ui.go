@@ -82,7 +82,7 @@ func loaded(store SessionStore, mine *sessions.Lease, msg sessionLoadedMsg) sess
 
 func (m *model) showSessions(msg sessionListMsg) {
 	if msg.err != nil {
-		m.addNote("Cannot list sessions: "+msg.err.Error(), true)
+		m.addNote("Cannot list sessions: "+explain(msg.err), true)
 		return
 	}
 	if len(msg.list) == 0 {
@@ -127,7 +127,7 @@ func (m *model) sessionsKey(k tea.KeyMsg) tea.Cmd {
 // openSession replaces the conversation and redraws its transcript.
 func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 	if msg.err != nil {
-		m.addNote("Cannot open the session: "+msg.err.Error(), true)
+		m.addNote("Cannot open the session: "+explain(msg.err), true)
 		return nil
 	}
 	if m.running {
