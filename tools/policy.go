@@ -478,3 +478,24 @@ func (p *Policy) bus(fallback events.Publisher) events.Publisher {
 	}
 	return fallback
 }
+
+// MemoryAudit is an audit log kept in memory: for a program that reads its
+// decisions back, and for tests.
+type MemoryAudit struct {
+	mu      sync.Mutex
+	entries []AuditEntry
+}
+
+// Record keeps e.
+func (m *MemoryAudit) Record(e AuditEntry) {
+	m.mu.Lock()
+	m.entries = append(m.entries, e)
+	m.mu.Unlock()
+}
+
+// Entries returns the decisions kept so far, oldest first.
+func (m *MemoryAudit) Entries() []AuditEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]AuditEntry(nil), m.entries...)
+}

@@ -19,7 +19,10 @@ func Stored(a agent.Appended) sessions.Message {
 	msg := sessions.Message{
 		Role: m.Role, Content: m.Content, Thinking: m.Thinking,
 		ToolName: m.ToolName, ToolCallID: m.ToolCallID, Images: storedImages(m.Images),
-		Incomplete: a.Incomplete,
+		Incomplete: a.Incomplete, RunSeconds: a.RunSeconds,
+	}
+	if c := a.Context; c != nil && c.Window > 0 {
+		msg.Context = &sessions.ContextUse{Window: c.Window, PromptTokens: c.PromptTokens, Estimated: c.Estimated}
 	}
 	for _, c := range m.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, sessions.ToolCall(c))
@@ -64,7 +67,10 @@ func Appended(m sessions.Message) agent.Appended {
 	a := agent.Appended{Message: engine.Message{
 		Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
 		Images: EngineImages(m.Images),
-	}, Incomplete: m.Incomplete}
+	}, Incomplete: m.Incomplete, RunSeconds: m.RunSeconds}
+	if c := m.Context; c != nil {
+		a.Context = &events.ContextPayload{Window: c.Window, PromptTokens: c.PromptTokens, Estimated: c.Estimated}
+	}
 	if m.Role == sessions.RoleUser {
 		a.Message.ToolName = "" // an observation reads as the user's message
 	}

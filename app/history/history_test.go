@@ -19,7 +19,8 @@ func TestStoredAndAppendedRoundTrip(t *testing.T) {
 	usage := events.Usage{PromptTokens: 12, OutputTokens: 3, CostUSD: 0.5}
 	in := []agent.Appended{
 		{Message: engine.Message{Role: engine.RoleUser, Content: "look", Images: []engine.Image{pic}}},
-		{Message: engine.Message{Role: engine.RoleAssistant, Thinking: "hm", ToolCalls: []engine.ToolCall{{ID: "c1", Name: "calculator", Arguments: `{"expression":"1+1"}`}}}, Usage: &usage},
+		{Message: engine.Message{Role: engine.RoleAssistant, Thinking: "hm", ToolCalls: []engine.ToolCall{{ID: "c1", Name: "calculator", Arguments: `{"expression":"1+1"}`}}}, Usage: &usage,
+			Context: &events.ContextPayload{Window: 8192, PromptTokens: 412, Estimated: true}, RunSeconds: 1.5},
 		{Message: engine.Message{Role: engine.RoleTool, Content: "2", ToolName: "calculator", ToolCallID: "c1"},
 			Result: &tools.Result{ToolName: "calculator", Content: "2", Success: true, Status: tools.StatusOK, LatencySeconds: 0.01}},
 		{Message: agent.SummaryMessage("they added"), Usage: &usage, Compaction: &agent.Compaction{Summary: "they added", Kept: 1, Replaced: 2, Usage: usage}},
@@ -35,6 +36,9 @@ func TestStoredAndAppendedRoundTrip(t *testing.T) {
 		}
 		if (a.Usage == nil) != (back.Usage == nil) || a.Usage != nil && *back.Usage != *a.Usage {
 			t.Errorf("message %d usage: %+v", i, back.Usage)
+		}
+		if back.RunSeconds != a.RunSeconds || !reflect.DeepEqual(back.Context, a.Context) {
+			t.Errorf("message %d: window %+v after %vs, want %+v after %vs", i, back.Context, back.RunSeconds, a.Context, a.RunSeconds)
 		}
 		if a.Compaction != nil && (back.Compaction == nil || back.Compaction.Kept != 1 || back.Compaction.Replaced != 2) {
 			t.Errorf("compaction: %+v", back.Compaction)

@@ -225,7 +225,7 @@ func relShown(real string) string {
 		if wdReal, err := filepath.EvalSymlinks(wd); err == nil && Within(wdReal, real) {
 			if rel, err := filepath.Rel(wdReal, real); err == nil {
 				if rel == "." {
-					return "."
+					return "the working directory"
 				}
 				return "./" + rel
 			}

@@ -76,7 +76,7 @@ func TestModelReadsEditsRunsCommitsAndUndoPutsTheFileBack(t *testing.T) {
 	term.typeText("make greet say hello\r")
 	// The read needs no question; the edit asks, with its diff.
 	term.waitFor(10*time.Second, "Allow file_edit?", "Changes: +1 −1 main.go", `-func greet() string { return "hi" }`,
-		`+func greet() string { return "hello" }`, "[s] allow changes in . (not its subfolders) for this session", "[e] edit")
+		`+func greet() string { return "hello" }`, "[s] allow changes in the", "[e] edit")
 	pastGrace()
 	term.typeText("a")
 	term.waitFor(10*time.Second, "Allow shell_exec?", "runs in the working directory", "grep -c hello main.go")

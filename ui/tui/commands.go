@@ -132,6 +132,7 @@ func (m *model) newSession() tea.Cmd {
 	m.conv = &agent.Conversation{}
 	m.convo.tree, m.convo.selected, m.convo.editing = &sessions.Tree{}, nil, nil
 	m.sessionID, m.title = "", ""
+	m.dropLease()
 	m.transcript.clear()
 	m.current, m.lastReply, m.question = nil, nil, nil
 	m.totals = events.Usage{}
@@ -142,7 +143,7 @@ func (m *model) newSession() tea.Cmd {
 		m.addNote(explain(err), true)
 	}
 	m.addNote("New session.", false)
-	return closeOld
+	return tea.Batch(closeOld, m.forgetWindow())
 }
 
 func (m *model) setTheme(name string) tea.Cmd {

@@ -141,6 +141,10 @@ func (m *model) applyContext(msg contextMsg) {
 	if msg.err == nil {
 		m.ctab.budget, m.ctab.have = msg.budget, true
 		m.countToolTokens() // measured costs may have come with it
+		if m.windowStale && msg.budget.Window.Tokens > 0 {
+			m.lastWindow, m.lastPrompt, m.lastEstimated = msg.budget.Window.Tokens, msg.budget.Prompt, true
+			m.windowStale = false
+		}
 	}
 	if msg.withRender {
 		m.ctab.rendered, m.ctab.renderErr, m.ctab.unsupported, m.ctab.renderedAt = msg.rendered, msg.renderErr, msg.unsupported, m.now()
@@ -219,6 +223,20 @@ func (m *model) ctxSetDone(msg ctxSetMsg) tea.Cmd {
 		note += " The server reloads the model with it at the next request, which takes a moment."
 	}
 	m.addNote(note, false)
+	if msg.err == nil && w.Tokens > 0 && m.lastWindow > 0 {
+		// The last request's prompt, of the window the next one gets.
+		m.lastWindow = w.Tokens
+	} else {
+		m.windowStale = true
+	}
+	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+}
+
+// forgetWindow is for another conversation (/new, a session opened or
+// forked): the header's figure was the last one's, so it goes until the
+// estimate of the next request comes back.
+func (m *model) forgetWindow() tea.Cmd {
+	m.lastWindow, m.windowStale = 0, true
 	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
 }
 
@@ -266,6 +284,10 @@ func (m *model) compactCommand() tea.Cmd {
 		m.addNote("No model is set, and compacting needs one to write the summary.", true)
 		return nil
 	}
+	if note := m.heldNote("compacted"); note != "" {
+		m.addNote(note, true)
+		return nil
+	}
 	m.ctab.seq++
 	m.compacting = true
 	m.ctab.compacting = &compactLine{running: true}
@@ -303,6 +325,7 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 		return nil
 	}
 	m.conv.Messages = msg.msgs
+	m.windowStale = true // the request is smaller now
 	line.finish(msg.c)
 	c := msg.c
 	if err := m.saveMessage(agent.Appended{Message: msg.msgs[0], Usage: &c.Usage, Compaction: &c}); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"unicode/utf8"
 
@@ -92,9 +91,11 @@ func (d *dialog) hint(req tools.ConfirmRequest, name string) string {
 	case d.holding != "":
 		return d.holding + " (typing on sends the keys to the prompt instead)"
 	case e.external && contentEditable(req):
-		return "editing the files as they will be in " + editorName() + "…"
+		ed, _ := findEditor()
+		return "editing the files as they will be in " + ed.command + "…"
 	case e.external:
-		return "editing the arguments in " + editorName() + "…"
+		ed, _ := findEditor()
+		return "editing the arguments in " + ed.command + "…"
 	case e.mode == modeReason:
 		return "[enter] deny with this reason   [esc] back"
 	case e.mode == modeEdit:
@@ -155,16 +156,6 @@ func (e *dialogEdit) fit(width, height int) {
 	e.editor.SetHeight(max(height-2-1-descRows-1-1-2-1, 3))
 }
 
-// editorName is the external editor's command, or "" when none is set.
-func editorName() string {
-	for _, v := range []string{"VISUAL", "EDITOR"} {
-		if s := strings.TrimSpace(os.Getenv(v)); s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // editText is the text an edit starts from: the edit kept, or the call's
 // arguments as indented JSON.
 func (e *dialogEdit) editText(args tools.Args) string {
@@ -202,6 +193,7 @@ func argsJSON(args tools.Args) string {
 type editorDoneMsg struct {
 	callID string
 	path   string
+	editor externalEditor
 	err    error
 }
 
@@ -256,7 +248,11 @@ func (m *model) startArgsEdit() tea.Cmd {
 	req := d.queue[0].req
 	text := d.ed.editText(req.Arguments)
 	d.ed.err = ""
-	if ed := editorName(); ed != "" {
+	if ed, ok := findEditor(); ok {
+		if err := ed.missing(); err != nil {
+			d.ed.err = "Cannot open the editor: " + err.Error() + "."
+			return nil
+		}
 		f, err := os.CreateTemp("", "jarvis-arguments-*.json")
 		if err != nil {
 			d.ed.err = "Cannot open the editor: " + explain(err)
@@ -274,10 +270,7 @@ func (m *model) startArgsEdit() tea.Cmd {
 		}
 		d.ed.external = true
 		callID := req.Call.ID
-		// As git does: the editor command goes through the shell, so
-		// EDITOR="code --wait" works, and the file is its last argument.
-		cmd := exec.Command("sh", "-c", ed+` "$1"`, "editor", path)
-		return tea.ExecProcess(cmd, func(err error) tea.Msg { return editorDoneMsg{callID: callID, path: path, err: err} })
+		return tea.ExecProcess(ed.cmd(path), func(err error) tea.Msg { return editorDoneMsg{callID: callID, path: path, editor: ed, err: err} })
 	}
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
@@ -302,7 +295,7 @@ func (m *model) editorDone(msg editorDoneMsg) tea.Cmd {
 	d.ed.external = false
 	switch {
 	case msg.err != nil:
-		d.ed.err = "The editor failed (" + safe.Text(explain(msg.err)) + "); the arguments are unchanged."
+		d.ed.err = sentence(safe.Text(msg.editor.failed(msg.err))) + "; the arguments are unchanged."
 		return nil
 	case rerr != nil:
 		d.ed.err = "Cannot read the edit back: " + explain(rerr)

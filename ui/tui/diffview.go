@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -97,6 +96,7 @@ type contentsDoneMsg struct {
 	callID string
 	dir    string
 	paths  []string
+	editor externalEditor
 	err    error
 }
 
@@ -118,7 +118,11 @@ func (m *model) editContents() tea.Cmd {
 		}
 	}
 	d.ed.err = ""
-	if ed := editorName(); ed != "" {
+	if ed, ok := findEditor(); ok {
+		if err := ed.missing(); err != nil {
+			d.ed.err = "Cannot open the editor: " + err.Error() + "."
+			return nil
+		}
 		dir, err := os.MkdirTemp("", "jarvis-edit-*")
 		if err != nil {
 			d.ed.err = "Cannot open the editor: " + err.Error()
@@ -135,8 +139,9 @@ func (m *model) editContents() tea.Cmd {
 		}
 		d.ed.external = true
 		callID := req.Call.ID
-		cmd := exec.Command("sh", append([]string{"-c", ed + ` "$@"`, "editor"}, paths...)...)
-		return tea.ExecProcess(cmd, func(err error) tea.Msg { return contentsDoneMsg{callID: callID, dir: dir, paths: paths, err: err} })
+		return tea.ExecProcess(ed.cmd(paths...), func(err error) tea.Msg {
+			return contentsDoneMsg{callID: callID, dir: dir, paths: paths, editor: ed, err: err}
+		})
 	}
 	if len(pv.Files) != 1 {
 		return m.startArgsEdit() // several files: their patch, as JSON
@@ -162,7 +167,7 @@ func (m *model) contentsDone(msg contentsDoneMsg) tea.Cmd {
 	}
 	d.ed.external = false
 	if msg.err != nil {
-		d.ed.err = "The editor failed (" + safe.Text(msg.err.Error()) + "); nothing is changed."
+		d.ed.err = sentence(safe.Text(msg.editor.failed(msg.err))) + "; nothing is changed."
 		return nil
 	}
 	contents := make([]string, len(msg.paths))

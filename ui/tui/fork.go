@@ -73,8 +73,14 @@ func (m *model) fork() tea.Cmd {
 		}
 		newID = id
 	}
+	var lease *sessions.Lease
+	var leaseErr error
+	if newID != "" {
+		lease, leaseErr = m.opts.Sessions.Hold(newID)
+	}
 	closeOld := m.resetForSession()
 	m.sessionID, m.title = newID, fromTitle
+	m.takeLease(lease)
 	m.convo.meta = m.setupMeta()
 	m.totals = events.Usage{PromptTokens: totals.PromptTokens, OutputTokens: totals.OutputTokens, CostUSD: totals.CostUSD, ToolCostUSD: totals.ToolCostUSD}
 	m.showTree(&sessions.Tree{Messages: copies})
@@ -88,7 +94,10 @@ func (m *model) fork() tea.Cmd {
 		text = fmt.Sprintf("Forked: a new conversation with %s, up to message %d (not saved: sessions are not being stored).", format.Count(len(copies), "message"), upTo)
 	}
 	m.addNote(text, false)
-	return closeOld
+	if leaseErr != nil {
+		m.addNote("Another jarvis could open the fork while it is open here: "+leaseErr.Error(), true)
+	}
+	return tea.Batch(closeOld, m.forgetWindow())
 }
 
 // resetForSession forgets what belongs to the conversation left: its

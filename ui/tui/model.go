@@ -72,8 +72,12 @@ type model struct {
 	// Tools tab shows it).
 	toolTokens map[string]int
 	// The window as the last request took it (the header's word on it).
+	// windowStale says it was another conversation's or window's (after
+	// /new, opening a session, /ctx, /compact): the next estimate of the
+	// next request (contextMsg) takes its place.
 	lastWindow, lastPrompt int
 	lastEstimated          bool
+	windowStale            bool
 	compacting             bool
 	// ctxSet is the window the person set for this session (/ctx,
 	// --num-ctx, a reopened session's), 0 when none: the session saves it.
@@ -88,6 +92,7 @@ type model struct {
 	// runDoneMsg; the model only touches it when idle.
 	conv      *agent.Conversation
 	convo     convoState
+	lease     leaseState
 	sessionID string
 	title     string
 	totals    events.Usage
@@ -331,6 +336,7 @@ func (m *model) shutdown() {
 		m.sched.Close()
 	}
 	m.dialog.denyAll()
+	m.dropLease()
 	if m.executor != nil {
 		if c := closeTools(m.executor.Tools()...); c != nil {
 			c()
@@ -412,8 +418,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionCreatedMsg:
 		if msg.runID == m.runID || m.sessionID == "" {
 			m.sessionID = msg.id
+			m.takeLease(msg.lease)
+		} else {
+			msg.lease.Release()
 		}
 		return m, nil
+	case leaseTriedMsg:
+		return m, m.leaseTried(msg)
 	case sessionLoadedMsg:
 		return m, m.openSession(msg)
 	case sessionListMsg:

@@ -11,6 +11,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
@@ -22,8 +23,11 @@ type runDoneMsg struct {
 	err    error
 }
 
-// sessionCreatedMsg reports the session a run created.
-type sessionCreatedMsg struct{ runID, id string }
+// sessionCreatedMsg reports the session a run created, and its lease.
+type sessionCreatedMsg struct {
+	runID, id string
+	lease     *sessions.Lease
+}
 
 // startRun sends text to the agent, with the images attached to it. The
 // run happens in a command; its events come back through the bus and its
@@ -43,6 +47,11 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 	}
 	if m.compacting {
 		m.addNote("The conversation is being compacted; send when it is done.", true)
+		m.keepImages(in)
+		return nil
+	}
+	if note := m.heldNote("asked"); note != "" {
+		m.addNote(note, true)
 		m.keepImages(in)
 		return nil
 	}
@@ -136,6 +145,7 @@ func (m *model) applyRunEvent(e events.Event) {
 		cur.endCompacting()
 		if c := e.Turn.Context; c != nil && c.Window > 0 {
 			m.lastWindow, m.lastPrompt, m.lastEstimated = c.Window, c.PromptTokens, true
+			m.windowStale = false
 		}
 	case events.TurnEnd:
 		cur.endTurn(e.Turn)
