@@ -67,6 +67,12 @@ type Deps struct {
 	// Bus receives the events of the run the tool is built for, for a
 	// tool that has news of its own to publish (nil: none).
 	Bus events.Publisher
+	// WorkDir is the working directory of the tools built: where a
+	// relative path in a call resolves, what a file tool reaches without
+	// asking, where commands and git run. "" is the process's own; an
+	// evaluation gives each case its scratch directory, so a case never
+	// acts in the person's.
+	WorkDir string
 }
 
 // For returns the settings for one tool (zero when none).

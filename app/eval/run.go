@@ -290,7 +290,9 @@ func (r *Runner) runCase(ctx context.Context, root string, t Target, c Case) Cas
 	}
 	defer sb.Close()
 	reg := r.cfg.Tools(sb, t)
-	list, err := reg.BuildList(c.Tools, tools.Deps{Settings: r.settings(c, sb.Dir)})
+	// The scratch directory is the tools' working directory: a relative
+	// path in a call resolves there, and commands run there.
+	list, err := reg.BuildList(c.Tools, tools.Deps{Settings: r.settings(c, sb.Dir), WorkDir: sb.Dir})
 	if err != nil {
 		return notRun(err.Error(), begin)
 	}

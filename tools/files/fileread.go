@@ -46,7 +46,7 @@ const readSetting = "[tool.file_read] allowed_dirs"
 // settings. A configured directory that does not exist does not stop the
 // tool from being listed; calling it fails with the reason.
 func NewFileRead(deps tools.Deps) (tools.Tool, error) {
-	return &FileRead{reach: NewReach(readSetting, deps.For("file_read").AllowedDirs)}, nil
+	return &FileRead{reach: NewReachIn(readSetting, deps.For("file_read").AllowedDirs, deps.WorkDir)}, nil
 }
 
 // NewFileReadIn builds file_read reaching dirs (the working directory,
@@ -90,7 +90,7 @@ func (f *FileRead) Refuse(args tools.Args) *tools.Refusal {
 	if strings.TrimSpace(path) == "" {
 		return nil // the call fails saying so
 	}
-	if ref := NewSecrets().Refuse(path); ref != nil {
+	if ref := f.reach.Secrets().Refuse(path); ref != nil {
 		return ref
 	}
 	return f.reach.Refuse(path, "read")
@@ -103,7 +103,7 @@ func (f *FileRead) ConfirmationFor(args tools.Args) (bool, string) {
 
 // GrantScope is the directory of the file: a grant covers reads there.
 func (f *FileRead) GrantScope(args tools.Args) tools.Scope {
-	return DirScope(args.String("path"), false, "reads in %s (not its subfolders)")
+	return f.reach.DirScope(args.String("path"), false, "reads in %s (not its subfolders)")
 }
 
 // Execute reads args["path"].
@@ -126,13 +126,10 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if startLine < 0 || maxLines < 0 {
 		return tools.Fail("Invalid arguments: start_line and max_lines count from 1.")
 	}
-	secrets := NewSecrets()
-	if why := secrets.File(path, Resolve(path)); why != "" {
+	secrets := f.reach.Secrets()
+	abs := f.reach.Abs(path)
+	if why := secrets.File(path, Resolve(abs)); why != "" {
 		return tools.Fail("%s", Denied(path, why))
-	}
-	abs, err := filepath.Abs(expandHome(path))
-	if err != nil {
-		return tools.Fail("File not found: %s", shown(path))
 	}
 	info, err := os.Stat(abs) // follows symlinks: the target is what counts
 	if err != nil {
