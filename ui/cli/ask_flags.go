@@ -28,7 +28,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.seed, "seed", 0, "random seed for this run, for answers that repeat (default: options.seed, else random)")
 	cmd.Flags().StringVar(&f.think, "think", "", "thinking for this run: true, false, or a level low, medium, high for models that take one (default: options.think)")
 	cmd.Flags().IntVar(&f.maxTurns, "max-turns", 0, fmt.Sprintf("the most model turns the run may take (default: max_turns, else %d)", config.DefaultMaxTurns))
-	cmd.Flags().StringVar(&f.approve, "approve", "", "comma-separated tools approved for this run without asking (never a file tool's reach past the working directory); --yes approves every tool")
+	cmd.Flags().StringVar(&f.approve, "approve", "", "comma-separated tools approved for this run without asking (not a call a directory grant covers: a file written, a read outside the working directory); --yes approves every tool")
 }
 
 // apply puts the flags that were given into cf.
