@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -52,12 +54,56 @@ type Results struct {
 }
 
 // normCache holds, per chunk number, BM25's length normalisation
-// k1*(1-b+b*dl/avgdl) for the generation it was read at; 0 marks a free
-// chunk number.
+// k1*(1-b+b*dl/avgdl) for the generation it was read at, 0 marking a free
+// chunk number, and that generation's segment list.
 type normCache struct {
 	gen  uint64
 	norm []float32
 	inv1 []float32 // 1/(1+norm): the tf = 1 factor, precomputed
+	segs []segInfo
+}
+
+// termPostings is a query term's entries in the segments that have one.
+type termPostings struct {
+	text    string
+	df      int64
+	entries []segEntry
+	weight  float32
+}
+
+type segEntry struct {
+	base     uint32 // the segment's lo: the postings are relative to it
+	postings []byte
+}
+
+// postings finds a term's entries in segs and sums its document
+// frequency.
+func (k kv) postings(segs []segInfo, term string) (termPostings, error) {
+	tp := termPostings{text: term}
+	key := []byte(term)
+	var buf []byte
+	for _, s := range segs {
+		b, err := k.segBucket(s.id, false)
+		if err != nil {
+			return tp, err
+		}
+		var raw []byte
+		if raw, buf, err = lookup(b, key, buf); err != nil || raw == nil {
+			if err != nil {
+				return tp, err
+			}
+			continue
+		}
+		n, dead, ps, err := decodeEntry(raw)
+		if err != nil {
+			return tp, err
+		}
+		tp.df += int64(n) - dead
+		if n > 0 {
+			tp.entries = append(tp.entries, segEntry{base: s.lo, postings: ps})
+		}
+	}
+	return tp, nil
 }
 
 // accumulator is a search's per-chunk score table, reused across searches.
@@ -173,18 +219,18 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 			case hits[a].Score < hits[b].Score:
 				return 1
 			}
-			return cmpU32(nums[a], nums[b])
+			return cmp.Compare(nums[a], nums[b])
 		})
 		for _, i := range order[:min(k, len(order))] {
 			if qvec != nil && hits[i].Score <= 0 {
 				break
 			}
-			c, err := kvs.chunk(nums[i])
+			t, seq, err := kvs.chunk(nums[i])
 			if err != nil {
 				return err
 			}
 			h := hits[i]
-			h.DocID, h.Source, h.Chunk, h.Content = c.DocID, c.Source, c.Seq, chunkText(c.Text, span{0, len(c.Text)})
+			h.DocID, h.Source, h.Chunk, h.Content = string(t.docID), string(t.source), seq, string(bytes.TrimSpace(t.chunk(seq)))
 			res.Hits = append(res.Hits, h)
 		}
 		return nil
@@ -213,33 +259,25 @@ func scoreScale(idf, weight, chunks float64, stop bool) float64 {
 // of stop words alone) and returns the best limit, best first, with the
 // query's scoreScale.
 func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([]cand, float64, error) {
-	type termPostings struct {
-		text   string
-		head   termHead
-		weight float32
-	}
 	n := float64(st.Chunks)
 	scale := 0.0
 	terms := make([]termPostings, 0, len(q.terms))
 	for _, qt := range q.terms {
-		raw, err := k.get(bucketTerms, []byte(qt.text))
+		tp, err := k.postings(nc.segs, qt.text)
 		if err != nil {
 			return nil, 0, err
 		}
-		if raw == nil {
+		if tp.df <= 0 {
 			if q.stopOnly {
 				return nil, 0, nil // no chunk holds them all
 			}
 			continue
 		}
-		h, err := decodeHead(raw)
-		if err != nil {
-			return nil, 0, err
-		}
-		df := float64(h.df)
+		df := float64(tp.df)
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		scale += scoreScale(idf, qt.weight, n, qt.stop)
-		terms = append(terms, termPostings{text: qt.text, head: h, weight: float32(qt.weight * idf * (bm25K1 + 1))})
+		tp.weight = float32(qt.weight * idf * (bm25K1 + 1))
+		terms = append(terms, tp)
 	}
 
 	acc, _ := s.accs.Get().(*accumulator)
@@ -258,7 +296,7 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([
 		if len(acc.count) < len(nc.norm) {
 			acc.count = make([]uint16, len(acc.score))
 		}
-		slices.SortFunc(terms, func(a, b termPostings) int { return a.head.df - b.head.df })
+		slices.SortFunc(terms, func(a, b termPostings) int { return cmp.Compare(a.df, b.df) })
 	}
 	score, count, touched := acc.score, acc.count, acc.touched[:0]
 	defer func() {
@@ -273,16 +311,9 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([
 		acc.touched = touched[:0]
 	}()
 	for ti, tp := range terms {
-		t, h, w := tp.text, tp.head, tp.weight
-		for i := 0; i <= len(h.segs); i++ {
-			b, prev := h.tail, uint32(0)
-			if i < len(h.segs) {
-				var err error
-				if b, err = k.get(bucketPost, segKey(t, h.segs[i].id)); err != nil {
-					return nil, 0, err
-				}
-				prev = h.segs[i].id
-			}
+		w := tp.weight
+		for _, e := range tp.entries {
+			b, prev := e.postings, e.base
 			for len(b) > 0 {
 				var c, tf uint32
 				if b[0]&0x81 == 0x01 { // one byte, tf 1: most postings
@@ -291,13 +322,16 @@ func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([
 				} else {
 					var n int
 					if c, tf, n = nextPosting(b, prev); n == 0 {
-						return nil, 0, fmt.Errorf("%w: postings of %q", errCorrupt, t)
+						return nil, 0, fmt.Errorf("%w: postings of %q", errCorrupt, tp.text)
 					}
 					b = b[n:]
 				}
 				prev = c
 				if int(c) >= len(nc.norm) {
-					return nil, 0, fmt.Errorf("%w: posting of %q for chunk %d past the end", errCorrupt, t, c)
+					return nil, 0, fmt.Errorf("%w: posting of %q for chunk %d past the end", errCorrupt, tp.text, c)
+				}
+				if nc.norm[c] == 0 {
+					continue // a forgotten chunk, not merged away yet
 				}
 				if all {
 					if int(count[c]) != ti {
@@ -392,7 +426,11 @@ func (s *Store) normsFor(k kv, st statsRecord) (*normCache, error) {
 	if avgdl <= 0 {
 		avgdl = 1
 	}
-	c := &normCache{gen: st.Gen, norm: make([]float32, st.NextChunk), inv1: make([]float32, st.NextChunk)}
+	segs, err := k.segments()
+	if err != nil {
+		return nil, err
+	}
+	c := &normCache{gen: st.Gen, norm: make([]float32, st.NextChunk), inv1: make([]float32, st.NextChunk), segs: segs}
 	for blk := uint32(0); blk*lensPerBlock < st.NextChunk; blk++ {
 		raw, err := k.get(bucketLens, u32key(blk))
 		if err != nil {
