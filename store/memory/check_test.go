@@ -172,6 +172,14 @@ func checkIndex(t *testing.T, db *store.DB) {
 			}
 		})
 
+		lens := func(c uint32) int {
+			blk := get(bucketLens, u32key(c/lensPerBlock))
+			if blk == nil {
+				return -1
+			}
+			return int(binary.LittleEndian.Uint16(blk[2*(c%lensPerBlock):])) - 1
+		}
+
 		// Segments: exactly what the chunks say, once, plus postings of
 		// forgotten chunks; document frequencies exact.
 		segs, err := decodeSegs(root.Bucket([]byte(bucketMeta)).Get(segmentsKey))
@@ -209,15 +217,17 @@ func checkIndex(t *testing.T, db *store.DB) {
 			}
 			delete(buckets, sg.id)
 			checkEntry := func(term string, v []byte) {
-				n, dead, raw, err := decodeEntry(v)
+				e, err := decodeEntry(v, sg.lo, true)
 				if err != nil {
 					t.Errorf("segment %d term %q: %v", sg.id, term, err)
 					return
 				}
-				ps, err := decodePostings(sg.lo, raw, nil)
+				n, dead := e.n, e.dead
+				ps, err := decodePostings(sg.lo, e.postings, nil)
 				if err != nil || len(ps) != n || (n == 0 && dead == 0) {
 					t.Errorf("segment %d term %q: %d postings (%v), entry says %d, dead %d", sg.id, term, len(ps), err, n, dead)
 				}
+				checkBlocks(t, e, ps, sg, lens)
 				df[term] += int64(n) - dead
 				for j, p := range ps {
 					if p.chunk < sg.lo || p.chunk >= sg.hi || (j > 0 && p.chunk <= ps[j-1].chunk) {
@@ -383,4 +393,44 @@ func tinyMerges(t *testing.T) {
 	tierBytes, ratio, minBudget, block := mergeTierBytes, mergeRatio, mergeMinBudget, blockBytes
 	t.Cleanup(func() { mergeTierBytes, mergeRatio, mergeMinBudget, blockBytes = tierBytes, ratio, minBudget, block })
 	mergeTierBytes, mergeRatio, mergeMinBudget, blockBytes = 1<<40, 1, 16, 40
+}
+
+// checkBlocks verifies an entry's blocks against its postings: blocks of
+// blockPostings for longer lists, ending where the table says, each with
+// the largest impact of its postings for the segment's average chunk
+// length (that of the chunks' lengths now, when they are live).
+func checkBlocks(t *testing.T, e entry, ps []posting, sg segInfo, dl func(uint32) int) {
+	t.Helper()
+	want := (len(ps) + blockPostings - 1) / blockPostings
+	if len(ps) <= blockPostings {
+		want = 0
+	}
+	if len(e.blocks) != want {
+		t.Errorf("segment %d: %d blocks for %d postings", sg.id, len(e.blocks), len(ps))
+		return
+	}
+	prev := sg.lo
+	for i, b := range e.blocks {
+		blk := ps[i*blockPostings : min((i+1)*blockPostings, len(ps))]
+		start := 0
+		if i > 0 {
+			start = e.blocks[i-1].end
+		}
+		got, err := decodePostings(prev, e.postings[start:b.end], nil)
+		if err != nil || len(got) != len(blk) || got[len(got)-1] != blk[len(blk)-1] || b.last != blk[len(blk)-1].chunk {
+			t.Errorf("segment %d block %d: ends at %d (chunk %d), postings %v", sg.id, i, b.end, b.last, blk)
+		}
+		top, live := uint8(0), true
+		for _, p := range blk {
+			if d := dl(p.chunk); d >= 0 {
+				top = max(top, impact(p.tf, d, sg.avgdl))
+			} else {
+				live = false
+			}
+		}
+		if live && b.impact != top {
+			t.Errorf("segment %d block %d: impact %d, its postings' largest is %d", sg.id, i, b.impact, top)
+		}
+		prev = b.last
+	}
 }

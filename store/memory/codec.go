@@ -174,7 +174,7 @@ func (t textView) chunk(i int) []byte { return t.content[t.spans[i].start:t.span
 
 // A segment's entry for a term is
 //
-//	uvarint n | zigzag varint dead | n postings
+//	uvarint n | zigzag varint dead | uvarint blocks | the blocks | n postings
 //
 // The postings are the term's in the segment's chunk range, the first
 // relative to the range's start (see appendPostings). dead counts the
@@ -182,24 +182,107 @@ func (t textView) chunk(i int) []byte { return t.content[t.spans[i].start:t.span
 // segment was written, less those a merge dropped: a term's document
 // frequency is the sum of n - dead over the segments, exact whatever
 // merges have run. An entry whose n and dead are 0 is not written.
-func appendEntry(b []byte, base uint32, dead int64, ps []posting) []byte {
-	b = binary.AppendUvarint(b, uint64(len(ps)))
-	b = binary.AppendVarint(b, dead)
-	return appendPostings(b, base, ps)
+//
+// A list of more than blockPostings postings is described in blocks of
+// blockPostings: for each, uvarint its last chunk (relative to the last
+// chunk of the block before, or to the range's start), uvarint its size in
+// bytes, and a byte, its impact: the most one of its postings adds to a
+// chunk's score, over the term's weight, rounded up to 255ths, for the
+// average chunk length of the segment (see impact). A search skips the
+// blocks that cannot bring a chunk into its results without decoding them
+// (see score.go).
+const blockPostings = 128
+
+// entry is a decoded entry; postings and blocks share the stored bytes.
+type entry struct {
+	n        int
+	dead     int64
+	blocks   []postBlock
+	postings []byte
 }
 
-// decodeEntry returns an entry's count, dead count and encoded postings,
-// which share b.
-func decodeEntry(b []byte) (n int, dead int64, postings []byte, err error) {
-	v, k := binary.Uvarint(b)
-	if k <= 0 || v > uint64(len(b)) {
-		return 0, 0, nil, fmt.Errorf("%w: postings entry", errCorrupt)
+// postBlock is one block of an entry's postings.
+type postBlock struct {
+	last   uint32 // its last chunk
+	end    int    // where it ends in the entry's postings
+	impact uint8
+}
+
+// impact is the most a posting of term frequency tf in a chunk of dl
+// words adds to its score, over the term's weight (the factor of BM25 that
+// tends to 1 as tf grows), rounded up to 255ths, where chunks are avgdl
+// words long on average.
+func impact(tf uint32, dl int, avgdl float64) uint8 {
+	f := float64(tf)
+	v := f / (f + bm25K1*(1-bm25B+bm25B*float64(dl)/avgdl))
+	return uint8(min(255, max(1, math.Ceil(v*255))))
+}
+
+// appendEntry appends the entry of ps, all in a segment starting at
+// chunk base whose chunks average avgdl words, to b; dl gives the length
+// of a posting's chunk.
+func appendEntry(b []byte, base uint32, dead int64, ps []posting, dl func(chunk uint32) int, avgdl float64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ps)))
+	b = binary.AppendVarint(b, dead)
+	if len(ps) <= blockPostings {
+		b = binary.AppendUvarint(b, 0)
+		return appendPostings(b, base, ps)
 	}
-	d, k2 := binary.Varint(b[k:])
-	if k2 <= 0 {
-		return 0, 0, nil, fmt.Errorf("%w: postings entry", errCorrupt)
+	nb := (len(ps) + blockPostings - 1) / blockPostings
+	b = binary.AppendUvarint(b, uint64(nb))
+	// The table needs the blocks' sizes: encode them first.
+	data := make([]byte, 0, 2*len(ps))
+	prev := base
+	for i := 0; i < len(ps); i += blockPostings {
+		blk := ps[i:min(i+blockPostings, len(ps))]
+		from := len(data)
+		data = appendPostings(data, prev, blk)
+		top := uint8(0)
+		for _, p := range blk {
+			top = max(top, impact(p.tf, dl(p.chunk), avgdl))
+		}
+		last := blk[len(blk)-1].chunk
+		b = binary.AppendUvarint(b, uint64(last-prev))
+		b = binary.AppendUvarint(b, uint64(len(data)-from))
+		b = append(b, top)
+		prev = last
 	}
-	return int(v), d, b[k+k2:], nil
+	return append(b, data...)
+}
+
+// decodeEntry decodes an entry of a segment starting at chunk base; with
+// blocks false, it skips the block table.
+func decodeEntry(b []byte, base uint32, blocks bool) (entry, error) {
+	var e entry
+	r := reader{b: b}
+	n := r.uvarint()
+	e.dead = r.varint()
+	nb := r.uvarint()
+	if r.err || n > uint64(len(b)) || nb > n {
+		return e, fmt.Errorf("%w: postings entry", errCorrupt)
+	}
+	e.n = int(n)
+	if blocks && nb > 0 {
+		e.blocks = make([]postBlock, nb)
+	}
+	last, end := base, 0
+	for i := range nb {
+		last += uint32(r.uvarint())
+		end += int(r.uvarint())
+		if len(r.b) == 0 {
+			r.err = true
+			break
+		}
+		if blocks {
+			e.blocks[i] = postBlock{last: last, end: end, impact: r.b[0]}
+		}
+		r.b = r.b[1:]
+	}
+	if r.err || (nb > 0 && end != len(r.b)) {
+		return e, fmt.Errorf("%w: postings entry", errCorrupt)
+	}
+	e.postings = r.b
+	return e, nil
 }
 
 type posting struct {
@@ -298,6 +381,19 @@ func (r *reader) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = true
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
 	if n <= 0 {
 		r.err = true
 		return 0

@@ -71,10 +71,11 @@ func TestPickMerge(t *testing.T) {
 		segs         []segInfo
 		first, count int
 	}{
-		{seg(2000, 300, 300, 300), 0, 0},                    // three of a tier
+		{seg(2000, 300, 300, 300), 0, 0},                    // three of a level
 		{seg(2000, 300, 300, 300, 300), 1, 4},               // four
-		{seg(5000, 2000, 2000, 2000, 2000, 10, 10), 1, 4},   // the only full tier
-		{seg(300, 300, 300, 300, 10, 10, 10, 10, 10), 4, 5}, // the smallest tier first
+		{seg(5000, 2000, 2000, 2000, 10, 10), 0, 4},         // within a level's span
+		{seg(300, 300, 300, 300, 10, 10, 10, 10, 10), 4, 4}, // the smallest merge first
+		{seg(10, 50, 3, 20, 1), 0, 4},                       // all below the first level
 	} {
 		if first, count := pickMerge(c.segs); first != c.first || count != c.count {
 			t.Errorf("pickMerge(%v) = %d, %d; want %d, %d", c.segs, first, count, c.first, c.count)

@@ -53,15 +53,18 @@ type Results struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// normCache holds, per chunk number, BM25's length normalisation
-// k1*(1-b+b*dl/avgdl) for the generation it was read at, 0 marking a free
-// chunk number, and that generation's segment list.
+// normCache holds, per chunk number, BM25's length normalisation for the
+// generation it was read at, and that generation's segment list.
 type normCache struct {
-	gen  uint64
-	norm []float32
-	inv1 []float32 // 1/(1+norm): the tf = 1 factor, precomputed
-	segs []segInfo
+	gen   uint64
+	pairs []normPair
+	segs  []segInfo
 }
+
+// normPair is a chunk's k1*(1-b+b*dl/avgdl), 0 for a free chunk number,
+// and 1/(1+norm), the factor of a term found once: side by side, as a
+// search reads them.
+type normPair struct{ norm, inv1 float32 }
 
 // termPostings is a query term's entries in the segments that have one.
 type termPostings struct {
@@ -69,11 +72,14 @@ type termPostings struct {
 	df      int64
 	entries []segEntry
 	weight  float32
+	avgdl   float64 // the memory's average chunk length
 }
 
+// segEntry is a term's entry in one segment.
 type segEntry struct {
-	base     uint32 // the segment's lo: the postings are relative to it
-	postings []byte
+	entry
+	base  uint32  // the segment's lo: the postings are relative to it
+	avgdl float64 // the segment's, for which the impacts were computed
 }
 
 // postings finds a term's entries in segs and sums its document
@@ -94,31 +100,16 @@ func (k kv) postings(segs []segInfo, term string) (termPostings, error) {
 			}
 			continue
 		}
-		n, dead, ps, err := decodeEntry(raw)
+		e, err := decodeEntry(raw, s.lo, true)
 		if err != nil {
 			return tp, err
 		}
-		tp.df += int64(n) - dead
-		if n > 0 {
-			tp.entries = append(tp.entries, segEntry{base: s.lo, postings: ps})
+		tp.df += int64(e.n) - e.dead
+		if e.n > 0 {
+			tp.entries = append(tp.entries, segEntry{entry: e, base: s.lo, avgdl: s.avgdl})
 		}
 	}
 	return tp, nil
-}
-
-// accumulator is a search's per-chunk score table, reused across searches.
-// count is how many of the query's terms each chunk holds, kept only when
-// all of them are required.
-type accumulator struct {
-	score    []float32
-	count    []uint16
-	touched  []uint32
-	matching []uint32 // the touched chunks holding every required term
-}
-
-type cand struct {
-	chunk uint32
-	score float32
 }
 
 // MaxResults bounds a search's k.
@@ -192,8 +183,8 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 		if qvec != nil {
 			res.Semantic = true
 			if st.Vectors <= bruteForceVectors {
-				for num, v := range nc.norm {
-					if _, seen := byChunk[uint32(num)]; v != 0 && !seen {
+				for num, p := range nc.pairs {
+					if _, seen := byChunk[uint32(num)]; p.norm != 0 && !seen {
 						byChunk[uint32(num)] = len(hits)
 						hits = append(hits, Hit{})
 						nums = append(nums, uint32(num))
@@ -255,167 +246,6 @@ func scoreScale(idf, weight, chunks float64, stop bool) float64 {
 	return weight * max(idf, floor) * (bm25K1 + 1)
 }
 
-// bm25 scores every chunk holding a query term (every term, for a query
-// of stop words alone) and returns the best limit, best first, with the
-// query's scoreScale.
-func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([]cand, float64, error) {
-	n := float64(st.Chunks)
-	scale := 0.0
-	terms := make([]termPostings, 0, len(q.terms))
-	for _, qt := range q.terms {
-		tp, err := k.postings(nc.segs, qt.text)
-		if err != nil {
-			return nil, 0, err
-		}
-		if tp.df <= 0 {
-			if q.stopOnly {
-				return nil, 0, nil // no chunk holds them all
-			}
-			continue
-		}
-		df := float64(tp.df)
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		scale += scoreScale(idf, qt.weight, n, qt.stop)
-		tp.weight = float32(qt.weight * idf * (bm25K1 + 1))
-		terms = append(terms, tp)
-	}
-
-	acc, _ := s.accs.Get().(*accumulator)
-	if acc == nil {
-		acc = &accumulator{}
-	}
-	defer s.accs.Put(acc)
-	if len(acc.score) < len(nc.norm) {
-		acc.score = make([]float32, len(nc.norm)+len(nc.norm)/4)
-	}
-	// A query of stop words requires them all: the rarest one picks the
-	// candidates, and each further term scores only the chunks that hold
-	// every term before it, so the commonest words cost little.
-	all := q.stopOnly && len(terms) > 1
-	if all {
-		if len(acc.count) < len(nc.norm) {
-			acc.count = make([]uint16, len(acc.score))
-		}
-		slices.SortFunc(terms, func(a, b termPostings) int { return cmp.Compare(a.df, b.df) })
-	}
-	score, count, touched := acc.score, acc.count, acc.touched[:0]
-	defer func() {
-		for _, c := range touched {
-			score[c] = 0
-		}
-		if all {
-			for _, c := range touched {
-				count[c] = 0
-			}
-		}
-		acc.touched = touched[:0]
-	}()
-	for ti, tp := range terms {
-		w := tp.weight
-		for _, e := range tp.entries {
-			b, prev := e.postings, e.base
-			for len(b) > 0 {
-				var c, tf uint32
-				if b[0]&0x81 == 0x01 { // one byte, tf 1: most postings
-					c, tf = prev+uint32(b[0]>>1), 1
-					b = b[1:]
-				} else {
-					var n int
-					if c, tf, n = nextPosting(b, prev); n == 0 {
-						return nil, 0, fmt.Errorf("%w: postings of %q", errCorrupt, tp.text)
-					}
-					b = b[n:]
-				}
-				prev = c
-				if int(c) >= len(nc.norm) {
-					return nil, 0, fmt.Errorf("%w: posting of %q for chunk %d past the end", errCorrupt, tp.text, c)
-				}
-				if nc.norm[c] == 0 {
-					continue // a forgotten chunk, not merged away yet
-				}
-				if all {
-					if int(count[c]) != ti {
-						continue // lacks an earlier term
-					}
-					count[c]++
-				}
-				if score[c] == 0 {
-					touched = append(touched, c)
-				}
-				if tf == 1 {
-					score[c] += w * nc.inv1[c]
-				} else {
-					f := float32(tf)
-					score[c] += w * f / (f + nc.norm[c])
-				}
-			}
-		}
-	}
-	matching := touched
-	if all {
-		matching = acc.matching[:0]
-		for _, c := range touched {
-			if int(count[c]) == len(terms) {
-				matching = append(matching, c)
-			}
-		}
-		acc.matching = matching[:0]
-	}
-	return topK(score, matching, limit), scale, nil
-}
-
-// topK selects the limit best of the touched chunks with a min-heap, ties
-// going to the older chunk.
-func topK(score []float32, touched []uint32, limit int) []cand {
-	worse := func(a, b cand) bool { return a.score < b.score || (a.score == b.score && a.chunk > b.chunk) }
-	heap := make([]cand, 0, limit)
-	down := func(i int) {
-		for {
-			l, m := 2*i+1, i
-			if l < len(heap) && worse(heap[l], heap[m]) {
-				m = l
-			}
-			if r := l + 1; r < len(heap) && worse(heap[r], heap[m]) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			heap[i], heap[m] = heap[m], heap[i]
-			i = m
-		}
-	}
-	for _, c := range touched {
-		x := cand{chunk: c, score: score[c]}
-		if len(heap) < limit {
-			heap = append(heap, x)
-			for i := len(heap) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !worse(heap[i], heap[p]) {
-					break
-				}
-				heap[i], heap[p] = heap[p], heap[i]
-				i = p
-			}
-			continue
-		}
-		if worse(heap[0], x) {
-			heap[0] = x
-			down(0)
-		}
-	}
-	slices.SortFunc(heap, func(a, b cand) int {
-		if worse(b, a) {
-			return -1
-		}
-		if worse(a, b) {
-			return 1
-		}
-		return 0
-	})
-	return heap
-}
-
 // normsFor returns the length normalisation for st's generation, reading
 // the length blocks again when the memory has changed since the last read.
 func (s *Store) normsFor(k kv, st statsRecord) (*normCache, error) {
@@ -430,7 +260,7 @@ func (s *Store) normsFor(k kv, st statsRecord) (*normCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &normCache{gen: st.Gen, norm: make([]float32, st.NextChunk), inv1: make([]float32, st.NextChunk), segs: segs}
+	c := &normCache{gen: st.Gen, pairs: make([]normPair, st.NextChunk), segs: segs}
 	for blk := uint32(0); blk*lensPerBlock < st.NextChunk; blk++ {
 		raw, err := k.get(bucketLens, u32key(blk))
 		if err != nil {
@@ -444,8 +274,7 @@ func (s *Store) normsFor(k kv, st statsRecord) (*normCache, error) {
 			}
 			dl := float64(v - 1)
 			norm := bm25K1 * (1 - bm25B + bm25B*dl/avgdl)
-			c.norm[base+uint32(i/2)] = float32(norm)
-			c.inv1[base+uint32(i/2)] = float32(1 / (1 + norm))
+			c.pairs[base+uint32(i/2)] = normPair{norm: float32(norm), inv1: float32(1 / (1 + norm))}
 		}
 	}
 	s.norms.Store(c)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -20,14 +21,17 @@ type segInfo struct {
 	// (exactly, but for those forgotten while a merge wrote it), which a
 	// rewrite would drop.
 	dead int
+	// avgdl is the average chunk length its entries' impacts are for.
+	avgdl float64
 }
 
 // The segment list: uvarint count, then per segment uvarints id, lo,
-// hi-lo, bytes, entries, dead. Segments are listed by chunk range.
+// hi-lo, bytes, entries, dead and the bits of avgdl. Segments are listed
+// by chunk range.
 func encodeSegs(segs []segInfo) []byte {
-	b := binary.AppendUvarint(make([]byte, 0, 4+12*len(segs)), uint64(len(segs)))
+	b := binary.AppendUvarint(make([]byte, 0, 4+20*len(segs)), uint64(len(segs)))
 	for _, s := range segs {
-		for _, v := range []uint64{uint64(s.id), uint64(s.lo), uint64(s.hi - s.lo), uint64(s.bytes), uint64(s.entries), uint64(s.dead)} {
+		for _, v := range []uint64{uint64(s.id), uint64(s.lo), uint64(s.hi - s.lo), uint64(s.bytes), uint64(s.entries), uint64(s.dead), math.Float64bits(s.avgdl)} {
 			b = binary.AppendUvarint(b, v)
 		}
 	}
@@ -49,6 +53,7 @@ func decodeSegs(b []byte) ([]segInfo, error) {
 		s.id, s.lo = uint32(r.uvarint()), uint32(r.uvarint())
 		s.hi = s.lo + uint32(r.uvarint())
 		s.bytes, s.entries, s.dead = int64(r.uvarint()), int(r.uvarint()), int(r.uvarint())
+		s.avgdl = math.Float64frombits(r.uvarint())
 	}
 	if r.err {
 		return nil, fmt.Errorf("%w: segment list", errCorrupt)
@@ -164,9 +169,9 @@ func (k kv) liveTerms(segs []segInfo, from []byte, limit int) (count int, next [
 			return count, nil, nil
 		}
 		df := int64(0)
-		err := tc.entries(func(_ segInfo, e []byte) error {
-			n, dead, _, err := decodeEntry(e)
-			df += int64(n) - dead
+		err := tc.entries(func(s segInfo, raw []byte) error {
+			e, err := decodeEntry(raw, s.lo, false)
+			df += int64(e.n) - e.dead
 			return err
 		})
 		if err != nil {

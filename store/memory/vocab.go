@@ -133,7 +133,8 @@ func (v *vocab) count(text string, dst []termFreq) ([]termFreq, int) {
 // frequencies counts the terms of text by their text, for the checks that
 // compare an index with what its chunks say.
 func (a *analyzer) frequencies(text string) (map[string]uint32, int) {
-	v := a.newVocab()
+	v := a.takeVocab()
+	defer a.putVocabs(v)
 	tfs, dl := v.count(text, nil)
 	out := make(map[string]uint32, len(tfs))
 	for _, f := range tfs {

@@ -42,7 +42,7 @@ type writer struct {
 	freedNew map[uint32]bool
 
 	lens map[uint32][]byte // lens blocks read or written in this transaction
-	// The block isLive read last: merges ask about every posting.
+	// The block read last: merges ask about every posting.
 	lastBlk  uint32
 	lastLens []byte
 	dirty    map[uint32]bool
@@ -347,11 +347,6 @@ func (w *writer) getLen(num uint32) (dl int, live bool, err error) {
 	return int(v) - 1, v != 0, nil
 }
 
-func (w *writer) isLive(num uint32) (bool, error) {
-	_, live, err := w.getLen(num)
-	return live, err
-}
-
 // finish writes the transaction's segment, merges for a budget
 // proportional to it, and writes the length blocks, the segment list and
 // the stats, bumping the generation.
@@ -413,7 +408,7 @@ func (w *writer) writeSegment() (int64, error) {
 	if w.postHi > 0 {
 		lo, hi = w.postLo, w.postHi
 	}
-	seg := segInfo{id: uint32(w.st.NextSeg), lo: lo, hi: hi}
+	seg := segInfo{id: uint32(w.st.NextSeg), lo: lo, hi: hi, avgdl: w.avgdl()}
 	w.st.NextSeg++
 	b, err := w.k.segBucket(seg.id, true)
 	if err != nil {
@@ -422,7 +417,9 @@ func (w *writer) writeSegment() (int64, error) {
 	bw := &blockWriter{b: b}
 	var e []byte
 	for _, t := range order {
-		e = appendEntry(e[:0], lo, w.dead[t], ps[off[t]:off[t+1]])
+		if e, err = w.appendEntry(e[:0], lo, w.dead[t], ps[off[t]:off[t+1]], seg.avgdl); err != nil {
+			return 0, err
+		}
 		if err := bw.add([]byte(w.names[t]), e); err != nil {
 			return 0, err
 		}
@@ -434,4 +431,27 @@ func (w *writer) writeSegment() (int64, error) {
 	w.segs = append(w.segs, seg)
 	w.segsChanged = true
 	return seg.bytes, nil
+}
+
+// avgdl is the average chunk length in words, as the transaction leaves
+// it.
+func (w *writer) avgdl() float64 {
+	if w.st.Chunks == 0 || w.st.Tokens == 0 {
+		return 1
+	}
+	return float64(w.st.Tokens) / float64(w.st.Chunks)
+}
+
+// appendEntry appends the entry of ps (see the package's appendEntry),
+// the chunks' lengths read from the length blocks.
+func (w *writer) appendEntry(b []byte, base uint32, dead int64, ps []posting, avgdl float64) ([]byte, error) {
+	var lenErr error
+	b = appendEntry(b, base, dead, ps, func(c uint32) int {
+		dl, _, err := w.getLen(c)
+		if err != nil {
+			lenErr = err
+		}
+		return dl
+	}, avgdl)
+	return b, lenErr
 }
