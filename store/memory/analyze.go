@@ -20,10 +20,6 @@ const analyzerVersion = 3
 // also bounds a compound identifier's whole term.
 const maxTermBytes = 64
 
-// stemCacheMax bounds the stem cache; it is cleared when full. A working
-// vocabulary fits easily, and clearing keeps memory bounded on odd corpora.
-const stemCacheMax = 200_000
-
 // analyzer turns text into index terms, identically for documents and
 // queries:
 //
@@ -50,14 +46,12 @@ const stemCacheMax = 200_000
 //
 // It is safe for concurrent use.
 type analyzer struct {
-	mu    sync.RWMutex
-	stems map[string]string
-
 	vocabMu sync.Mutex
+	dict    *dict
 	idle    []*vocab // see takeVocab
 }
 
-func newAnalyzer() *analyzer { return &analyzer{stems: make(map[string]string, 4096)} }
+func newAnalyzer() *analyzer { return &analyzer{} }
 
 // each calls fn with every term of text, in order, repeats included. parts
 // is 1 for a word, which counts towards the text's length, and n >= 2 for
@@ -65,14 +59,19 @@ func newAnalyzer() *analyzer { return &analyzer{stems: make(map[string]string, 4
 // parts (at the same place, so it does not count). The string passed to fn
 // may be retained.
 func (a *analyzer) each(text string, fn func(term string, parts int)) {
-	a.words(text, func(word []byte, latin bool, parts int) { fn(a.term(word, latin), parts) })
+	v := a.takeVocab()
+	defer a.putVocabs(v)
+	words(text, func(word []byte, latin bool, parts int) {
+		n := v.number(word, latin)
+		fn(v.d.names()[n], parts)
+	})
 }
 
 // words calls fn with every word of text folded (lower case, Latin
 // diacritics removed) but not yet stemmed: see each. latin says whether
 // the word is made of Latin letters only, which the stemmer takes. word is
 // valid only during the call.
-func (a *analyzer) words(text string, fn func(word []byte, latin bool, parts int)) {
+func words(text string, fn func(word []byte, latin bool, parts int)) {
 	if !norm.NFC.IsNormalString(text) {
 		text = norm.NFC.String(text)
 	}
@@ -424,30 +423,6 @@ func wholeWeight(parts int) float64 {
 		return 1
 	}
 	return 2 * float64(parts)
-}
-
-// term maps one lower-cased, folded word to its index term.
-func (a *analyzer) term(word []byte, latin bool) string {
-	a.mu.RLock()
-	t, ok := a.stems[string(word)] // no allocation for the lookup
-	a.mu.RUnlock()
-	if ok {
-		return t
-	}
-	w := string(word)
-	switch {
-	case latin && !english.IsStopWord(w):
-		t = english.Stem(w, true)
-	default:
-		t = w
-	}
-	a.mu.Lock()
-	if len(a.stems) >= stemCacheMax {
-		clear(a.stems)
-	}
-	a.stems[w] = t
-	a.mu.Unlock()
-	return t
 }
 
 // appendFolded appends r lower-cased and, for a Latin letter, without its

@@ -330,7 +330,7 @@ func putStale(t testing.TB, n storm.Node) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := w.v
+	v := w.vocab()
 	w.post(v, 0, []termFreq{{term: v.number([]byte("stale"), false), tf: 1}})
 	w.postLo, w.postHi = 0, max(w.st.NextChunk, 1)
 	if _, err := w.writeSegment(); err != nil {

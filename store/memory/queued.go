@@ -68,7 +68,9 @@ func applyStore(n storm.Node, data json.RawMessage) error {
 		return err
 	}
 	p.id, p.embedErr = op.ID, op.EmbedError
-	s.analyse(p, s.an.newVocab())
+	v := s.an.takeVocab()
+	s.analyse(p, v)
+	defer s.an.putVocabs(v)
 	if len(op.Vectors) == len(p.spans) {
 		p.vecs = op.Vectors
 	}
@@ -93,7 +95,8 @@ func (s *Store) AddQueued(ctx context.Context, in Input) (Added, error) {
 	if err != nil {
 		return Added{}, err
 	}
-	s.analyse(p, s.an.newVocab())
+	s.analyse(p, s.an.takeVocab())
+	s.an.putVocabs(p.v)
 	if s.Semantic() {
 		s.embedAll(ctx, []*prepared{p})
 	}

@@ -129,7 +129,8 @@ func (s *Store) rebuildStep() (done bool, err error) {
 	}
 	// Analysed outside the transaction, like new texts, so the file is held
 	// only for the writes.
-	v := s.an.newVocab()
+	v := s.an.takeVocab()
+	defer s.an.putVocabs(v)
 	var tfs []termFreq
 	for i := range chunks {
 		c := &chunks[i]

@@ -204,7 +204,7 @@ func TestRebuildAppliesTheNewRules(t *testing.T) {
 			return err
 		}
 		for _, term := range []string{"the", "naïv", "parsedur", "at", "café"} {
-			w.post(w.v, 0, []termFreq{{term: w.v.number([]byte(term), false), tf: 1}})
+			w.post(w.vocab(), 0, []termFreq{{term: w.vocab().number([]byte(term), false), tf: 1}})
 		}
 		w.postLo, w.postHi = 0, w.st.NextChunk
 		return w.finish()

@@ -1,20 +1,84 @@
 package memory
 
-import "slices"
+import (
+	"slices"
+	"sync"
 
-// A vocab numbers the terms one goroutine's analysis meets. A word's term
-// (its stem) is looked up once per vocab rather than once per occurrence,
-// and a chunk's terms are counted in an array indexed by term number
-// rather than in a map of strings: analysis is most of what indexing
-// costs. A vocab is not safe for concurrent use: each analysing goroutine
-// has its own, and the writer maps its numbers to the batch's terms.
-type vocab struct {
-	a      *analyzer
+	"github.com/kljensen/snowball/english"
+)
+
+// A dict numbers the terms a Store's analysis meets, shared by the
+// goroutines analysing a batch and by the batches after it: a word is
+// stemmed, and its term numbered, once. Numbers are valid as long as the
+// dict: a full one is replaced by a new one for the vocabs made after,
+// and those of the old one are dropped once their batches are written.
+type dict struct {
+	mu     sync.RWMutex
 	byWord map[string]uint32 // folded word -> its term's number
 	byTerm map[string]uint32 // term -> number
 	terms  []string          // number -> term
-	counts []uint32          // occurrences in the text being counted, by number
-	seen   []uint32          // the numbers counted so far, in order
+}
+
+// dictMaxWords bounds the words a dict takes before a new one replaces
+// it: a working vocabulary fits (the Go distribution's sources have about
+// 400,000), and memory stays bounded on odd corpora.
+const dictMaxWords = 1 << 19
+
+func newDict() *dict {
+	return &dict{byWord: make(map[string]uint32, 4096), byTerm: make(map[string]uint32, 4096)}
+}
+
+// number returns the number of a folded word's term, stemming it the
+// first time.
+func (d *dict) number(word []byte, latin bool) uint32 {
+	d.mu.RLock()
+	n, ok := d.byWord[string(word)] // no allocation for the lookup
+	d.mu.RUnlock()
+	if ok {
+		return n
+	}
+	w := string(word)
+	t := w
+	if latin && !english.IsStopWord(w) {
+		t = english.Stem(w, true)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n, ok := d.byWord[w]; ok { // another goroutine was first
+		return n
+	}
+	if n, ok = d.byTerm[t]; !ok {
+		n = uint32(len(d.terms))
+		d.terms = append(d.terms, t)
+		d.byTerm[t] = n
+	}
+	d.byWord[w] = n
+	return n
+}
+
+// names returns the terms by number, as many as the dict has now.
+func (d *dict) names() []string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.terms
+}
+
+func (d *dict) full() bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return len(d.byWord) >= dictMaxWords
+}
+
+// A vocab is one goroutine's view of a dict: the words it met, so that it
+// rarely takes the dict's lock, and the counts of the text being
+// analysed, by term number, so that counting a chunk's terms indexes an
+// array rather than hashing strings. Analysis is most of what indexing
+// costs. A vocab is not safe for concurrent use.
+type vocab struct {
+	d      *dict
+	byWord map[string]uint32
+	counts []uint32 // occurrences in the text being counted, by number
+	seen   []uint32 // the numbers counted so far, in order
 	// recent is a direct-mapped cache in front of byWord, small enough
 	// for the processor's cache: a few hundred words make most of a
 	// text, and a large map's lookups miss the processor's cache.
@@ -29,20 +93,14 @@ type recentWord struct {
 	word [27]byte
 }
 
-// termFreq is one of a chunk's terms, by its number in a vocab, and how
+// termFreq is one of a chunk's terms, by its number in a dict, and how
 // often the chunk holds it.
 type termFreq struct{ term, tf uint32 }
 
-func (a *analyzer) newVocab() *vocab {
-	return &vocab{a: a, byWord: make(map[string]uint32, 1024), byTerm: make(map[string]uint32, 1024)}
-}
-
-// vocabMaxWords bounds the words an idle vocab keeps for the next batch:
-// a working vocabulary fits, and memory stays bounded on odd corpora.
+// vocabMaxWords bounds the words an idle vocab keeps for the next batch.
 const vocabMaxWords = 1 << 18
 
-// takeVocab returns a vocab of an earlier batch, or a new one: the words it
-// knows are not looked up again.
+// takeVocab returns a vocab of an earlier batch, or a new one.
 func (a *analyzer) takeVocab() *vocab {
 	a.vocabMu.Lock()
 	defer a.vocabMu.Unlock()
@@ -51,16 +109,19 @@ func (a *analyzer) takeVocab() *vocab {
 		a.idle = a.idle[:n-1]
 		return v
 	}
-	return a.newVocab()
+	if a.dict == nil || a.dict.full() {
+		a.dict, a.idle = newDict(), nil
+	}
+	return &vocab{d: a.dict, byWord: make(map[string]uint32, 1024)}
 }
 
 // putVocabs keeps vocabs for the next batch once the writer is done with
-// them, but those that have grown too large.
+// them, but those that have grown too large or whose dict is full.
 func (a *analyzer) putVocabs(vs ...*vocab) {
 	a.vocabMu.Lock()
 	defer a.vocabMu.Unlock()
 	for _, v := range vs {
-		if v != nil && len(v.byWord) <= vocabMaxWords && !slices.Contains(a.idle, v) {
+		if v != nil && v.d == a.dict && !v.d.full() && len(v.byWord) <= vocabMaxWords && !slices.Contains(a.idle, v) {
 			a.idle = append(a.idle, v)
 		}
 	}
@@ -84,25 +145,12 @@ func (v *vocab) number(word []byte, latin bool) uint32 {
 	}
 	n, ok := v.byWord[string(word)] // no allocation for the lookup
 	if !ok {
-		n = v.add(word, latin)
+		n = v.d.number(word, latin)
+		v.byWord[string(word)] = n
 	}
 	if slot != nil {
 		slot.n, slot.len = n+1, uint8(copy(slot.word[:], word))
 	}
-	return n
-}
-
-// add numbers a word met for the first time.
-func (v *vocab) add(word []byte, latin bool) uint32 {
-	t := v.a.term(word, latin)
-	n, ok := v.byTerm[t]
-	if !ok {
-		n = uint32(len(v.terms))
-		v.terms = append(v.terms, t)
-		v.counts = append(v.counts, 0)
-		v.byTerm[t] = n
-	}
-	v.byWord[string(word)] = n
 	return n
 }
 
@@ -112,8 +160,11 @@ func (v *vocab) add(word []byte, latin bool) uint32 {
 // count).
 func (v *vocab) count(text string, dst []termFreq) ([]termFreq, int) {
 	dl := 0
-	v.a.words(text, func(word []byte, latin bool, parts int) {
+	words(text, func(word []byte, latin bool, parts int) {
 		n := v.number(word, latin)
+		if int(n) >= len(v.counts) {
+			v.counts = append(v.counts, make([]uint32, int(n)+1-len(v.counts)+1024)...)
+		}
 		if v.counts[n] == 0 {
 			v.seen = append(v.seen, n)
 		}
@@ -136,9 +187,10 @@ func (a *analyzer) frequencies(text string) (map[string]uint32, int) {
 	v := a.takeVocab()
 	defer a.putVocabs(v)
 	tfs, dl := v.count(text, nil)
+	names := v.d.names()
 	out := make(map[string]uint32, len(tfs))
 	for _, f := range tfs {
-		out[v.terms[f.term]] = f.tf
+		out[names[f.term]] = f.tf
 	}
 	return out, dl
 }

@@ -28,9 +28,9 @@ type writer struct {
 	names []string
 	dead  []int64
 	adds  []batchPosting
-	// vocabs maps a vocab's term numbers to the transaction's term
-	// indexes, plus one (0: not looked up yet).
-	vocabs map[*vocab][]uint32
+	// dicts map a dict's term numbers to the transaction's term indexes,
+	// plus one (0: not looked up yet).
+	dicts map[*dict]*termMap
 	// The chunk range of the postings (see segInfo), set by whoever adds
 	// them; postHi == 0 means none.
 	postLo, postHi uint32
@@ -60,26 +60,34 @@ func newWriter(s *Store, k kv) (*writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &writer{s: s, k: k, st: st, segs: segs, index: map[string]uint32{}, vocabs: map[*vocab][]uint32{},
-		firstNew: st.NextChunk, lens: map[uint32][]byte{}, dirty: map[uint32]bool{}, v: s.an.newVocab()}, nil
+	return &writer{s: s, k: k, st: st, segs: segs, index: map[string]uint32{}, dicts: map[*dict]*termMap{},
+		firstNew: st.NextChunk, lens: map[uint32][]byte{}, dirty: map[uint32]bool{}}, nil
 }
 
-// termMap returns the map of v's term numbers to the transaction's term
-// indexes (see vocabs), as long as v's terms.
-func (w *writer) termMap(v *vocab) []uint32 {
-	m := w.vocabs[v]
-	if len(m) < len(v.terms) {
-		m = append(m, make([]uint32, len(v.terms)-len(m))...)
-		w.vocabs[v] = m
+// termMap maps a dict's term numbers to the transaction's term indexes.
+type termMap struct {
+	names []string // the dict's terms
+	index []uint32 // number -> index + 1; 0: not looked up yet
+}
+
+// termMap returns the map of d, covering its terms up to number n.
+func (w *writer) termMap(d *dict, n uint32) *termMap {
+	m := w.dicts[d]
+	if m == nil {
+		m = &termMap{}
+		w.dicts[d] = m
+	}
+	if int(n) >= len(m.names) {
+		m.names = d.names()
+		m.index = append(m.index, make([]uint32, len(m.names)-len(m.index))...)
 	}
 	return m
 }
 
-// term returns the transaction's index of term number n of v, m being
-// v's termMap.
-func (w *writer) term(v *vocab, m []uint32, n uint32) uint32 {
-	if m[n] == 0 {
-		t := v.terms[n]
+// term returns the transaction's index of term number n of m.
+func (w *writer) term(m *termMap, n uint32) uint32 {
+	if m.index[n] == 0 {
+		t := m.names[n]
 		i, ok := w.index[t]
 		if !ok {
 			i = uint32(len(w.names))
@@ -87,17 +95,30 @@ func (w *writer) term(v *vocab, m []uint32, n uint32) uint32 {
 			w.names = append(w.names, t)
 			w.dead = append(w.dead, 0)
 		}
-		m[n] = i + 1
+		m.index[n] = i + 1
 	}
-	return m[n] - 1
+	return m.index[n] - 1
 }
 
-// post adds the postings of chunk num: its terms tfs, numbers in v.
+// post adds the postings of chunk num: its terms tfs, numbers in v's
+// dict.
 func (w *writer) post(v *vocab, num uint32, tfs []termFreq) {
-	m := w.termMap(v)
+	var m *termMap
 	for _, f := range tfs {
-		w.adds = append(w.adds, batchPosting{term: w.term(v, m, f.term), chunk: num, tf: f.tf})
+		if m == nil || int(f.term) >= len(m.index) {
+			m = w.termMap(v.d, f.term)
+		}
+		w.adds = append(w.adds, batchPosting{term: w.term(m, f.term), chunk: num, tf: f.tf})
 	}
+}
+
+// vocab returns the writer's own vocab, which analyses the texts it
+// forgets.
+func (w *writer) vocab() *vocab {
+	if w.v == nil {
+		w.v = w.s.an.takeVocab()
+	}
+	return w.v
 }
 
 // store writes one prepared input (or finds it unchanged).
@@ -117,7 +138,7 @@ func (w *writer) store(p *prepared, now time.Time) (Added, error) {
 			return added, nil
 		}
 		if p.unchanged { // unchanged before, changed since: analyse now
-			w.s.analyse(p, w.v)
+			w.s.analyse(p, w.vocab())
 		}
 		for _, rec := range old {
 			if err := w.removeDoc(rec); err != nil {
@@ -199,10 +220,10 @@ func (w *writer) removeDoc(rec docRecord) error {
 					}
 					continue
 				}
-				tfs, _ = w.v.count(string(t.chunk(i)), tfs[:0])
-				m := w.termMap(w.v)
+				v := w.vocab()
+				tfs, _ = v.count(string(t.chunk(i)), tfs[:0])
 				for _, f := range tfs {
-					w.dead[w.term(w.v, m, f.term)]++
+					w.dead[w.term(w.termMap(v.d, f.term), f.term)]++
 				}
 			}
 		}
@@ -369,6 +390,7 @@ func (w *writer) finish() error {
 		}
 	}
 	w.st.Gen++
+	w.s.an.putVocabs(w.v)
 	return w.k.put(bucketMeta, statsKey, w.st.encode())
 }
 
