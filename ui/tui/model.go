@@ -38,6 +38,8 @@ type model struct {
 	st            *styles
 	themeName     string
 	md            *markdown
+	// frameBytes is the size of the last frame View made.
+	frameBytes int
 
 	transcript *transcript
 	input      *inputBox
@@ -505,7 +507,7 @@ func (m *model) layout() {
 	if m.width < MinWidth || m.height < MinHeight {
 		return
 	}
-	m.input.ta.SetWidth(m.transcriptWidth())
+	m.input.setWidth(m.transcriptWidth())
 	m.transcript.height = m.bodyHeight()
 }
 
