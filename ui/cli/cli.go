@@ -71,6 +71,7 @@ type globals struct {
 func Main(args []string, stdio IO) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer startMemProfile(func(format string, a ...any) { fmt.Fprintf(stdio.Err, format, a...) })()
 	return run(ctx, args, stdio)
 }
 
