@@ -75,8 +75,13 @@ test-real: $(STATICCHECK)
 	JARVIS_OLLAMA="$$bin" JARVIS_REAL_OLLAMA_SCRIPTS="$(abspath $(REAL_SCRIPTS))" JARVIS_REAL_UPDATE="$(UPDATE)" \
 		$(GO) test -tags real -count=1 -run '^TestReal' -v $(REAL_PKGS)
 
+# Vet for every system jarvis ships on: the Linux-only parts (the code
+# sandbox, resource limits) must say what they cannot do elsewhere, and
+# still build.
 vet:
 	$(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+	GOOS=windows $(GO) vet ./...
 
 $(STATICCHECK):
 	GOBIN=$(abspath $(BIN)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -127,10 +127,10 @@ func (r *run) overflow(b Budget, msgs []engine.Message) error {
 		parts := append(fixedParts(b), fmt.Sprintf("the conversation (%s)", engine.GroupDigits(b.History+b.Results)), replyPart(b))
 		e.Detail = fmt.Sprintf("the request needs about %s tokens: %s; %s.", engine.GroupDigits(need), andList(parts), window)
 		if compactionCanFit(b, msgs) {
-			fix.add("/compact the conversation")
+			fix.add("compact the conversation ({{compact}})")
 		}
 		if last != nil && fixed+lastTurnTokens(b, msgs) <= w {
-			fix.add("start a new one (/new)")
+			fix.add("start a new one ({{new}})")
 		}
 		fix.add(r.growFix(b, need))
 	}
@@ -145,10 +145,10 @@ func (r *run) overflow(b Budget, msgs []engine.Message) error {
 // tools, react when it describes them in fewer tokens, a larger window.
 func (r *run) fixedFixes(fix *remedies, b Budget, need int) {
 	if b.Tools > 0 {
-		fix.add("turn some tools off (/tools in the workbench, --tools)")
+		fix.add("turn some tools off ({{tools}})")
 	}
 	if cost := r.reactCost(b); cost > 0 && cost < b.System+b.Tools {
-		fix.add(fmt.Sprintf("use the react agent (/agent react, --agent react): it describes the tools in its prompt in about %s tokens instead of %s",
+		fix.add(fmt.Sprintf("use {{agent react}}: it describes the tools in its prompt in about %s tokens instead of %s",
 			engine.GroupDigits(cost), engine.GroupDigits(b.System+b.Tools)))
 	}
 	fix.add(r.growFix(b, need))
@@ -185,7 +185,7 @@ func (r *run) growFix(b Budget, need int) string {
 	if w.ModelMax > 0 {
 		allows = fmt.Sprintf("; %s allows up to %s", r.cfg.Model, engine.GroupDigits(w.ModelMax))
 	}
-	return fmt.Sprintf("raise the window to %s or more (/ctx %d in the workbench, --num-ctx or num_ctx in the config%s)", engine.GroupDigits(n), n, allows)
+	return fmt.Sprintf("raise the window to %s or more ({{window %d}}%s)", engine.GroupDigits(n), n, allows)
 }
 
 // fixedNotice says, once, that the parts every request carries pass the

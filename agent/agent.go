@@ -101,6 +101,13 @@ type Appended struct {
 	// a transcript, a reloaded session and an export must not present a
 	// cut reply as the model's full answer.
 	Incomplete string
+	// Context is what an assistant message's request took of the window
+	// (nil for other messages, and when the window is not known), and
+	// RunSeconds how long the run had gone on when the message was
+	// appended: a reopened session draws a reply's footer and its run's
+	// total line as the live transcript did.
+	Context    *events.ContextPayload
+	RunSeconds float64
 }
 
 // Why a reply stopped before its end (Appended.Incomplete).

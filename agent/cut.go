@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/internal/textdiff"
 )
 
 // A tool result can be far larger than the window (a 1 MiB file, a web
@@ -45,7 +46,7 @@ func cutResult(m engine.Message, limit int, ratio float64, startLine int) string
 		n = nl + 1
 	}
 	kept := content[:n]
-	keptLines, allLines := lineCount(kept), lineCount(content)
+	keptLines, allLines := textdiff.LineCount(kept), textdiff.LineCount(content)
 	partial := ""
 	whole := keptLines
 	if !strings.HasSuffix(kept, "\n") && keptLines > 0 {
@@ -94,15 +95,4 @@ func callStartLine(msgs []engine.Message, m engine.Message) int {
 		}
 	}
 	return 1
-}
-
-func lineCount(s string) int {
-	if s == "" {
-		return 0
-	}
-	n := strings.Count(s, "\n")
-	if !strings.HasSuffix(s, "\n") {
-		n++
-	}
-	return n
 }

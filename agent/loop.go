@@ -33,6 +33,9 @@ type run struct {
 	// incomplete is why the last turn's reply stopped early ("" when it
 	// finished); the assistant message appended for it carries it.
 	incomplete string
+	// window is what the last turn's request took of the window; the
+	// assistant message appended for it carries it.
+	window *events.ContextPayload
 	// hold keeps what the run appends before its first request reaches
 	// the model (its input, a compaction) from OnMessage, in pending: a
 	// request refused as too big takes it all back (withdraw), so a
@@ -141,10 +144,13 @@ func (r *run) withdraw() {
 func (r *run) append(m engine.Message, usage *events.Usage, res *tools.Result) {
 	r.conv.Messages = append(r.conv.Messages, m)
 	var incomplete string
+	var window *events.ContextPayload
 	if m.Role == engine.RoleAssistant {
 		incomplete, r.incomplete = r.incomplete, ""
+		window, r.window = r.window, nil
 	}
-	r.record(Appended{Message: m, Usage: usage, Result: res, Incomplete: incomplete})
+	r.record(Appended{Message: m, Usage: usage, Result: res, Incomplete: incomplete,
+		Context: window, RunSeconds: time.Since(r.started).Seconds()})
 }
 
 func (r *run) publish(e events.Event) {
@@ -265,10 +271,14 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 	case err == nil && resp.DoneReason == "content_filter":
 		r.notice("The server stopped the reply (a content filter): it is incomplete.")
 	}
+	window := &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: prompt, Estimated: estimated, CutResults: budget.CutResults}
+	r.window = nil
+	if window.Window > 0 {
+		r.window = &events.ContextPayload{Window: window.Window, PromptTokens: prompt, Estimated: estimated}
+	}
 	r.publish(events.Event{Type: events.TurnEnd, Turn: &events.TurnPayload{
 		Turn: n, Model: r.result.Model, Content: resp.Message.Content, Thinking: resp.Message.Thinking,
-		Usage: usage, ToolCalls: len(resp.Message.ToolCalls),
-		Context: &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: prompt, Estimated: estimated, CutResults: budget.CutResults},
+		Usage: usage, ToolCalls: len(resp.Message.ToolCalls), Context: window,
 	}})
 	return resp, err
 }

@@ -169,12 +169,12 @@ func resolveWindow(ctx context.Context, eng engine.InferenceEngine, model string
 		if max > 0 && max < DefaultWindow {
 			w.Tokens = max
 		}
-		w.Source = fmt.Sprintf("unknown: the server does not say its window, so jarvis assumes %s tokens; tell it the real one with /ctx N, --num-ctx or num_ctx", engine.GroupDigits(w.Tokens))
+		w.Source = fmt.Sprintf("unknown: the server does not say its window, so jarvis assumes %s tokens; tell it the real one ({{window}})", engine.GroupDigits(w.Tokens))
 	case max > 0 && max < DefaultWindow:
 		w.Tokens, w.Source = max, "the model's own maximum"
 	case max > 0:
 		w.Tokens = DefaultWindow
-		w.Source = fmt.Sprintf("jarvis's default: the model allows %s tokens, raise it with /ctx or num_ctx", engine.GroupDigits(max))
+		w.Source = fmt.Sprintf("jarvis's default: the model allows %s tokens, raise it ({{window}})", engine.GroupDigits(max))
 	default:
 		w.Tokens = DefaultWindow
 		w.Source = fmt.Sprintf("jarvis's default (%s tokens)", engine.GroupDigits(DefaultWindow))

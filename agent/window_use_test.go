@@ -16,6 +16,7 @@ import (
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/compute"
 )
 
 // These tests use the context window as a new person would: a paste too
@@ -157,7 +158,7 @@ func TestSevenToolsInFourThousandTokensCompactOnlyWhenItSaves(t *testing.T) {
 		for _, n := range res.Notices {
 			if strings.Contains(n, "compacting cannot bring a request under it") {
 				notices++
-				for _, want := range []string{"7 tool definitions (", "room for the reply (", "4,096-token window", "turn some tools off", "/ctx"} {
+				for _, want := range []string{"7 tool definitions (", "room for the reply (", "4,096-token window", "turn some tools off", "{{window "} {
 					if !strings.Contains(n, want) {
 						t.Fatalf("the notice %q does not say %q", n, want)
 					}
@@ -349,5 +350,58 @@ func TestCtxAutoDoesNotKeepTheWindowJarvisSet(t *testing.T) {
 	w, err := view.Window(context.Background())
 	if err != nil || w.Tokens != agent.DefaultWindow || strings.Contains(w.Source, "loaded") {
 		t.Fatalf("after /ctx auto: %+v, %v", w, err)
+	}
+}
+
+// Each reply the agent appends carries what its request took of the
+// window, as its turn_end said, and every message how long the run had
+// gone on: a reopened session draws them as the live transcript did.
+func TestAppendedRepliesCarryTheirWindowAndTheRunsTime(t *testing.T) {
+	srv, eng := tinyServer(t)
+	srv.On(et.UserSays("2+2")).Reply(et.ToolCall("calculator", `{"expression":"2+2"}`))
+	srv.On(et.ToolResult("calculator")).Reply(et.Text("It is 4."))
+	bus := events.New()
+	sub := bus.Subscribe(64)
+	defer sub.Close()
+	var rec recorded
+	calc, _ := compute.NewCalculator(tools.Deps{})
+	exec, err := tools.NewExecutor([]tools.Tool{calc}, tools.ExecutorOptions{Bus: bus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := agent.New(agent.Orchestrator, agent.Config{Engine: eng, Model: "tiny", Executor: exec, Bus: bus, OnMessage: rec.add})
+	if _, err := a.Run(context.Background(), &agent.Conversation{}, "What is 2+2?"); err != nil {
+		t.Fatal(err)
+	}
+	var ends []*events.ContextPayload
+	for len(sub.C) > 0 {
+		if e := <-sub.C; e.Type == events.TurnEnd {
+			ends = append(ends, e.Turn.Context)
+		}
+	}
+	var replies []agent.Appended
+	last := 0.0
+	for _, m := range rec.got {
+		if m.RunSeconds < last {
+			t.Errorf("%s message after %vs, the one before after %vs", m.Message.Role, m.RunSeconds, last)
+		}
+		last = m.RunSeconds
+		if m.Message.Role == engine.RoleAssistant {
+			replies = append(replies, m)
+		} else if m.Context != nil {
+			t.Errorf("a %s message carries a window: %+v", m.Message.Role, m.Context)
+		}
+	}
+	if len(replies) != 2 || len(ends) != 2 {
+		t.Fatalf("%d replies, %d turn ends; want 2 of each", len(replies), len(ends))
+	}
+	for i, r := range replies {
+		c, e := r.Context, ends[i]
+		if c == nil || c.Window != 2048 || c.Window != e.Window || c.PromptTokens != e.PromptTokens || c.Estimated != e.Estimated || c.PromptTokens == 0 {
+			t.Errorf("reply %d carries %+v; its turn ended with %+v", i+1, c, e)
+		}
+	}
+	if last <= 0 {
+		t.Errorf("the last message says the run had gone on %vs", last)
 	}
 }

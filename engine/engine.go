@@ -306,13 +306,16 @@ type UnreachableError struct {
 	Fix    string
 }
 
-func (e *UnreachableError) Error() string {
+func (e *UnreachableError) Error() string { return Say(e.Advice(), Plain) }
+
+// Advice is the message with its controls as placeholders (see Say).
+func (e *UnreachableError) Advice() string {
 	server, fix := e.Server, e.Fix
 	if server == "" {
 		server = "Ollama"
 	}
 	if fix == "" {
-		fix = "Start it with 'ollama serve' (or open the Ollama app), or point jarvis elsewhere with --host or OLLAMA_HOST"
+		fix = "Start it with 'ollama serve' (or open the Ollama app), or point jarvis elsewhere with {{host}} or OLLAMA_HOST"
 	}
 	return fmt.Sprintf("cannot reach %s at %s (%v). %s", server, e.Host, e.Err, fix)
 }
@@ -328,10 +331,13 @@ type ModelNotFoundError struct {
 	Fix string
 }
 
-func (e *ModelNotFoundError) Error() string {
+func (e *ModelNotFoundError) Error() string { return Say(e.Advice(), Plain) }
+
+// Advice is the message with its controls as placeholders (see Say).
+func (e *ModelNotFoundError) Advice() string {
 	fix := e.Fix
 	if fix == "" {
-		fix = fmt.Sprintf("Download it with 'ollama pull %s', or pick another with --model (see 'jarvis models')", e.Model)
+		fix = fmt.Sprintf("Download it ({{pull %s}}), or pick another with {{model}} (see {{models}})", e.Model)
 	}
 	return fmt.Sprintf("model %q is not available on the server. %s", e.Model, fix)
 }
@@ -345,10 +351,13 @@ type ToolsUnsupportedError struct {
 	Fix string
 }
 
-func (e *ToolsUnsupportedError) Error() string {
+func (e *ToolsUnsupportedError) Error() string { return Say(e.Advice(), Plain) }
+
+// Advice is the message with its controls as placeholders (see Say).
+func (e *ToolsUnsupportedError) Advice() string {
 	fix := e.Fix
 	if fix == "" {
-		fix = "Use a model with tool support (for example qwen3 or llama3.1), or the react agent (--agent react), which works with any model"
+		fix = "Use a model with tool support (for example qwen3 or llama3.1), or {{agent react}}, which works with any model"
 	}
 	return fmt.Sprintf("model %q does not support tools. %s", e.Model, fix)
 }
@@ -356,8 +365,11 @@ func (e *ToolsUnsupportedError) Error() string {
 // ThinkingUnsupportedError means think was requested from a model without it.
 type ThinkingUnsupportedError struct{ Model string }
 
-func (e *ThinkingUnsupportedError) Error() string {
-	return fmt.Sprintf("model %q does not support thinking. Turn thinking off (think = \"false\" in the config) or use a thinking model", e.Model)
+func (e *ThinkingUnsupportedError) Error() string { return Say(e.Advice(), Plain) }
+
+// Advice is the message with its controls as placeholders (see Say).
+func (e *ThinkingUnsupportedError) Advice() string {
+	return fmt.Sprintf("model %q does not support thinking. Turn thinking off ({{think}}) or use a thinking model", e.Model)
 }
 
 // VisionUnsupportedError means images were about to be sent to a model
@@ -371,14 +383,17 @@ type VisionUnsupportedError struct {
 	Fix string
 }
 
-func (e *VisionUnsupportedError) Error() string {
+func (e *VisionUnsupportedError) Error() string { return Say(e.Advice(), Plain) }
+
+// Advice is the message with its controls as placeholders (see Say).
+func (e *VisionUnsupportedError) Advice() string {
 	msg := fmt.Sprintf("model %q cannot read images (the server does not list the vision capability for it), so nothing was sent. ", e.Model)
 	if len(e.Capable) > 0 {
-		return msg + "Models on this server that can: " + strings.Join(e.Capable, ", ") + ". Switch with --model (or /model in the workbench), or leave the images out"
+		return msg + "Models on this server that can: " + strings.Join(e.Capable, ", ") + ". Pick one of them with {{model}}, or leave the images out"
 	}
 	fix := e.Fix
 	if fix == "" {
-		fix = "Download a model that can, for example 'ollama pull gemma3' or 'ollama pull qwen2.5vl', or leave the images out"
+		fix = "Download a model that can, for example gemma3 or qwen2.5vl ({{pull gemma3}}), or leave the images out"
 	}
 	return msg + "None of the server's models can. " + fix
 }
@@ -387,8 +402,11 @@ func (e *VisionUnsupportedError) Error() string {
 // lists as an embedding model: it cannot answer, so nothing was sent.
 type NotAChatModelError struct{ Model string }
 
-func (e *NotAChatModelError) Error() string {
-	return fmt.Sprintf("model %q is an embedding model: it turns text into vectors and cannot chat, so nothing was sent. Pick a chat model with --model (or /model in the workbench); 'jarvis models' lists what each model can do", e.Model)
+func (e *NotAChatModelError) Error() string { return Say(e.Advice(), Plain) }
+
+// Advice is the message with its controls as placeholders (see Say).
+func (e *NotAChatModelError) Advice() string {
+	return fmt.Sprintf("model %q is an embedding model: it turns text into vectors and cannot chat, so nothing was sent. Pick a chat model with {{model}}; {{models}} says what each model can do", e.Model)
 }
 
 // EmbeddingOnly reports whether caps are those of a model that embeds and
@@ -433,13 +451,16 @@ type ContextOverflowError struct {
 	Detail string
 }
 
-func (e *ContextOverflowError) Error() string {
+func (e *ContextOverflowError) Error() string { return Say(e.Advice(), Plain) }
+
+// Advice is the message with its controls as placeholders (see Say).
+func (e *ContextOverflowError) Advice() string {
 	what, fix := e.What, e.Fix
 	if what == "" {
 		what = "the request"
 	}
 	if fix == "" {
-		fix = "Raise the window (/ctx N in the workbench, --num-ctx, or num_ctx in the config) or shorten the message"
+		fix = "Raise the window ({{window}}) or shorten the message"
 	}
 	switch {
 	case e.Detail != "":

@@ -40,6 +40,10 @@ const (
 	ToolCallDenied Type = "tool_call_denied"
 	ToolTimeout    Type = "tool_timeout"
 	ToolCallError  Type = "tool_call_error"
+	// ToolOutput: what a running call has produced so far (a shell
+	// command's output as it comes), in Text; lossy, as deltas are: the
+	// call's result is in its tool_call_end.
+	ToolOutput Type = "tool_output"
 
 	RunStart      Type = "run_start"
 	RunEnd        Type = "run_end"
@@ -67,7 +71,7 @@ const (
 // Lossy reports whether events of this type may be dropped for a slow
 // subscriber. Only streaming deltas are; losing any other event would leave a
 // UI showing a tool as running forever.
-func (t Type) Lossy() bool { return t == Token || t == Thinking }
+func (t Type) Lossy() bool { return t == Token || t == Thinking || t == ToolOutput }
 
 // Event is one thing that happened. Exactly one of the payload pointers is set
 // for the types that carry one; deltas carry their text in Text.
@@ -77,8 +81,8 @@ type Event struct {
 	// Run identifies the agent run (or scheduled task run) that produced the
 	// event, so one bus can carry several concurrent runs.
 	Run RunInfo
-	// Text is the delta for token and thinking events, and the message for
-	// notice and error events.
+	// Text is the delta for token, thinking and tool_output events, and
+	// the message for notice and error events.
 	Text string
 	Err  error
 
@@ -122,7 +126,16 @@ type ToolPayload struct {
 	// Parallel is the number of calls of the same turn that run together; 1
 	// for a lone call. It lets a UI draw parallel calls side by side.
 	Parallel int
+	// Diff is, on tool_call_end of a call that changed files, the unified
+	// diff of the change, cut to DiffLimit bytes.
+	Diff string
 }
+
+// DiffLimit caps a call's diff on tool_call_end. It is large enough for
+// any change the write tools make whole (two 1 MiB versions of a file),
+// so a panel's "+12 −3" counts all of it; the string is shared by the
+// subscribers, not copied.
+const DiffLimit = 4 << 20
 
 // ResultLimit caps the result text carried by tool_call_end, so a tool that
 // returns a megabyte does not copy it into every subscriber's log.

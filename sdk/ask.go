@@ -8,9 +8,10 @@ import (
 	"sync"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // AskOptions are one question's settings; zero fields take the
@@ -68,7 +69,7 @@ func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result,
 	if o.Tools != nil {
 		names = tools.ParseList(strings.Join(o.Tools, ","))
 	}
-	if len(names) > 0 && wire.NeedsMCP(cfg.MCP, names) {
+	if len(names) > 0 && app.NeedsMCP(cfg.MCP, names) {
 		if err := j.startMCP(ctx); err != nil {
 			return res, err
 		}
@@ -79,7 +80,7 @@ func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result,
 	}
 	defer func() {
 		for _, t := range list {
-			wire.CloseTool(t)
+			app.CloseTool(t)
 		}
 	}()
 	model, note, err := j.env.ResolveModel(ctx)
@@ -91,19 +92,15 @@ func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result,
 		res.Notices = append(res.Notices, note)
 	}
 	bus := newEventFunc(o.OnEvent)
-	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: bus, Policy: j.policy(o)})
+	exec, err := app.NewExecutor(list, j.policy(o), bus)
 	if err != nil {
 		return res, err
 	}
-	acfg := j.env.AgentConfig(model, exec, bus)
+	turn := j.env.Turn(res.Agent, model, exec, bus)
 	if o.System != "" {
-		acfg.System = o.System
+		turn.System = o.System
 	}
-	ag, err := agent.New(res.Agent, acfg)
-	if err != nil {
-		return res, err
-	}
-	run, err := ag.Answer(ctx, &agent.Conversation{}, agent.Input{Text: prompt})
+	run, err := app.RunTurn(ctx, turn, nil, agent.Input{Text: prompt})
 	if run != nil {
 		notices := res.Notices
 		*res = fromAgent(run)
@@ -116,24 +113,29 @@ func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result,
 // point uses, with this Jarvis's session approvals, Yes, and Confirm as
 // the person to ask.
 func (j *Jarvis) policy(o AskOptions) *tools.Policy {
-	po := wire.PolicyOptions(j.env.Config, j.db)
-	po.Source, po.Yes, po.Approvals, po.Nobody = tools.SourceSDK, o.Yes, j.approvals, tools.ByNobody
+	po := tools.PolicyOptions{Source: tools.SourceSDK, Yes: o.Yes, Approvals: j.approvals, Nobody: tools.ByNobody}
 	if o.Confirm != nil {
 		po.Asker = guardedConfirm(o.Confirm)
 	}
-	return tools.NewPolicy(po)
+	return j.env.Policy(po)
 }
 
 func (j *Jarvis) startMCP(ctx context.Context) error {
 	j.mcpMu.Lock()
 	defer j.mcpMu.Unlock()
-	_, err := j.env.StartMCP(ctx, wire.MCPOptions{Wait: true, ClientVersion: "jarvis-sdk"})
+	_, err := j.env.StartMCP(ctx, app.MCPOptions{Wait: true, ClientVersion: "jarvis-sdk"})
 	return err
 }
 
+// fromAgent is the result a program gets: its notices' advice in words
+// (no flag or key names a program could not use; see engine.Say).
 func fromAgent(r *agent.Result) Result {
 	out := *r
 	out.ToolResults = append([]tools.Result{}, r.ToolResults...)
+	out.Notices = nil
+	for _, n := range r.Notices {
+		out.Notices = append(out.Notices, engine.Say(n, engine.Plain))
+	}
 	return out
 }
 
@@ -176,5 +178,6 @@ func newEventFunc(f func(events.Event)) events.Publisher {
 func (p *eventFunc) Publish(e events.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	e.Text = engine.Say(e.Text, engine.Plain)
 	p.f(e)
 }

@@ -5,17 +5,18 @@
 // spec's @ToolRegistry.register("my_tool") does: it is listed by `jarvis
 // tools list`, described to the model, run through the same executor as a
 // built-in tool (argument checks, confirmation, timeout, events), and shown
-// in the workbench's Tools tab. Register it before New or Main, typically
-// in an init function.
+// in the workbench's Tools tab. Register it before New or jarvis.Main,
+// typically in an init function.
 //
-// Main runs the whole jarvis command line and workbench with the
-// registered tools, so a program of a few lines is a jarvis that has them:
+// jarvis.Main (package sdk/jarvis) runs the whole jarvis command line and
+// workbench with the registered tools, so a program of a few lines is a
+// jarvis that has them:
 //
 //	func main() {
 //		if err := sdk.Register("my_tool", NewMyTool); err != nil {
 //			log.Fatal(err)
 //		}
-//		sdk.Main()
+//		jarvis.Main()
 //	}
 //
 // New and Ask are the spec's Jarvis() and ask_full: a question answered by
@@ -25,22 +26,21 @@
 // and uses the same database, so approvals given in the workbench hold
 // here and every decision goes to the same audit log (source "sdk").
 //
-// The package is a thin layer over ui/wire, which the command line uses
-// too: a program asks exactly as `jarvis ask` does.
+// The package is a thin layer over package app, which the command line
+// uses too: a program asks exactly as `jarvis ask` does. It links no
+// terminal UI; package sdk/jarvis is the whole jarvis, for Main.
 package sdk
 
 import (
 	"context"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
-	"github.com/jarvis-workbench/jarvis/ui/cli"
-	"github.com/jarvis-workbench/jarvis/ui/config"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // Register makes the tool f builds part of every jarvis the program builds
@@ -55,13 +55,6 @@ import (
 // work. A tool that can do harm sets RequiresConfirmation in its spec: its
 // calls then wait for an approval, as the built-in ones do.
 func Register(name string, f tools.Factory) error { return builtin.Register(name, f) }
-
-// Main runs the jarvis command line (the workbench, ask, tools, scheduler,
-// memory, ...) with os.Args, the registered tools among the built-in ones,
-// and exits with its status.
-func Main() {
-	os.Exit(cli.Main(os.Args[1:], cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
-}
 
 // Options override the configuration as the jarvis command's flags do;
 // an empty field leaves what the config file, the environment
@@ -84,7 +77,7 @@ type Options struct {
 // Jarvis is a configured jarvis: its servers, tools and database. It is
 // safe for concurrent use; close it when done.
 type Jarvis struct {
-	env *wire.Env
+	env *app.Env
 	db  *store.DB
 	// approvals are the session approvals of this Jarvis: a Confirm
 	// callback's "allow for the session" holds for its later questions.
@@ -103,17 +96,17 @@ func New(ctx context.Context, o Options) (*Jarvis, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cfg, err := wire.LoadConfig(config.Flags{
+	cfg, err := app.LoadConfig(config.Flags{
 		ConfigPath: o.ConfigPath, Host: o.Host, Model: o.Model, Engine: o.Engine, DB: o.DBPath,
 	})
 	if err != nil {
 		return nil, err
 	}
-	db, err := wire.OpenDB(cfg.DB)
+	db, err := app.OpenDB(cfg.DB)
 	if err != nil {
 		return nil, err
 	}
-	env, err := wire.New(cfg, db, wire.Options{Command: tools.SourceSDK})
+	env, err := app.New(cfg, db, app.Options{Command: tools.SourceSDK})
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -10,13 +10,13 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/jarvis-workbench/jarvis/app"
 	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/sdk"
 	"github.com/jarvis-workbench/jarvis/store/audit"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // launches counts the calls that reached the guarded tool.
@@ -76,7 +76,7 @@ func (f *fixture) open(t *testing.T) *sdk.Jarvis {
 // auditEntries reads the audit log once j is closed.
 func (f *fixture) auditEntries(t *testing.T) []audit.Entry {
 	t.Helper()
-	db, err := wire.OpenDB(f.db)
+	db, err := app.OpenDB(f.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestACallNeedingConfirmationIsDeniedUnlessApproved(t *testing.T) {
 		decisions = append(decisions, e.Decision+" by "+e.By)
 	}
 	want := []string{
-		"denied by nobody to ask", "allowed by --yes", "denied by person", "allowed by person",
+		"denied by nobody to ask", "allowed by yes to all", "denied by person", "allowed by person",
 		"denied by nobody to ask", "allowed by person", "allowed by session approval", "denied by person",
 	}
 	if !slices.Equal(decisions, want) {

@@ -74,6 +74,9 @@ type ConfirmRequest struct {
 	// needed confirmation ("1 of 2"), asked in the order the model made
 	// them; Of is 0 or 1 for a call made alone.
 	Position, Of int
+	// Preview is what the call would change (the files' content before
+	// and after), for tools that change files; nil otherwise.
+	Preview *Preview
 }
 
 // Check is what the executor's gate makes of a call's arguments before
@@ -86,6 +89,11 @@ type Check struct {
 	Needed bool
 	Reason string
 	Scope  Scope
+	// Preview is the change the arguments would make (see Previewer);
+	// Invalid, when set, says why they cannot work (the call fails
+	// with it, nobody is asked).
+	Preview *Preview
+	Invalid string
 }
 
 // Answer is a confirmer's full answer: the decision, and what the person

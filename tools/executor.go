@@ -57,6 +57,7 @@ type entry struct {
 	targeter  Targeter         // nil: calls reach the tool itself
 	scoper    Scoper           // nil: grants cover the whole tool
 	refuser   Refuser          // nil: no call is refused outright
+	previewer Previewer        // nil: the tool changes no files
 }
 
 // ExecutorOptions configure NewExecutor. Every field is optional.
@@ -125,6 +126,7 @@ func (e *Executor) Add(t Tool) error {
 	en.targeter, _ = under[Targeter](t)
 	en.scoper, _ = under[Scoper](t)
 	en.refuser, _ = under[Refuser](t)
+	en.previewer, _ = under[Previewer](t)
 	e.tools[spec.Name] = en
 	e.order = append(e.order, spec.Name)
 	return nil
@@ -279,6 +281,7 @@ func (e *Executor) runCall(ctx context.Context, p *pending, args, asked Args) Re
 		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Parallel: p.parallel,
 	}})
 
+	ctx = e.withCall(ctx, p)
 	start := time.Now()
 	r := e.run(ctx, en, args)
 	r.LatencySeconds = time.Since(start).Seconds()
@@ -302,9 +305,35 @@ func (e *Executor) runCall(ctx context.Context, p *pending, args, asked Args) Re
 	e.bus.Publish(events.Event{Type: events.ToolCallEnd, Run: run, Tool: &events.ToolPayload{
 		Tool: call.Name, CallID: call.ID, Index: call.Index, Arguments: args, Success: r.Success, Status: string(r.Status),
 		LatencySeconds: r.LatencySeconds, CostUSD: r.CostUSD, Result: Truncate(r.Content, events.ResultLimit),
-		Parallel: p.parallel,
+		Parallel: p.parallel, Diff: Truncate(r.Diff(), events.DiffLimit),
 	}})
 	return r
+}
+
+// withCall tells the tool about its call: its id, its session (the run's,
+// or the policy's for a front end that names it there) and where its
+// output goes while it runs.
+func (e *Executor) withCall(ctx context.Context, p *pending) context.Context {
+	call, run := p.call, p.run
+	session := sessionFrom(ctx)
+	if o := e.policy.options(); session == "" && o.Session != nil {
+		session = o.Session()
+	}
+	return context.WithValue(ctx, callKey{}, CallInfo{ID: call.ID, Session: session, output: func(text string) {
+		e.bus.Publish(events.Event{Type: events.ToolOutput, Run: run, Text: text,
+			Tool: &events.ToolPayload{Tool: call.Name, CallID: call.ID, Index: call.Index}})
+	}})
+}
+
+// MetaDiff holds, in a Result, the unified diff of the files the call
+// changed; front ends show it (tool_call_end carries it).
+const MetaDiff = "diff"
+
+// Diff returns the unified diff of the files the call changed ("" when
+// it changed none).
+func (r Result) Diff() string {
+	d, _ := r.Metadata[MetaDiff].(string)
+	return d
 }
 
 // run executes the tool on its own goroutine under the spec's timeout, so a

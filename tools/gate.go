@@ -44,9 +44,12 @@ func (e *Executor) prepare(ctx context.Context, call Call, parallel int) (p *pen
 	}
 	p = &pending{call: call, en: en, args: args, run: run, parallel: parallel}
 	p.target = e.targetOf(en, call, args)
-	p.check = e.check(en, args)
+	p.check = e.check(e.withCall(ctx, p), en, args)
 	if ref := p.check.Refusal; ref != nil {
 		return nil, e.refuse(ctx, p, args, ref, ""), true
+	}
+	if p.check.Invalid != "" {
+		return nil, e.reject(run, call, args, p.check.Invalid), true
 	}
 	if p.target != call.Name && e.policy.turnedOff(p.target) {
 		return nil, e.refuseOff(ctx, en, call, args, p.target, run), true
@@ -57,7 +60,7 @@ func (e *Executor) prepare(ctx context.Context, call Call, parallel int) (p *pen
 // check is what the gate makes of arguments: refused, or asked about (why),
 // or neither; and what a grant would cover (an edit the person approved
 // may no longer need asking, and their grant still covers what it does).
-func (e *Executor) check(en *entry, args Args) Check {
+func (e *Executor) check(ctx context.Context, en *entry, args Args) Check {
 	if en.refuser != nil {
 		if ref := refusalFor(en.refuser, args); ref != nil {
 			return Check{Refusal: ref}
@@ -71,6 +74,13 @@ func (e *Executor) check(en *entry, args Args) Check {
 	}
 	if en.scoper != nil {
 		c.Scope = scopeFor(en.scoper, args)
+	}
+	if en.previewer != nil {
+		pv, err := previewFor(ctx, en.previewer, args)
+		if err != nil {
+			c.Invalid = printable(err.Error())
+		}
+		c.Preview = pv
 	}
 	return c
 }
@@ -87,12 +97,12 @@ func (e *Executor) confirm(ctx context.Context, p *pending, position, of int) (_
 			pol.record(AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, Decision: Allowed, By: ByConfig,
 				Reason: en.spec.WaivedBy, CallID: call.ID, Session: sessionFrom(ctx)}, run, e.bus)
 		}
-		return args, nil, ctx, Result{}, true
+		return args, nil, withPreview(ctx, p.check.Preview), Result{}, true
 	}
 	req := ConfirmRequest{Call: call, Spec: en.spec, Arguments: args, Run: run, Reason: p.check.Reason, Target: target,
-		Scope: p.check.Scope, Position: position, Of: of,
+		Scope: p.check.Scope, Position: position, Of: of, Preview: p.check.Preview,
 		Validate: func(a Args) error { return en.validator.validate(a) },
-		Recheck:  func(a Args) Check { return e.check(en, a) }}
+		Recheck:  func(a Args) Check { return e.check(e.withCall(ctx, p), en, a) }}
 	v := pol.decide(ctx, req, e.bus)
 	entry := AuditEntry{Tool: target, Via: via(call.Name, target), Args: args, By: v.by, Reason: v.reason, Grant: v.matched,
 		CallID: call.ID, Session: sessionFrom(ctx)}
@@ -102,7 +112,7 @@ func (e *Executor) confirm(ctx context.Context, p *pending, position, of int) (_
 		return nil, nil, ctx, e.deny(call, args, v.msg, v.status, run), false
 	}
 	entry.Decision = Allowed
-	scope := p.check.Scope
+	scope, preview := p.check.Scope, p.check.Preview
 	if v.args != nil {
 		// The dialog checked the edit; it is checked again here, where
 		// it counts: the schema, what no one may approve, and the tool
@@ -114,9 +124,14 @@ func (e *Executor) confirm(ctx context.Context, p *pending, position, of int) (_
 		}
 		asked, args = args, v.args
 		entry.Args, entry.AskedArgs, entry.Decision = args, asked, Edited
-		edited := e.check(en, args)
+		edited := e.check(e.withCall(ctx, p), en, args)
 		if ref := edited.Refusal; ref != nil {
 			return nil, nil, ctx, e.refuse(ctx, p, args, ref, "the edit: "), false
+		}
+		if edited.Invalid != "" {
+			entry.Decision, entry.Reason = Denied, "the edit cannot work: "+edited.Invalid
+			pol.record(entry, run, e.bus)
+			return nil, nil, ctx, e.deny(call, args, edited.Invalid, StatusError, run), false
 		}
 		if t := e.targetOf(en, call, args); t != target {
 			target, entry.Tool, entry.Via = t, t, via(call.Name, t)
@@ -126,7 +141,7 @@ func (e *Executor) confirm(ctx context.Context, p *pending, position, of int) (_
 				return nil, nil, ctx, e.refuseOff(ctx, en, call, args, t, run), false
 			}
 		}
-		scope = edited.Scope
+		scope, preview = edited.Scope, edited.Preview
 	}
 	if g, why := pol.keep(v.grant, target, scope, run, e.bus); g != "" {
 		entry.Grant = g
@@ -135,7 +150,16 @@ func (e *Executor) confirm(ctx context.Context, p *pending, position, of int) (_
 		}
 	}
 	pol.record(entry, run, e.bus)
-	return args, asked, context.WithValue(ctx, confirmedKey{}, true), Result{}, true
+	return args, asked, withPreview(context.WithValue(ctx, confirmedKey{}, true), preview), Result{}, true
+}
+
+// withPreview hands the change that was shown (or worked out) to the
+// tool, which writes it only if the files are still as they were.
+func withPreview(ctx context.Context, p *Preview) context.Context {
+	if p == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, previewKey{}, p)
 }
 
 // refuse ends a call no one may approve, recording it in the audit log.

@@ -69,7 +69,7 @@ func TestSessionGrantCoversItsDirectoryOnly(t *testing.T) {
 	if a.asked.Load() != 2 {
 		t.Fatal("a grant for /etc covered /home/me")
 	}
-	entries := audit.all()
+	entries := audit.Entries()
 	if entries[0].Grant != "session: read: reads in /etc" || entries[1].By != tools.BySession || entries[1].Grant != "session: read: reads in /etc" {
 		t.Fatalf("audited %+v", entries[:2])
 	}
@@ -145,7 +145,7 @@ func TestRefusalsAreFinalAndAudited(t *testing.T) {
 	if r.Success || r.Status != tools.StatusDenied || r.Content != "Access denied: /secret/id holds keys." || len(ran) != 0 {
 		t.Fatalf("got %+v", r)
 	}
-	if en := audit.all(); len(en) != 1 || en[0].Decision != tools.Denied || en[0].By != tools.ByProtected || en[0].Reason != "holds keys" {
+	if en := audit.Entries(); len(en) != 1 || en[0].Decision != tools.Denied || en[0].By != tools.ByProtected || en[0].Reason != "holds keys" {
 		t.Fatalf("audited %+v", en)
 	}
 
@@ -156,7 +156,7 @@ func TestRefusalsAreFinalAndAudited(t *testing.T) {
 	if r.Success || r.Status != tools.StatusDenied || len(ran) != 0 {
 		t.Fatalf("an edit to a refused path ran: %+v", r)
 	}
-	if en := audit.all(); len(en) != 1 || en[0].Reason != "the edit: holds keys" {
+	if en := audit.Entries(); len(en) != 1 || en[0].Reason != "the edit: holds keys" {
 		t.Fatalf("audited %+v", en)
 	}
 }
@@ -216,7 +216,9 @@ func TestParallelCallsAreAskedInOrder(t *testing.T) {
 		return tools.AllowOnce, nil
 	})
 	free := &fakeTool{spec: tools.Spec{Name: "free"}, run: func(context.Context, tools.Args) tools.Result { return tools.OK("free") }}
-	e := policyExec(t, tools.PolicyOptions{Asker: asker}, writeTool(&ran), free)
+	write := writeTool(&ran)
+	write.run = func(context.Context, tools.Args) tools.Result { return tools.OK("wrote") } // calls run at once: nothing shared
+	e := policyExec(t, tools.PolicyOptions{Asker: asker}, write, free)
 	for range 20 { // goroutine scheduling must not change the order
 		order, places = nil, nil
 		calls := []tools.Call{call("write", `{"path":"first"}`), call("free", ``), call("write", `{"path":"second"}`), call("write", `{"path":"third"}`)}
@@ -242,7 +244,7 @@ func TestWaivedConfirmationIsAudited(t *testing.T) {
 	if r := e.Execute(context.Background(), call("grep_notes", ``)); !r.Success {
 		t.Fatal(r.Content)
 	}
-	if en := audit.all(); len(en) != 1 || en[0].By != tools.ByConfig || en[0].Reason != "[[commands]] grep_notes: confirm = false" {
+	if en := audit.Entries(); len(en) != 1 || en[0].By != tools.ByConfig || en[0].Reason != "[[commands]] grep_notes: confirm = false" {
 		t.Fatalf("audited %+v", en)
 	}
 }

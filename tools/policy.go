@@ -52,7 +52,7 @@ const (
 	ByPerson     = "person"
 	BySession    = "session approval"
 	ByAlways     = "always-approval"
-	ByYes        = "--yes"
+	ByYes        = "yes to all"
 	ByTask       = "task approve list"
 	ByNoTerminal = "no terminal"
 	ByNobody     = "nobody to ask"
@@ -60,6 +60,9 @@ const (
 	ByToolsTab   = "tools tab"
 	// ByProtected: a rule no approval lifts (secrets, jarvis's own files).
 	ByProtected = "protected files"
+	// ByDanger: a command whose only use is to wreck the machine (wiping
+	// / or the home directory, a fork bomb, raw disk writes).
+	ByDanger = "destructive command rule"
 )
 
 // Outcome is what became of a call (AuditEntry.Decision).
@@ -463,4 +466,25 @@ func (p *Policy) bus(fallback events.Publisher) events.Publisher {
 		return events.Discard
 	}
 	return fallback
+}
+
+// MemoryAudit is an audit log kept in memory: for a program that reads its
+// decisions back, and for tests.
+type MemoryAudit struct {
+	mu      sync.Mutex
+	entries []AuditEntry
+}
+
+// Record keeps e.
+func (m *MemoryAudit) Record(e AuditEntry) {
+	m.mu.Lock()
+	m.entries = append(m.entries, e)
+	m.mu.Unlock()
+}
+
+// Entries returns the decisions kept so far, oldest first.
+func (m *MemoryAudit) Entries() []AuditEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]AuditEntry(nil), m.entries...)
 }

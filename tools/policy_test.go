@@ -12,22 +12,8 @@ import (
 )
 
 // auditRec keeps audit entries.
-type auditRec struct {
-	mu      sync.Mutex
-	entries []tools.AuditEntry
-}
-
-func (a *auditRec) Record(e tools.AuditEntry) {
-	a.mu.Lock()
-	a.entries = append(a.entries, e)
-	a.mu.Unlock()
-}
-
-func (a *auditRec) all() []tools.AuditEntry {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]tools.AuditEntry(nil), a.entries...)
-}
+// auditRec keeps the audit log in memory.
+type auditRec = tools.MemoryAudit
 
 // memAlways is an always-approval store in memory.
 type memAlways struct {
@@ -151,7 +137,7 @@ func TestPolicyLayers(t *testing.T) {
 			if got := a.asked.Load(); got != c.asked {
 				t.Errorf("asked %d times, want %d", got, c.asked)
 			}
-			entries := audit.all()
+			entries := audit.Entries()
 			if len(entries) != 1 {
 				t.Fatalf("audit entries = %+v, want one", entries)
 			}
@@ -185,7 +171,7 @@ func TestPolicyEditedArguments(t *testing.T) {
 	if !ok || edited["path"] != "b.txt" {
 		t.Fatalf("EditedArguments = %v, %v", edited, ok)
 	}
-	en := audit.all()[0]
+	en := audit.Entries()[0]
 	if en.Decision != tools.Edited || en.Args["path"] != "b.txt" || en.AskedArgs["path"] != "a.txt" || en.Session != "sess-1" {
 		t.Fatalf("audited %+v", en)
 	}
@@ -219,7 +205,7 @@ func TestPolicyDenialReason(t *testing.T) {
 	if r.Success || r.Status != tools.StatusDenied || r.Content != "Denied by the user: use the staging bucket[31m" {
 		t.Fatalf("got %+v", r)
 	}
-	if en := audit.all()[0]; en.Decision != tools.Denied || en.By != tools.ByPerson || en.Reason != "use the staging bucket[31m" {
+	if en := audit.Entries()[0]; en.Decision != tools.Denied || en.By != tools.ByPerson || en.Reason != "use the staging bucket[31m" {
 		t.Fatalf("audited %+v", en)
 	}
 }
@@ -247,8 +233,8 @@ func TestPolicyAlwaysAllow(t *testing.T) {
 	if r := e.Execute(context.Background(), tools.Call{Name: "write", Arguments: `{"path":"a"}`}); !r.Success {
 		t.Fatal(r.Content)
 	}
-	if !e.Approvals().Allowed("write") || !strings.Contains(audit.all()[0].Reason, "disk full") {
-		t.Fatalf("a failed always-approval was not kept for the session or not said: %+v", audit.all())
+	if !e.Approvals().Allowed("write") || !strings.Contains(audit.Entries()[0].Reason, "disk full") {
+		t.Fatalf("a failed always-approval was not kept for the session or not said: %+v", audit.Entries())
 	}
 }
 
@@ -267,7 +253,7 @@ func TestPolicyConfigWaiver(t *testing.T) {
 	if r := e.Execute(context.Background(), tools.Call{Name: "echo", Arguments: `{"text":"x"}`}); !r.Success {
 		t.Fatal(r.Content)
 	}
-	entries := audit.all()
+	entries := audit.Entries()
 	if len(entries) != 1 || entries[0].By != tools.ByConfig || entries[0].Tool != "write" || entries[0].Decision != tools.Allowed {
 		t.Fatalf("audited %+v", entries)
 	}
@@ -284,7 +270,7 @@ func TestEvalPolicyAsksNobody(t *testing.T) {
 	if r := e.Execute(context.Background(), tools.Call{Name: "write", Arguments: `{"path":"a"}`}); r.Success || len(ran) != 0 {
 		t.Fatalf("an eval ran an unapproved call: %+v", r)
 	}
-	if en := audit.all()[0]; en.Source != tools.SourceEval || en.Decision != tools.Denied {
+	if en := audit.Entries()[0]; en.Source != tools.SourceEval || en.Decision != tools.Denied {
 		t.Fatalf("audited %+v", en)
 	}
 }

@@ -25,6 +25,12 @@ type Settings struct {
 	TimeoutSeconds *float64 `toml:"timeout" json:"timeout,omitempty"`
 	// AllowedDirs restricts file tools to these directories.
 	AllowedDirs []string `toml:"allowed_dirs" json:"allowed_dirs,omitempty"`
+	// PassEnv names variables of jarvis's environment that shell_exec's
+	// commands get besides the clean environment's.
+	PassEnv []string `toml:"pass_env" json:"pass_env,omitempty"`
+	// Sandbox runs shell_exec's commands in Linux namespaces (no
+	// network, their own process tree).
+	Sandbox bool `toml:"sandbox" json:"sandbox,omitempty"`
 	// Description, when set, replaces what the model reads about the tool,
 	// and Parameters replaces the descriptions of the named parameters:
 	// both the schema a native tool call is offered with and the text of

@@ -52,6 +52,12 @@ func BoolParam(name, description string, required bool) Param {
 	return Param{Name: name, Required: required, Schema: &jsonschema.Schema{Type: "boolean", Description: description}}
 }
 
+// StringListParam declares a parameter that is a list of strings.
+func StringListParam(name, description string, required bool) Param {
+	return Param{Name: name, Required: required, Schema: &jsonschema.Schema{Type: "array", Description: description,
+		Items: &jsonschema.Schema{Type: "string"}}}
+}
+
 // EnumParam declares a string parameter limited to values.
 func EnumParam(name, description string, required bool, values ...string) Param {
 	enum := make([]any, len(values))

@@ -101,7 +101,7 @@ func (s *Scheduler) Serve(ctx context.Context) error {
 				break sleep
 			case <-ticker.C:
 				ticks++
-				if ticks%beatEvery == 0 {
+				if ticks%beatEvery == 0 || s.reachNews.Swap(false) {
 					s.heartbeat(started)
 				}
 				if ticks%recoverEvery == 0 {

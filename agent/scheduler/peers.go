@@ -30,6 +30,13 @@ func (s *Scheduler) heartbeat(started time.Time) {
 			drop = append(drop, p.ID)
 		}
 	}
+	// This scheduler's own server is kept checked while it serves, busy
+	// or not: the others count on its report to leave it the tasks that
+	// record no server, and a report that went stale while it ran a long
+	// task would have them skip one it could still run.
+	if !s.opts.Server.IsZero() {
+		s.reachable(s.opts.Server, now)
+	}
 	me := tasks.Peer{ID: s.owner, Process: s.by.Process, Dedicated: s.opts.Dedicated, Server: s.opts.Server,
 		Started: started, Beat: now, Expires: now.Add(3 * s.opts.HeartbeatInterval), Reach: s.reachReport(now)}
 	if err := s.store.Beat(me, drop...); err != nil {

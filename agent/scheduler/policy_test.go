@@ -1,29 +1,14 @@
 package scheduler
 
 import (
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-type auditRec struct {
-	mu      sync.Mutex
-	entries []tools.AuditEntry
-}
-
-func (a *auditRec) Record(e tools.AuditEntry) {
-	a.mu.Lock()
-	a.entries = append(a.entries, e)
-	a.mu.Unlock()
-}
-
-func (a *auditRec) all() []tools.AuditEntry {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]tools.AuditEntry(nil), a.entries...)
-}
+// auditRec keeps the audit log in memory.
+type auditRec = tools.MemoryAudit
 
 type alwaysSet map[string]bool
 
@@ -46,7 +31,7 @@ func TestRunsFollowTheSharedPolicy(t *testing.T) {
 	if run := finishedRuns(t, s, always.ID)[0]; run.Result != "done code_interpreter:ok" {
 		t.Fatalf("an always-allowed tool was not run: %q", run.Result)
 	}
-	entries := audit.all()
+	entries := audit.Entries()
 	if len(entries) != 1 || entries[0].By != tools.ByAlways || entries[0].Source != tools.SourceScheduler || entries[0].Task != always.ID {
 		t.Fatalf("audited %+v", entries)
 	}
@@ -62,7 +47,7 @@ func TestRunsFollowTheSharedPolicy(t *testing.T) {
 	if run.Result != "done code_interpreter:denied" || len(run.DeniedTools) != 1 {
 		t.Fatalf("confirm = true in the config did not take the always-approval back: %+v", run)
 	}
-	if e := audit2.all(); len(e) != 1 || e[0].Decision != tools.Denied || e[0].By != tools.ByTask {
+	if e := audit2.Entries(); len(e) != 1 || e[0].Decision != tools.Denied || e[0].By != tools.ByTask {
 		t.Fatalf("audited %+v", e)
 	}
 }

@@ -78,7 +78,10 @@ func (s *Scheduler) probe(srv tasks.Server) {
 	}
 	// Only news wakes the loop: a loop woken by every check would read the
 	// database so often that it never lets other processes have the file.
+	// News is also told to the other schedulers at the loop's next tick,
+	// not a heartbeat later: they decide whether to skip a task by it.
 	if !wasKnown || wasOK != (err == nil) {
+		s.reachNews.Store(true)
 		select {
 		case s.wake <- struct{}{}:
 		default:

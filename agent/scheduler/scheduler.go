@@ -181,6 +181,9 @@ type Scheduler struct {
 	owner string
 	by    tasks.Claimant
 	reach reachCache
+	// reachNews: a reach check found something new since the last
+	// heartbeat, which the next tick tells the other schedulers.
+	reachNews atomic.Bool
 
 	wake    chan struct{}
 	serving atomic.Bool

@@ -369,7 +369,9 @@ func TestSkipWaitsForTheServerToStayDown(t *testing.T) {
 
 // A process that cannot reach its server does not skip a task that
 // records none while another live process reports reaching its own: that
-// one is only busy, and runs the task when a slot frees.
+// one is only busy, and runs the task when a slot frees. (Its report of
+// what it reaches holds for three heartbeats: long enough here, on a
+// loaded machine too, for the wait of twice SkipAfter.)
 func TestNoSkipWhileABusyPeerCanServe(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jarvis.db")
 	up := tasks.Server{Engine: "ollama", Host: "http://up:11434"}
@@ -383,14 +385,14 @@ func TestNoSkipWhileABusyPeerCanServe(t *testing.T) {
 	}}
 	idle := &fakeRunner{}
 	a := New(openDB(t, path), Options{Runner: busy, Command: "busy", Server: up, MaxConcurrent: 1, WatchInterval: 20 * time.Millisecond,
-		HeartbeatInterval: time.Second, Reach: func(_ context.Context, s tasks.Server) error {
+		HeartbeatInterval: 2 * time.Second, Reach: func(_ context.Context, s tasks.Server) error {
 			if s != up {
 				return fmt.Errorf("%s: connection refused", s.Host)
 			}
 			return nil
 		}})
 	b := New(openDB(t, path), Options{Runner: idle, Command: "down", Server: down, SkipAfter: 1500 * time.Millisecond,
-		WatchInterval: 20 * time.Millisecond, HeartbeatInterval: time.Second,
+		WatchInterval: 20 * time.Millisecond, HeartbeatInterval: 2 * time.Second,
 		Reach: func(_ context.Context, s tasks.Server) error { return fmt.Errorf("%s: connection refused", s.Host) }})
 	long := createDue(t, a, NewTask{Prompt: "long", Server: up}, 62*time.Second)
 	legacy := createDue(t, a, NewTask{Prompt: "legacy"}, 61*time.Second)

@@ -48,7 +48,7 @@ func (e *Engine) classify(ctx context.Context, err error, model, what string) er
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &syntax) || errors.As(err, &typ) {
-		return fmt.Errorf("%s: the server at %s answered something that is not Ollama's API (%v); check --host", what, e.host, err)
+		return fmt.Errorf("%s: the server at %s answered something that is not Ollama's API (%v); check that the host is an Ollama server's", what, e.host, err)
 	}
 	if isTransport(err) {
 		return fmt.Errorf("%s: request to %s failed: %w", what, e.host, err)

@@ -26,11 +26,11 @@ import (
 const (
 	serverKind     = "the OpenAI-compatible server"
 	unreachableFix = "Start the server (for example llama-server, vllm serve, or LM Studio's local server), or check the base URL: it usually ends in /v1, e.g. http://127.0.0.1:8080/v1"
-	modelFix       = "Pick one the server lists with --model (see 'jarvis models'); servers such as vLLM and LM Studio serve only the models they were started with or have loaded"
-	windowAdvice   = "restart the server with a larger window (llama-server -c N, vllm serve --max-model-len N, or the context length in LM Studio's load settings), then tell jarvis its size (/ctx N in the workbench, --num-ctx, or num_ctx in the config): the server fixes the window when it loads the model, so a request cannot change it"
-	windowFix      = "The server fixes the window when it loads the model: restart it with a larger one (llama-server -c N, vllm serve --max-model-len N, or the context length in LM Studio's load settings), lower num_predict, or shorten the conversation; then tell jarvis the window with num_ctx in the config"
-	jinjaFix       = "llama-server takes tools only when started with --jinja (and a chat template that knows tools); restart it so, or use the react agent (--agent react), which works with any model"
-	vllmToolsFix   = "vLLM takes tools only when started with --enable-auto-tool-choice and a --tool-call-parser for the model; restart it so, or use the react agent (--agent react), which works with any model"
+	modelFix       = "Pick one the server lists with {{model}} (see {{models}}); servers such as vLLM and LM Studio serve only the models they were started with or have loaded"
+	windowAdvice   = "restart the server with a larger window (llama-server -c N, vllm serve --max-model-len N, or the context length in LM Studio's load settings), then tell jarvis its size ({{window}}): the server fixes the window when it loads the model, so a request cannot change it"
+	windowFix      = "The server fixes the window when it loads the model: restart it with a larger one (llama-server -c N, vllm serve --max-model-len N, or the context length in LM Studio's load settings), lower num_predict, or shorten the conversation; then tell jarvis the window ({{window}})"
+	jinjaFix       = "llama-server takes tools only when started with --jinja (and a chat template that knows tools); restart it so, or use {{agent react}}, which works with any model"
+	vllmToolsFix   = "vLLM takes tools only when started with --enable-auto-tool-choice and a --tool-call-parser for the model; restart it so, or use {{agent react}}, which works with any model"
 	keyHint        = "api_key in the config or OPENAI_API_KEY"
 )
 

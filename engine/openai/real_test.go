@@ -4,6 +4,7 @@ package openai_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -44,17 +45,20 @@ func TestRealOllamaV1WindowAsOnTheStandIn(t *testing.T) {
 	for _, server := range []struct{ name, url string }{{"real", real.URL}, {"stand-in", stand.URL}} {
 		t.Run(server.name, func(t *testing.T) {
 			e := newEngine(t, server.url+"/v1")
-			// Ollama's /v1 says nothing about the window.
+			// Ollama's /v1 says nothing about the window; its native API
+			// on the same host does, and the engine asks it.
 			d, err := e.Show(context.Background(), "scripted")
-			if err != nil || d.ContextLength != 0 {
+			if err != nil || d.ContextLength != 2048 {
 				t.Errorf("shown: %+v, %v", d, err)
 			}
 			// A prompt bigger than the window is cut by the server without
-			// a word: the usage says the model read the window's worth.
+			// a word: the usage says the model read the window's worth,
+			// and the engine reports the cut instead of the answer.
 			resp, err := e.Chat(context.Background(), engine.ChatRequest{Model: "scripted",
 				Messages: []engine.Message{{Role: engine.RoleUser, Content: long}}}, nil)
-			if err != nil || resp.Usage.PromptTokens != 2048 {
-				t.Errorf("usage %+v, %v: want the 2,048-token window's worth of prompt", resp.Usage, err)
+			var overflow *engine.ContextOverflowError
+			if !errors.As(err, &overflow) || overflow.Window != 2048 || resp.Usage.PromptTokens != 2048 {
+				t.Errorf("usage %+v, %v: want the cut reported with the 2,048-token window", resp.Usage, err)
 			}
 		})
 	}

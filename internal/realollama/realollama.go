@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package realollama starts a real Ollama server with scripted models for
 // jarvis's real-server test tier (make test-real; tests built with the
 // "real" tag). No model weights are needed: the scripts of

@@ -13,7 +13,7 @@
 // file at the moment it ended.
 //
 // Layering: store sits below agent, so this package defines its own types;
-// agent/eval fills them.
+// app/eval fills them.
 package evals
 
 import (

@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(crashEnv); path != "" {
 		os.Exit(crashChild(path))
 	}
+	if path := os.Getenv(leaseEnv); path != "" {
+		os.Exit(leaseChild(path, os.Getenv(leaseIDEnv)))
+	}
 	os.Exit(m.Run())
 }
 

@@ -31,6 +31,10 @@
 // and what is shown of the image (name, format, size); Load leaves the
 // bytes out and FillImages reads them for the messages that are sent.
 //
+// Leases: a session is open in one jarvis at a time (Hold), so two
+// processes never interleave their lines in it; the lease is a file lock
+// the operating system lets go of when its process ends (see lease.go).
+//
 // Storage layout (storm/v3 on bbolt, under the root bucket "sessions"): one
 // sessionRow per session, indexed by id and by last activity; the messages
 // of a session in a bucket of their own keyed by their sequence number, so
@@ -118,6 +122,9 @@ type Session struct {
 	// message of the parent the copy ends with.
 	Parent    string `json:"parent,omitempty"`
 	ParentSeq int    `json:"parent_seq,omitempty"`
+	// Changes is how many file changes tools recorded in the session
+	// (see Change).
+	Changes int `json:"changes,omitempty"`
 }
 
 // Totals add up what a session used, every attempt on every branch
@@ -204,6 +211,21 @@ type Message struct {
 	// Incomplete is set on a reply that stopped before the model finished
 	// it, and says why: one of the Incomplete* values.
 	Incomplete string `json:"incomplete,omitempty"`
+	// Context is what an assistant message's request took of the model's
+	// window (nil when it was not known), and RunSeconds how long the run
+	// that appended the message had gone on: a reopened session shows a
+	// reply's footer and its run's total as the live transcript did.
+	Context    *ContextUse `json:"context,omitempty"`
+	RunSeconds float64     `json:"run_seconds,omitempty"`
+}
+
+// ContextUse is how full a request left the window: its prompt's tokens,
+// counted by the server (or estimated by jarvis when Estimated), of the
+// Window's.
+type ContextUse struct {
+	Window       int  `json:"window"`
+	PromptTokens int  `json:"prompt_tokens"`
+	Estimated    bool `json:"estimated,omitempty"`
 }
 
 // Why a reply stopped before its end (Message.Incomplete); they mirror
@@ -569,6 +591,9 @@ func (s *Store) Delete(id string) error {
 					return fmt.Errorf("cannot delete the images of session %s: %w", row.ID, err)
 				}
 			}
+		}
+		if err := dropChanges(n, row); err != nil {
+			return err
 		}
 		if err := n.DeleteStruct(&row); err != nil {
 			return fmt.Errorf("cannot delete session %s: %w", row.ID, err)

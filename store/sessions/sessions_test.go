@@ -67,7 +67,7 @@ func sample() []Message {
 		{Role: RoleNotice, Content: "orchestrator fell back to react", CreatedAt: at(6)},
 		{Role: RoleAssistant, Content: "6*7 = 42. I could not read notes.txt.", Model: "qwen3:8b", CreatedAt: at(8),
 			Usage:      &Usage{PromptTokens: 520, OutputTokens: 17, EvalSeconds: 0.4, TokensPerSec: 42.5, TotalSeconds: 0.5, CostUSD: 0.0002},
-			Incomplete: IncompleteLength},
+			Incomplete: IncompleteLength, Context: &ContextUse{Window: 8192, PromptTokens: 520}, RunSeconds: 2.25},
 		{Role: RoleError, Content: "Ollama is not reachable at http://127.0.0.1:11434.", CreatedAt: at(9)},
 	}
 }

@@ -12,10 +12,12 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/code"
 	"github.com/jarvis-workbench/jarvis/tools/compute"
 	"github.com/jarvis-workbench/jarvis/tools/files"
+	"github.com/jarvis-workbench/jarvis/tools/git"
 	"github.com/jarvis-workbench/jarvis/tools/llm"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	schedtools "github.com/jarvis-workbench/jarvis/tools/scheduler"
+	"github.com/jarvis-workbench/jarvis/tools/shell"
 	"github.com/jarvis-workbench/jarvis/tools/web"
 )
 
@@ -50,6 +52,9 @@ type Deps struct {
 	// MCP returns the running MCP servers (nil while none run), for the
 	// mcp_adapter tool; their own tools are registered as SERVER__TOOL.
 	MCP func() *mcp.Manager
+	// Changes records in its session every file the write tools change
+	// (store/sessions), for /undo; nil: changes are not recorded.
+	Changes files.ChangeLog
 }
 
 // Registry returns a registry holding every built-in tool, their factories
@@ -77,6 +82,20 @@ func registerBuiltins(r *tools.Registry, d Deps) {
 	must(r.Register("repl", code.REPLFactory(d.Code)))
 	must(r.Register("code_interpreter_docker", code.DockerFactory(d.Code)))
 	must(r.Register(mcp.AdapterName, mcp.AdapterFactory(d.MCP)))
+	registerActing(r, d)
+}
+
+// registerActing registers the tools that change things: files, commands,
+// commits.
+func registerActing(r *tools.Registry, d Deps) {
+	must(r.Register("file_write", func(td tools.Deps) (tools.Tool, error) { return files.NewFileWrite(td, d.Changes), nil }))
+	must(r.Register("file_edit", func(td tools.Deps) (tools.Tool, error) { return files.NewFileEdit(td, d.Changes), nil }))
+	must(r.Register("apply_patch", func(td tools.Deps) (tools.Tool, error) { return files.NewApplyPatch(td, d.Changes), nil }))
+	must(r.Register(shell.Name, func(td tools.Deps) (tools.Tool, error) { return shell.New(td), nil }))
+	must(r.Register("git_status", func(td tools.Deps) (tools.Tool, error) { return git.NewStatus(td), nil }))
+	must(r.Register("git_diff", func(td tools.Deps) (tools.Tool, error) { return git.NewDiff(td), nil }))
+	must(r.Register("git_log", func(td tools.Deps) (tools.Tool, error) { return git.NewLog(td), nil }))
+	must(r.Register("git_commit", func(td tools.Deps) (tools.Tool, error) { return git.NewCommit(td), nil }))
 }
 
 // ToolDeps returns the tools.Deps that Registry's Build calls take.

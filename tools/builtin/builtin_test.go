@@ -8,18 +8,22 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-// specTools are the 23 built-in tools of the published tool spec.
+// specTools are the built-in tools: the 23 of the published tool spec and
+// the 8 that change things (files, commands, commits).
 var specTools = []string{
-	"calculator", "cancel_scheduled_task", "channel_list", "channel_send", "channel_status",
-	"code_interpreter", "code_interpreter_docker", "file_read", "http_request", "list_scheduled_tasks",
+	"apply_patch", "calculator", "cancel_scheduled_task", "channel_list", "channel_send", "channel_status",
+	"code_interpreter", "code_interpreter_docker", "file_edit", "file_read", "file_write",
+	"git_commit", "git_diff", "git_log", "git_status", "http_request", "list_scheduled_tasks",
 	"llm", "mcp_adapter", "memory_index", "memory_retrieve", "memory_search", "memory_store",
-	"pause_scheduled_task", "repl", "resume_scheduled_task", "retrieval", "schedule_task", "think", "web_search",
+	"pause_scheduled_task", "repl", "resume_scheduled_task", "retrieval", "schedule_task", "shell_exec", "think", "web_search",
 }
 
-// mustConfirm are the tools that run code, send data out or act later.
+// mustConfirm are the tools that run code, send data out, act later or
+// change files.
 var mustConfirm = []string{
-	"cancel_scheduled_task", "channel_send", "code_interpreter", "code_interpreter_docker", "http_request",
-	"mcp_adapter", "pause_scheduled_task", "repl", "resume_scheduled_task", "schedule_task", "web_search",
+	"apply_patch", "cancel_scheduled_task", "channel_send", "code_interpreter", "code_interpreter_docker", "file_edit", "file_write",
+	"git_commit", "http_request", "mcp_adapter", "pause_scheduled_task", "repl", "resume_scheduled_task", "schedule_task",
+	"shell_exec", "web_search",
 }
 
 func TestRegistryHoldsEverySpecToolWithItsConfirmationRule(t *testing.T) {

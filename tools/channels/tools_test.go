@@ -226,3 +226,15 @@ template = '{"content": {{json .Text}}}'
 		t.Error("a fractional chat_id decoded")
 	}
 }
+
+// A grant of channel_send covers the channel it names.
+func TestSendGrantsOneChannel(t *testing.T) {
+	s := NewSend(Config{"team": {Type: "slack"}})
+	sc := s.GrantScope(tools.Args{"channel": " team ", "message": "hi"})
+	if sc.Kind != tools.ScopeChannel || sc.Value != "team" || sc.Words != "messages to channel team" {
+		t.Fatalf("scope %+v", sc)
+	}
+	if other := s.GrantScope(tools.Args{"channel": "ops"}); (tools.Grant{Tool: "channel_send", Scope: sc}).Covers("channel_send", other) {
+		t.Fatal("a grant for team covers ops")
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -241,7 +240,7 @@ func (t *Docker) run(ctx context.Context, bin, name, code string) (*outcome, err
 	cmd := exec.Command(bin, t.dockerArgs(name, start)...)
 	cmd.Stdin = strings.NewReader(code)
 	cmd.Stdout, cmd.Stderr = o.stdout, o.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -260,7 +259,7 @@ func (t *Docker) run(ctx context.Context, bin, name, code string) (*outcome, err
 	}
 	if o.timedOut || o.cancelled {
 		t.killContainer(bin, name)
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd.Process.Pid)
 		<-exited
 		// The client may have died before the engine created the
 		// container; make sure it does not start afterwards.
@@ -318,7 +317,7 @@ func (t *Docker) explain(r tools.Result, o *outcome) tools.Result {
 		res.Status = tools.StatusTimeout
 		res.Metadata = r.Metadata
 		return res
-	case 128 + int(syscall.SIGXCPU):
+	case cpuLimitExit:
 		msg = withOutput(fmt.Sprintf("The code used up its CPU time limit (%d s) and was killed.", t.cfg.CPUSeconds),
 			o.stdout.String(), stderr)
 	case 137:

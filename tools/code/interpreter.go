@@ -152,7 +152,7 @@ func (o *outcome) result() tools.Result {
 		case ws.Signaled():
 			sig := ws.Signal()
 			cpu := o.state.UserTime() + o.state.SystemTime()
-			if sig == syscall.SIGXCPU || (sig == syscall.SIGKILL && o.cpuLimit > 0 && cpu >= time.Duration(o.cpuLimit)*time.Second) {
+			if isCPULimit(sig) || (sig == syscall.SIGKILL && o.cpuLimit > 0 && cpu >= time.Duration(o.cpuLimit)*time.Second) {
 				r = fail(tools.StatusError, "The code used up its CPU time limit (%d s) and was killed.", o.cpuLimit)
 			} else {
 				r = fail(tools.StatusError, "The code was killed by signal %d (%s).", int(sig), sig)

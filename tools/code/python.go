@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -112,7 +111,7 @@ func askPython(ctx context.Context, python string, asNobody bool) (real, why str
 	if asNobody {
 		cmd.Dir = "/"
 		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyID, Gid: nobodyID, Groups: []uint32{}}}
+		runAsNobody(cmd)
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

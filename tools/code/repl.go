@@ -204,7 +204,7 @@ func (r *REPL) endReason(st *os.ProcessState) string {
 	switch {
 	case ws.Exited() && ws.ExitStatus() == exitIdleCPU:
 		return fmt.Sprintf("threads the code left running used up the CPU time allowed between calls (%d s)", r.cfg.CPUSeconds)
-	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU ||
+	case ws.Signaled() && (isCPULimit(ws.Signal()) ||
 		ws.Signal() == syscall.SIGKILL && cpu >= time.Duration(r.cfg.SessionCPUSeconds)*time.Second):
 		return fmt.Sprintf("it used up its CPU time for the session (%d s, session_cpu_seconds)", r.cfg.SessionCPUSeconds)
 	}

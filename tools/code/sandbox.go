@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -284,7 +283,7 @@ func (p *process) kill() {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+	killGroup(p.pid())
 	_ = p.cmd.Process.Kill()
 	if p.cg != nil {
 		p.cg.killAll()

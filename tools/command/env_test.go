@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/tools"
@@ -42,9 +41,7 @@ func TestUnconfirmedCommandIsAuditedAsAllowedByConfig(t *testing.T) {
 	spec := helperSpec(t, "pwd")
 	off := false
 	spec.Confirm = &off
-	var mu sync.Mutex
-	var entries []tools.AuditEntry
-	audit := auditFunc(func(e tools.AuditEntry) { mu.Lock(); entries = append(entries, e); mu.Unlock() })
+	audit := &tools.MemoryAudit{}
 	e, err := tools.NewExecutor([]tools.Tool{New(mustCompile(t, spec))}, tools.ExecutorOptions{Policy: tools.NewPolicy(tools.PolicyOptions{Audit: audit})})
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +49,7 @@ func TestUnconfirmedCommandIsAuditedAsAllowedByConfig(t *testing.T) {
 	if r := e.Execute(context.Background(), tools.Call{Name: "probe"}); !r.Success {
 		t.Fatal(r.Content)
 	}
-	if len(entries) != 1 || entries[0].By != tools.ByConfig || entries[0].Reason != "[[commands]] probe: confirm = false" {
-		t.Fatalf("audited %+v", entries)
+	if entries := audit.Entries(); len(entries) != 1 || entries[0].By != tools.ByConfig || entries[0].Reason != "[[commands]] probe: confirm = false" {
+		t.Fatalf("audited %+v", audit.Entries())
 	}
 }
-
-type auditFunc func(tools.AuditEntry)
-
-func (f auditFunc) Record(e tools.AuditEntry) { f(e) }

@@ -104,10 +104,11 @@ func TestCancellingTheRunKillsTheProgram(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tools.Result)
 	go func() { done <- New(c).Execute(ctx, nil) }()
-	// Cancel once the program is up (its pid file exists).
+	// Cancel once the program is up (its pid is written: the file exists
+	// a moment before).
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, err := os.Stat(pidFile); err == nil {
+		if b, err := os.ReadFile(pidFile); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -169,6 +169,8 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
 		return tools.Fail("Cannot read %s: it is not a UTF-8 text file (binary content).", shown(path))
 	}
+	// The write tools change only a file the model saw as it is.
+	reads.saw(tools.CallOf(ctx).Session, real, data, info.ModTime())
 	content := string(data)
 	meta := map[string]any{"path": real, "size_bytes": len(data)}
 	if maxLines > 0 || startLine > 1 {

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/internal/testfs"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -143,9 +143,7 @@ func TestFileReadSensitiveNames(t *testing.T) {
 func TestFileReadNeverOpensFIFOOrDevice(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "pipe")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	testfs.Mkfifo(t, fifo)
 	f, _ := NewFileReadIn([]string{dir, "/dev"})
 	done := make(chan tools.Result, 1)
 	go func() { done <- read(t, f, tools.Args{"path": fifo}) }()

@@ -47,7 +47,7 @@ func (s *Secrets) sameAsSensitive(same func(os.FileInfo) bool) string {
 		}
 	}
 	bases := sensitiveBases()
-	for _, r := range compiledRules {
+	for _, r := range compiledRules() {
 		if r.globbed() {
 			continue
 		}

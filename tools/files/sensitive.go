@@ -250,7 +250,9 @@ func (e element) match(s string) bool {
 	return s == e.pattern
 }
 
-var compiledRules = func() []compiledRule {
+// compiledRules are the rules split for matching, built on first use:
+// a program that never reads a file pays nothing for them at start.
+var compiledRules = sync.OnceValue(func() []compiledRule {
 	out := make([]compiledRule, len(secretRules))
 	for i, r := range secretRules {
 		p := strings.ToLower(r.pattern)
@@ -265,7 +267,7 @@ var compiledRules = func() []compiledRule {
 		}
 	}
 	return out
-}()
+})
 
 // ruleIndex narrows the rules worth matching against a path to those that
 // can match it, so that checking every file of a large tree stays cheap.
@@ -275,9 +277,9 @@ type ruleIndex struct {
 	always  []int            // rules with a wildcard where the index would look
 }
 
-var rulesIndex = func() ruleIndex {
+var rulesIndex = sync.OnceValue(func() ruleIndex {
 	ix := ruleIndex{byLast: map[string][]int{}, byFirst: map[string][]int{}}
-	for i, r := range compiledRules {
+	for i, r := range compiledRules() {
 		key := r.parts[len(r.parts)-1]
 		index := ix.byLast
 		if r.dir || r.anchored {
@@ -290,7 +292,7 @@ var rulesIndex = func() ruleIndex {
 		}
 	}
 	return ix
-}()
+})
 
 // first returns the first rule, in table order, that covers comps (-1:
 // none).
@@ -298,7 +300,7 @@ func (ix ruleIndex) first(comps []string, asDir bool) int {
 	best := -1
 	try := func(rules []int) {
 		for _, i := range rules {
-			if (best < 0 || i < best) && compiledRules[i].matches(comps, asDir) {
+			if (best < 0 || i < best) && compiledRules()[i].matches(comps, asDir) {
 				best = i
 			}
 		}
@@ -502,14 +504,14 @@ func (s *Secrets) check(paths []string, asDir bool) string {
 	// it: the most specific.
 	best := -1
 	for _, comps := range all {
-		if i := rulesIndex.first(comps, asDir); i >= 0 && (best < 0 || i < best) {
+		if i := rulesIndex().first(comps, asDir); i >= 0 && (best < 0 || i < best) {
 			best = i
 		}
 	}
 	if best < 0 {
 		return ""
 	}
-	return compiledRules[best].holds
+	return compiledRules()[best].holds
 }
 
 // Refuse is the refusal, for the executor's gate, of acting on p when it is

@@ -322,7 +322,7 @@ func argsJSON(t *testing.T, a tools.Args) string {
 func TestElementMatchAgreesWithPathMatch(t *testing.T) {
 	names := []string{"", "x", ".env", ".env.local", "prod.env", "id_rsa", "server.key", "ssh_host_rsa_key", "ssh_host_rsa_key.pub",
 		"credentials", "credentials.json", "a.kdbx", "environ", "1234", "config.json", ".envrc", "key", "ssh_host_key"}
-	for _, r := range compiledRules {
+	for _, r := range compiledRules() {
 		for _, e := range r.elems {
 			for _, n := range names {
 				want, _ := path.Match(e.pattern, n)

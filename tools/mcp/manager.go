@@ -40,6 +40,10 @@ type Options struct {
 	PingTimeout time.Duration
 	// ClientVersion is the version jarvis reports to servers.
 	ClientVersion string
+	// OneAttempt starts each server once and leaves a failed one failed:
+	// an inspection reports what happened, and a retry in flight would
+	// show a server that never came up as "starting".
+	OneAttempt bool
 }
 
 func (o Options) withDefaults() Options {

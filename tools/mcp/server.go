@@ -208,6 +208,14 @@ func (s *server) run(ctx context.Context) {
 			err = errors.New(reason)
 		}
 		failures++
+		if s.m.opts.OneAttempt {
+			s.setFailed(err.Error(), 0)
+			if c != nil {
+				c.close()
+			}
+			<-ctx.Done()
+			return
+		}
 		retryAt := time.Now().Add(s.m.backoff(failures))
 		// Say why before stopping what failed to start: a server that
 		// ignores its stdin closing takes seconds more to stop, and those
@@ -572,12 +580,19 @@ func (s *server) setFailed(reason string, retry time.Duration) {
 	s.reason = reason
 	s.lastErr = reason
 	s.lastErrAt = s.since
-	s.nextRetry = s.since.Add(retry)
+	s.nextRetry = time.Time{}
+	if retry > 0 {
+		s.nextRetry = s.since.Add(retry)
+	}
 	s.conn = nil
 	s.mu.Unlock()
 	s.firstOnce.Do(func() { close(s.firstDone) })
 	s.log.Warn("mcp server failed", "reason", reason, "retry_in", retry)
-	s.m.notice(fmt.Sprintf("MCP server '%s' is unavailable: %s; restarting in %s.", s.cfg.Name, reason, roundDuration(retry)))
+	if retry > 0 {
+		s.m.notice(fmt.Sprintf("MCP server '%s' is unavailable: %s; restarting in %s.", s.cfg.Name, reason, roundDuration(retry)))
+	} else {
+		s.m.notice(fmt.Sprintf("MCP server '%s' is unavailable: %s.", s.cfg.Name, reason))
+	}
 	s.m.changed()
 }
 

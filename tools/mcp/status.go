@@ -249,7 +249,9 @@ func Inspect(ctx context.Context, cfg Config, opts InspectOptions) ([]ServerStat
 	if progress == nil {
 		progress = func([]ServerStatus, bool) {}
 	}
-	m, err := New(cfg, opts.Options)
+	mopts := opts.Options
+	mopts.OneAttempt = true
+	m, err := New(cfg, mopts)
 	if err != nil {
 		return nil, err
 	}

@@ -207,3 +207,25 @@ func TestInspect(t *testing.T) {
 		t.Errorf("progress: %q, stopping told: %v", seen, stopped)
 	}
 }
+
+// An inspection's server that failed stays failed: with restarts as fast
+// as fastOptions makes them, a retry would otherwise show it as starting
+// by the time the status is read.
+func TestOneAttemptLeavesAFailedServerFailed(t *testing.T) {
+	opts := fastOptions()
+	opts.OneAttempt = true
+	m, err := New(Config{Servers: []ServerConfig{{Name: "ghost", Command: "/nonexistent/jarvis-mcp-server"}}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start()
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = m.WaitReady(ctx)
+	time.Sleep(10 * opts.RestartMax / 4) // several back-offs' worth
+	st := m.Status()
+	if len(st) != 1 || st[0].State != StateFailed || !st[0].NextRetry.IsZero() {
+		t.Fatalf("status after one attempt: %+v", st)
+	}
+}

@@ -5,9 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/jarvis-workbench/jarvis/internal/testfs"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -31,9 +31,7 @@ func tree(t *testing.T) string {
 	if err := os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "link-to-sub")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfs.Mkfifo(t, filepath.Join(root, "pipe"))
 	return root
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jarvis-workbench/jarvis/store/tasks"
@@ -72,7 +71,7 @@ func TestPauseAndResumeAskAndAreAudited(t *testing.T) {
 	}
 	other, _ := svc.Create(ctx, tasks.NewTask{Prompt: "Other", ScheduleType: tasks.Interval, ScheduleValue: "3600"})
 	var asked []tools.ConfirmRequest
-	audit := &auditLog{}
+	audit := &tools.MemoryAudit{}
 	pol := tools.NewPolicy(tools.PolicyOptions{Audit: audit, Asker: tools.ConfirmFunc(func(_ context.Context, req tools.ConfirmRequest) (tools.Decision, error) {
 		asked = append(asked, req)
 		return tools.AllowSession, nil
@@ -112,7 +111,7 @@ func TestPauseAndResumeAskAndAreAudited(t *testing.T) {
 	if res := do("resume_scheduled_task", task.ID); !res.Success || len(asked) != n+2 {
 		t.Fatalf("resume did not ask: %+v", res)
 	}
-	entries := audit.all()
+	entries := audit.Entries()
 	if len(entries) < 4 || entries[0].Tool != "resume_scheduled_task" && entries[0].Tool != "pause_scheduled_task" {
 		t.Fatalf("audited %+v", entries)
 	}
@@ -121,21 +120,4 @@ func TestPauseAndResumeAskAndAreAudited(t *testing.T) {
 			t.Errorf("entry %+v", e)
 		}
 	}
-}
-
-type auditLog struct {
-	mu      sync.Mutex
-	entries []tools.AuditEntry
-}
-
-func (a *auditLog) Record(e tools.AuditEntry) {
-	a.mu.Lock()
-	a.entries = append(a.entries, e)
-	a.mu.Unlock()
-}
-
-func (a *auditLog) all() []tools.AuditEntry {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]tools.AuditEntry(nil), a.entries...)
 }

@@ -120,3 +120,28 @@ timeout = 15
 		t.Errorf("example http config rejected: %v", err)
 	}
 }
+
+// A grant of http_request covers the host of the URL, whatever the path,
+// with the port only when it is not the scheme's.
+func TestHTTPRequestGrantsOneHost(t *testing.T) {
+	h, err := NewHTTPRequest(HTTPConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for url, want := range map[string]string{
+		"https://API.github.com/repos/x": "api.github.com",
+		"https://api.github.com:443/y":   "api.github.com",
+		"http://nas.lan:8080/status":     "nas.lan:8080",
+		"http://[::1]:9000/":             "[::1]:9000",
+		"not a url":                      "(no host)",
+	} {
+		sc := h.GrantScope(tools.Args{"url": url})
+		if sc.Kind != tools.ScopeHost || sc.Value != want || sc.Words != "requests to "+want {
+			t.Errorf("%s: %+v, want %s", url, sc, want)
+		}
+	}
+	a, b := h.GrantScope(tools.Args{"url": "https://api.github.com/a"}), h.GrantScope(tools.Args{"url": "https://evil.example/a"})
+	if (tools.Grant{Tool: "http_request", Scope: a}).Covers("http_request", b) {
+		t.Fatal("a grant for one host covers another")
+	}
+}

@@ -14,7 +14,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-func (a *app) approvalsCommand() *cobra.Command {
+func (a *cmdline) approvalsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approvals",
 		Short: "List and revoke the always-grants",
@@ -53,7 +53,7 @@ type approvalRow struct {
 	Honoured bool `json:"honoured"`
 }
 
-func (a *app) approvalStore() (*approvals.Store, error) {
+func (a *cmdline) approvalStore() (*approvals.Store, error) {
 	db, err := a.openDB("approvals")
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func (a *app) approvalStore() (*approvals.Store, error) {
 // grantKind says what a grant of the named tool covers; ScopeTool when
 // the tool cannot be built here (an MCP server's tool: those are
 // tool-wide).
-func (a *app) grantKind(name string) tools.ScopeKind {
+func (a *cmdline) grantKind(name string) tools.ScopeKind {
 	env, err := a.environment()
 	if err != nil || !env.w.Registry.Has(name) {
 		return tools.ScopeTool
@@ -77,7 +77,7 @@ func (a *app) grantKind(name string) tools.ScopeKind {
 	return tools.GrantKind(list[0])
 }
 
-func (a *app) approvalsListCommand() *cobra.Command {
+func (a *cmdline) approvalsListCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -132,7 +132,7 @@ func (a *app) approvalsListCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) approvalsRevokeCommand() *cobra.Command {
+func (a *cmdline) approvalsRevokeCommand() *cobra.Command {
 	var asJSON, all bool
 	cmd := &cobra.Command{
 		Use:   "revoke TOOL [GRANT]",

@@ -12,11 +12,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/attach"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/attach"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
@@ -43,7 +44,7 @@ func (f *agentFlags) configFlags(cmd *cobra.Command) config.Flags {
 	return cf
 }
 
-func (a *app) askCommand() *cobra.Command {
+func (a *cmdline) askCommand() *cobra.Command {
 	var af agentFlags
 	var asJSON, yes, noStream bool
 	var so askSessionFlags
@@ -116,7 +117,7 @@ const maxPiped = 1 << 20
 // askQuery builds the question: the arguments, followed by what is piped
 // on stdin (`git diff | jarvis ask "Write a commit message"`), or stdin
 // alone when there are no arguments. A terminal on stdin is never read.
-func (a *app) askQuery(args string) (string, error) {
+func (a *cmdline) askQuery(args string) (string, error) {
 	piped, err := a.pipedInput()
 	if err != nil {
 		return "", err
@@ -134,7 +135,7 @@ func (a *app) askQuery(args string) (string, error) {
 
 // pipedInput reads stdin when it is a pipe or a file; a terminal or a
 // device (/dev/null) gives nothing.
-func (a *app) pipedInput() (string, error) {
+func (a *cmdline) pipedInput() (string, error) {
 	if f, ok := a.io.In.(*os.File); ok {
 		info, err := f.Stat()
 		if err != nil || info.Mode()&(os.ModeNamedPipe) == 0 && !info.Mode().IsRegular() {
@@ -160,7 +161,7 @@ type askOptions struct {
 	images            []string
 }
 
-func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
+func (a *cmdline) ask(ctx context.Context, query string, opts askOptions) error {
 	printer := &askPrinter{out: a.io.Out, stream: opts.stream, tools: newEventPrinter(a.io.Err, isTerminal(a.io.Err)), ttyErr: isTerminal(a.io.Err)}
 	policy, canAsk := a.commandPolicy(tools.SourceAsk, opts.yes)
 	res, sess, err := a.runAsk(ctx, query, opts, printer, policy)
@@ -195,7 +196,7 @@ func (a *app) ask(ctx context.Context, query string, opts askOptions) error {
 // runAsk runs the question. It always returns a result: on failure, what
 // arrived before it (the partial answer, the tool results, the usage), or
 // only the model and agent when the run could not start.
-func (a *app) runAsk(ctx context.Context, query string, opts askOptions, printer *askPrinter, policy *tools.Policy) (*agent.Result, *askSession, error) {
+func (a *cmdline) runAsk(ctx context.Context, query string, opts askOptions, printer *askPrinter, policy *tools.Policy) (*agent.Result, *askSession, error) {
 	res := &agent.Result{}
 	// The session comes first: its model, agent and tools are the run's
 	// unless flags say otherwise, and the tools are built from them.
@@ -212,7 +213,7 @@ func (a *app) runAsk(ctx context.Context, query string, opts askOptions, printer
 }
 
 // askImages reads the --image files.
-func (a *app) askImages(paths []string) ([]engine.Image, error) {
+func (a *cmdline) askImages(paths []string) ([]engine.Image, error) {
 	var out []engine.Image
 	cfg, err := a.loadConfig(config.Flags{})
 	if err != nil {
@@ -228,7 +229,7 @@ func (a *app) askImages(paths []string) ([]engine.Image, error) {
 	return out, nil
 }
 
-func (a *app) runAskIn(ctx context.Context, query string, images []engine.Image, sess *askSession, printer *askPrinter, policy *tools.Policy) (*agent.Result, error) {
+func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Image, sess *askSession, printer *askPrinter, policy *tools.Policy) (*agent.Result, error) {
 	res := &agent.Result{}
 	env, err := a.environment()
 	if err != nil {
@@ -258,16 +259,18 @@ func (a *app) runAskIn(ctx context.Context, query string, images []engine.Image,
 	if note != "" {
 		printer.note(note)
 	}
-	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Policy: policy})
+	exec, err := app.NewExecutor(list, policy, printer)
 	if err != nil {
 		return res, failErr("%v", err)
 	}
-	acfg := env.w.AgentConfig(model, exec, printer)
+	turn := env.w.Turn(cfg.Agent, model, exec, printer)
 	conv := &agent.Conversation{}
 	if sess != nil {
-		conv, acfg.OnMessage = sess.conv, sess.record
+		conv, turn.OnMessage = sess.conv, sess.record
+		// The write tools record their changes in the session, for undo.
+		ctx = tools.WithSession(ctx, sess.currentID)
 	}
-	ag, err := agent.New(cfg.Agent, acfg)
+	ag, err := turn.Build()
 	if err != nil {
 		return res, usageErr("%v", err)
 	}
@@ -314,11 +317,16 @@ func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {
 		out.ToolResults = []tools.Result{} // [] rather than null for scripts
 	}
 	if err != nil {
-		out.Error = err.Error()
+		out.Error = explain(err)
 		if interrupted {
 			out.Error = "interrupted"
 		}
 	}
+	notices := make([]string, len(out.Notices))
+	for i, n := range out.Notices {
+		notices[i] = say(n)
+	}
+	out.Notices = notices
 	return out
 }
 
@@ -382,7 +390,7 @@ func (p *askPrinter) Publish(e events.Event) {
 		p.note(fmt.Sprintf("the conversation was compacted to fit the window: %s summarised, about %s tokens saved",
 			format.Count(c.Replaced, "earlier message"), format.Tokens(max(c.Before-c.After, 0))))
 	case events.Notice:
-		p.note(e.Text)
+		p.note(say(e.Text))
 	default:
 		p.tools.Publish(e)
 	}

@@ -1,18 +1,20 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/config"
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
@@ -60,11 +62,14 @@ type askSession struct {
 	mu   sync.Mutex
 	tree *sessions.Tree
 	err  error
+	// lease holds the session while the run writes to it: a workbench
+	// (or another ask) on it would interleave its lines with the run's.
+	lease *sessions.Lease
 }
 
 // openAskSession opens (or, with --save, starts) the session, and makes
 // its model, agent and tools the run's where no flag set them.
-func (a *app) openAskSession(f askSessionFlags, query string) (*askSession, error) {
+func (a *cmdline) openAskSession(f askSessionFlags, query string) (*askSession, error) {
 	if !f.any() {
 		return nil, nil
 	}
@@ -78,8 +83,10 @@ func (a *app) openAskSession(f askSessionFlags, query string) (*askSession, erro
 	}
 	st := sessions.New(db)
 	if f.save {
-		return &askSession{store: st, title: sessions.TitleFrom(query), isNew: true,
-			conv: &agent.Conversation{}, tree: &sessions.Tree{}}, nil
+		s := &askSession{store: st, title: sessions.TitleFrom(query), isNew: true,
+			conv: &agent.Conversation{}, tree: &sessions.Tree{}}
+		a.closers = append(a.closers, s.release)
+		return s, nil
 	}
 	id := f.id
 	if f.cont {
@@ -98,6 +105,16 @@ func (a *app) openAskSession(f askSessionFlags, query string) (*askSession, erro
 	} else if err != nil {
 		return nil, usageErr("--session: %v", err)
 	}
+	lease, err := st.Hold(sess.ID, "jarvis ask")
+	var held *sessions.HeldError
+	if errors.As(err, &held) {
+		return nil, failErr("%v: nothing was asked, as its lines and this run's would interleave. Ask again once it is closed there, or start a new session with --save", held)
+	} else if err != nil {
+		return nil, failErr("session %s: %v", sess.ID, err)
+	}
+	s := &askSession{store: st, id: sess.ID, title: sess.Title, lease: lease,
+		meta: sessions.Meta{Model: sess.Model, Agent: sess.Agent, Tools: sess.Tools, NumCtx: sess.NumCtx}}
+	a.closers = append(a.closers, s.release)
 	tree := sessions.TreeOf(sess, msgs)
 	path := tree.CurrentPath()
 	if err := st.FillImages(path); err != nil {
@@ -107,8 +124,24 @@ func (a *app) openAskSession(f askSessionFlags, query string) (*askSession, erro
 		restore(cfg, sess)
 	}
 	cfg.UseSessionWindow(sess.NumCtx)
-	return &askSession{store: st, id: sess.ID, title: sess.Title, tree: tree, conv: history.Conversation(path),
-		meta: sessions.Meta{Model: sess.Model, Agent: sess.Agent, Tools: sess.Tools, NumCtx: sess.NumCtx}}, nil
+	s.tree, s.conv = tree, history.Conversation(path)
+	return s, nil
+}
+
+// release lets the session go once the run's writes have landed (or
+// waited their moment: they then stay in the queue's journal).
+func (s *askSession) release() {
+	s.mu.Lock()
+	lease := s.lease
+	s.lease = nil
+	s.mu.Unlock()
+	if lease == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.store.Flush(ctx)
+	lease.Release()
 }
 
 // restore makes the session's model, agent and tools the configuration's,
@@ -136,11 +169,22 @@ func (s *askSession) record(a agent.Appended) {
 			return
 		}
 		s.id = sess.ID
+		// Nobody knows it yet, but a workbench may list and open it
+		// while the run still writes. One that cannot be held (a
+		// read-only directory) is saved all the same.
+		s.lease, _ = s.store.Hold(s.id, "jarvis ask")
 	}
 	m := s.tree.Append(history.Stored(a))
 	if err := s.store.AppendQueued(s.id, m); err != nil && s.err == nil {
 		s.err = err
 	}
+}
+
+// currentID is the session's id ("" until its first message).
+func (s *askSession) currentID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
 }
 
 // finish records what the session runs with now when the run changed it

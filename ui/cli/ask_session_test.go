@@ -235,3 +235,58 @@ func TestAskImages(t *testing.T) {
 }
 
 func t0() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
+
+// A session open in another jarvis (a workbench) is not asked on: ask
+// says who holds it and exits 1, sending nothing and writing nothing;
+// once it is let go, the same ask goes on it, and holds it while it runs.
+func TestAskRespectsASessionOpenElsewhere(t *testing.T) {
+	srv := sessionServer(t)
+	db := filepath.Join(t.TempDir(), "j.db")
+	base := []string{"--host", srv.URL, "--db", db, "ask", "--tools", "none", "--model", "qwen3:8b"}
+	out, errOut, code := runCLI(t, "", append(base, "--save", "--json", "Let's plan a trip to Lisbon")...)
+	if code != ExitOK {
+		t.Fatalf("--save: %d %s", code, errOut)
+	}
+	id := askJSONOut(t, out).Session
+
+	s := openSessions(t, db)
+	lease, err := s.Hold(id, "the workbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chats := len(srv.Chats())
+	for _, how := range [][]string{{"--session", id[:10]}, {"--continue"}} {
+		out, errOut, code = runCLI(t, "", append(append(base, how...), "What is the weather there?")...)
+		if code != ExitFailed {
+			t.Errorf("%v on a held session: exit %d, want %d\n%s", how, code, ExitFailed, errOut)
+		}
+		for _, want := range []string{"session " + id + " is open in another jarvis (the workbench, pid", "nothing was asked", "--save"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v: stderr lacks %q:\n%s", how, want, errOut)
+			}
+		}
+		if out != "" {
+			t.Errorf("%v: stdout %q", how, out)
+		}
+	}
+	if n := len(srv.Chats()); n != chats {
+		t.Fatalf("%d requests reached the server for a held session", n-chats)
+	}
+	if sess, _, _ := s.Load(id); sess.Messages != 2 {
+		t.Fatalf("the held session has %d messages, want its 2", sess.Messages)
+	}
+
+	lease.Release()
+	if _, errOut, code := runCLI(t, "", append(base, "--session", id, "What is the weather there?")...); code != ExitOK {
+		t.Fatalf("after the release: %d %s", code, errOut)
+	}
+	if sess, _, _ := s.Load(id); sess.Messages != 4 {
+		t.Fatalf("the session has %d messages after the ask, want 4", sess.Messages)
+	}
+	// The ask let go of it when it ended.
+	again, err := s.Hold(id, "the workbench")
+	if err != nil {
+		t.Fatalf("the ask kept the session: %v", err)
+	}
+	again.Release()
+}

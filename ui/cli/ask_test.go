@@ -82,7 +82,7 @@ func TestAskFailuresAndUsage(t *testing.T) {
 		t.Fatalf("unreachable: exit %d err %q", code, errOut)
 	}
 	_, errOut, code = runCLI(t, "", "ask", "--host", srv.URL, "--model", "missing:1b", "hi")
-	if code != ExitFailed || !strings.Contains(errOut, "ollama pull missing:1b") {
+	if code != ExitFailed || !strings.Contains(errOut, "jarvis models pull missing:1b") {
 		t.Fatalf("missing model: exit %d err %q", code, errOut)
 	}
 	_, errOut, code = runCLI(t, "", "ask", "--host", srv.URL, "--tools", "calculater", "hi")
@@ -111,7 +111,7 @@ func TestModelsAndDoctorAgainstFakeServer(t *testing.T) {
 		t.Fatalf("doctor: exit %d\n%s", code, out)
 	}
 	out, _, code = runCLI(t, "", "doctor", "--host", srv.URL, "--model", "absent")
-	if code != ExitFailed || !strings.Contains(out, "fix: jarvis models pull absent (or ollama pull absent)") {
+	if code != ExitFailed || !strings.Contains(out, "fix: jarvis models pull absent") {
 		t.Fatalf("doctor missing model: exit %d\n%s", code, out)
 	}
 	out, _, code = runCLI(t, "", "doctor", "--host", ot.ClosedURL(t))

@@ -14,7 +14,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-func (a *app) auditCommand() *cobra.Command {
+func (a *cmdline) auditCommand() *cobra.Command {
 	var tool, since string
 	var limit int
 	var asJSON bool

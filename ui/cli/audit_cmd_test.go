@@ -60,7 +60,7 @@ func TestToolsRunFollowsThePolicyAndIsAudited(t *testing.T) {
 	if e := entries[0]; e.Tool != "channel_send" || e.Decision != "denied" || e.By != "no terminal" || e.Source != "tools run" {
 		t.Errorf("first entry = %+v", e)
 	}
-	if e := entries[1]; e.Decision != "allowed" || e.By != "--yes" || e.Time.IsZero() {
+	if e := entries[1]; e.Decision != "allowed" || e.By != "yes to all" || e.Time.IsZero() {
 		t.Errorf("second entry = %+v", e)
 	}
 	for _, e := range entries {
@@ -76,7 +76,7 @@ func TestToolsRunFollowsThePolicyAndIsAudited(t *testing.T) {
 		t.Errorf("--since 1h lists %d", len(got))
 	}
 	out, _, code := runCLI(t, "", "audit", "--db", db, "--tool", "channel_send")
-	if code != ExitOK || !strings.Contains(out, "no terminal") || !strings.Contains(out, "--yes") {
+	if code != ExitOK || !strings.Contains(out, "no terminal") || !strings.Contains(out, "yes to all") {
 		t.Errorf("the table: exit %d\n%s", code, out)
 	}
 	if _, errOut, code := runCLI(t, "", "audit", "--db", db, "--since", "yesterday"); code != ExitUsage || !strings.Contains(errOut, "24h") {

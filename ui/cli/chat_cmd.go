@@ -36,7 +36,7 @@ func (f *chatFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.noMouse, "no-mouse", false, "start with mouse capture off (select text with the mouse; F2 toggles)")
 }
 
-func (a *app) chatCommand() *cobra.Command {
+func (a *cmdline) chatCommand() *cobra.Command {
 	var f chatFlags
 	cmd := &cobra.Command{
 		Use:         "chat",
@@ -54,7 +54,7 @@ const chatLong = `Open the terminal workbench: chat with the model, watch every 
 live panel, approve the calls that can do harm, and see exactly what the model
 is told about its tools. Press ? inside for the keys, /help for the commands.`
 
-func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
+func (a *cmdline) chat(cmd *cobra.Command, f *chatFlags) error {
 	if !isTerminal(a.io.Out) || !isTerminalReader(a.io.In) {
 		return usageErr("the workbench needs a terminal (stdin and stdout). For scripts use: jarvis ask \"QUESTION\"")
 	}
@@ -88,7 +88,7 @@ func (a *app) chat(cmd *cobra.Command, f *chatFlags) error {
 	}
 	bus := events.New()
 	opts := tui.Options{
-		Config: cfg, Engine: env.def.engine, EngineKind: env.def.kind, Endpoints: env.tuiEndpoints(),
+		Config: cfg, Engine: env.def.Engine, Server: env.def, Endpoints: env.named,
 		Registry: env.registry, ToolDeps: env.deps,
 		Theme: cfg.Theme, Continue: f.cont, Bus: bus, NoMouse: f.noMouse,
 	}

@@ -1,5 +1,5 @@
 // Package cli is the jarvis command line: it parses flags once, builds its
-// environment with ui/wire (the configuration, the engines, the tool
+// environment with package app (the configuration, the engines, the tool
 // registry, the database), and hands over to the TUI or to a headless
 // command.
 //
@@ -18,8 +18,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/store"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
@@ -51,13 +51,30 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // usageErr reports a wrong use of a command (exit 2).
 func usageErr(format string, a ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, worded(a)...)}
 }
 
 // failErr reports work that failed (exit 1).
 func failErr(format string, a ...any) error {
-	return &exitError{code: ExitFailed, err: fmt.Errorf(format, a...)}
+	return &exitError{code: ExitFailed, err: fmt.Errorf(format, worded(a)...)}
 }
+
+// worded gives the errors among a the command line's words for their
+// advice (see explain), keeping them errors for %w.
+func worded(a []any) []any {
+	for i, x := range a {
+		if err, ok := x.(error); ok {
+			a[i] = cliWorded{err}
+		}
+	}
+	return a
+}
+
+// cliWorded is an error whose message speaks of the command line's flags.
+type cliWorded struct{ err error }
+
+func (w cliWorded) Error() string { return explain(w.err) }
+func (w cliWorded) Unwrap() error { return w.err }
 
 // silentFail exits 1 without printing: the command already said why.
 var silentFail = &exitError{code: ExitFailed, err: errors.New("")}
@@ -76,15 +93,15 @@ func Main(args []string, stdio IO) int {
 }
 
 func run(ctx context.Context, args []string, stdio IO) int {
-	app := &app{io: stdio}
-	defer app.close()
-	root := app.rootCommand()
+	c := &cmdline{io: stdio}
+	defer c.close()
+	root := c.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	err := root.ExecuteContext(ctx)
-	app.flushStdout()
+	c.flushStdout()
 	if err == nil {
 		return ExitOK
 	}
@@ -102,13 +119,13 @@ func run(ctx context.Context, args []string, stdio IO) int {
 		return ee.code
 	}
 	// Anything else cobra returns is a flag or argument problem.
-	fmt.Fprintf(stdio.Err, "jarvis: %s\n%s\n", safe.Text(err.Error()), helpSuffix)
+	fmt.Fprintf(stdio.Err, "jarvis: %s\n%s\n", safe.Text(explain(err)), helpSuffix)
 	return ExitUsage
 }
 
 // app holds what commands share: the IO, the global flags, and (once
 // loaded) the configuration.
-type app struct {
+type cmdline struct {
 	io  IO
 	g   globals
 	cfg *config.Config
@@ -119,14 +136,14 @@ type app struct {
 }
 
 // close releases what the command started, last first.
-func (a *app) close() {
+func (a *cmdline) close() {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
 	}
 	a.closers = nil
 }
 
-func (a *app) rootCommand() *cobra.Command {
+func (a *cmdline) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   defaultName,
 		Short: "A terminal workbench for local models and their tools",
@@ -156,7 +173,8 @@ your approval.`,
 	pf.StringVar(&a.g.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/jarvis/config.toml)")
 	pf.StringVar(&a.g.dbPath, "db", "", "database file (default $JARVIS_DB or $XDG_DATA_HOME/jarvis/jarvis.db)")
 
-	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand(), a.schedulerCommand(), a.memoryCommand(), a.mcpCommand(), a.chatCommand(), a.approvalsCommand(), a.auditCommand(), a.evalCommand())
+	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand(), a.schedulerCommand(), a.memoryCommand(), a.mcpCommand(), a.chatCommand(), a.approvalsCommand(), a.auditCommand(), a.evalCommand(),
+		a.changesCommand(), a.undoCommand())
 	return root
 }
 

@@ -47,7 +47,7 @@ func TestToolsRunFailuresExitOne(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"tools", "run", "nope", `{}`}, "Unknown tool: nope (available: calculator"},
+		{[]string{"tools", "run", "nope", `{}`}, "Unknown tool: nope (available: apply_patch, calculator"},
 		{[]string{"tools", "run", "calculator", `{"expression":`}, "Invalid arguments JSON:"},
 		{[]string{"tools", "run", "calculator", `{}`}, "Invalid arguments: missing required parameter 'expression'."},
 		{[]string{"tools", "run", "calculator", `{"expression":"1/0"}`}, "Error: division by zero"},

@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jarvis-workbench/jarvis/ui/config"
+	"github.com/jarvis-workbench/jarvis/app/config"
+	"github.com/jarvis-workbench/jarvis/themes"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -15,8 +16,9 @@ func configPathDefault() string { return config.DefaultPath() }
 
 // globalConfigFlags are the flags every command takes that the
 // configuration reads.
-func (a *app) globalConfigFlags() config.Flags {
-	return config.Flags{ConfigPath: a.g.configPath, Host: a.g.host, Model: a.g.model, DB: a.g.dbPath, Engine: a.g.engine}
+func (a *cmdline) globalConfigFlags() config.Flags {
+	return config.Flags{ConfigPath: a.g.configPath, Host: a.g.host, Model: a.g.model, DB: a.g.dbPath, Engine: a.g.engine,
+		ThemeNames: themes.Names()}
 }
 
 // configFree are the commands that run whatever the configuration holds:
@@ -31,7 +33,7 @@ var configFree = map[string]bool{
 // file and line, and exit 2. A command that reads the configuration with
 // its own flags (ask --tools, the workbench's --theme) checks those again
 // when it loads it.
-func (a *app) refuseBadConfig(cmd *cobra.Command) error {
+func (a *cmdline) refuseBadConfig(cmd *cobra.Command) error {
 	top := cmd
 	for top.HasParent() && top.Parent().HasParent() {
 		top = top.Parent()
@@ -45,7 +47,7 @@ func (a *app) refuseBadConfig(cmd *cobra.Command) error {
 	return nil
 }
 
-func (a *app) configCommand() *cobra.Command {
+func (a *cmdline) configCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration and what is wrong with it",

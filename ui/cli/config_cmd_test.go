@@ -91,7 +91,7 @@ func TestBadConfigStopsEveryCommand(t *testing.T) {
 func TestUnknownToolInConfigNamesTheFile(t *testing.T) {
 	cfg := writeCLIConfig(t, "model = \"m\"\ntools = [\"nosuch\"]\n")
 	_, errOut, code := runCLI(t, "", "ask", "--config", cfg, "hi")
-	if code != ExitUsage || !strings.Contains(errOut, "config "+cfg+`:2: key "tools": unknown tool "nosuch"; the tools are: calculator,`) {
+	if code != ExitUsage || !strings.Contains(errOut, "config "+cfg+`:2: key "tools": unknown tool "nosuch"; the tools are: apply_patch, calculator,`) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	// A flag's mistake names the flag.
@@ -114,7 +114,7 @@ func TestDoctorListsEveryConfigProblem(t *testing.T) {
 	for _, fix := range []string{
 		"fix: choose one of: auto, dark, light",
 		"fix: write the Ollama server's address",
-		"fix: the tools are: calculator",
+		"fix: the tools are: apply_patch, calculator",
 		"fix: leave it out to keep the tool's own timeout",
 		"fix: the keys in [options] are: num_ctx",
 	} {

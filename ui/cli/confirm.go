@@ -12,11 +12,11 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // commandPolicy is the confirmation policy of a headless command (source:
@@ -26,7 +26,7 @@ import (
 // call that needs confirmation is denied (never a silent run). Every
 // decision goes to the audit log. The database is touched only when a
 // call needs confirmation.
-func (a *app) commandPolicy(source string, yes bool) (pol *tools.Policy, canAsk bool) {
+func (a *cmdline) commandPolicy(source string, yes bool) (pol *tools.Policy, canAsk bool) {
 	o := a.sharedPolicy()
 	o.Source, o.Yes, o.Nobody = source, yes, tools.ByNoTerminal
 	if f, ok := a.io.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -39,14 +39,14 @@ func (a *app) commandPolicy(source string, yes bool) (pol *tools.Policy, canAsk 
 // confirm settings, the always-approvals and the audit log in the
 // database. Without a database (a broken path) there are neither, and
 // confirmation still works.
-func (a *app) sharedPolicy() tools.PolicyOptions {
+func (a *cmdline) sharedPolicy() tools.PolicyOptions {
 	cfg, _ := a.loadConfig(config.Flags{})
 	db, _ := a.database()
-	return wire.PolicyOptions(cfg, db)
+	return app.PolicyOptions(cfg, db)
 }
 
 // auditLog writes the policy's entries to the database's audit log.
-type auditLog = wire.AuditLog
+type auditLog = app.AuditLog
 
 // promptConfirmer asks on the terminal, one question at a time even when a
 // turn's calls run in parallel. One goroutine reads the terminal's lines

@@ -11,13 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/store"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
-func (a *app) doctorCommand() *cobra.Command {
+func (a *cmdline) doctorCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the servers, the model, tool support and the data directory",
@@ -40,7 +41,7 @@ type check struct {
 	ok, warn          bool
 }
 
-func (a *app) doctor(ctx context.Context) error {
+func (a *cmdline) doctor(ctx context.Context) error {
 	var checks []check
 	add := func(c check) {
 		checks = append(checks, c)
@@ -116,27 +117,27 @@ func (a *app) doctor(ctx context.Context) error {
 // doctorServer checks that a server answers, and reports whether it did.
 // The fix is the one for its kind: how to start Ollama or an
 // OpenAI-compatible server, or where its key goes.
-func (a *app) doctorServer(ctx context.Context, env *environment, s *server, add func(check)) bool {
+func (a *cmdline) doctorServer(ctx context.Context, env *environment, s *app.Server, add func(check)) bool {
 	name := "server"
-	if s.name != "" {
-		name = s.name
+	if s.Name != "" {
+		name = s.Name
 	}
-	host := s.engine.Host()
-	if s.err != nil {
+	host := s.Engine.Host()
+	if s.Err != nil {
 		var ke *config.KeyError
 		fix := "correct the endpoint in the config"
-		if errors.As(s.err, &ke) {
+		if errors.As(s.Err, &ke) {
 			fix = fmt.Sprintf("export %s=... before running jarvis (the endpoint's api_key reads it)", ke.Var)
 		}
-		add(check{name: name, detail: s.err.Error(), fix: fix})
+		add(check{name: name, detail: s.Err.Error(), fix: fix})
 		return false
 	}
-	version, err := s.engine.Version(ctx)
+	version, err := s.Engine.Version(ctx)
 	var auth *openai.AuthError
 	switch {
 	case err == nil:
-		detail := fmt.Sprintf("%s at %s", serverVersion(s.kind, version), host)
-		if s.name != "" {
+		detail := fmt.Sprintf("%s at %s", serverVersion(s.Driver, version), host)
+		if s.Name != "" {
 			detail = "endpoint: " + detail
 		}
 		add(check{name: name, ok: true, detail: detail})
@@ -145,63 +146,59 @@ func (a *app) doctorServer(ctx context.Context, env *environment, s *server, add
 		add(check{name: name, detail: fmt.Sprintf("no answer from %s", host), fix: env.startFix(s)})
 	case errors.As(err, &auth):
 		add(check{name: name, detail: fmt.Sprintf("%s refused the request: HTTP %d %s", host, auth.Status, auth.Message), fix: env.keyFix(s, auth.KeySent)})
-	case s.kind == config.EngineOpenAI:
-		add(check{name: name, detail: fmt.Sprintf("%s answered, but not as an OpenAI-compatible API: %v", host, err),
-			fix: "check that the host is the API's base URL (it usually ends in /v1, e.g. http://127.0.0.1:8080/v1)" + env.whereHost(s)})
 	default:
-		add(check{name: name, detail: fmt.Sprintf("%s answered, but not like Ollama: %v", host, err),
-			fix: "check that the host points at an Ollama server (not a proxy or another service)" + env.whereHost(s)})
+		add(check{name: name, detail: fmt.Sprintf("%s answered, but not with %s: %v", host, s.Driver.API, err),
+			fix: "check that the host is the server's (not a proxy or another service): " + s.Driver.HostHint + env.whereHost(s)})
 	}
 	return false
 }
 
-// serverVersion names what answered: "Ollama 0.17.4", "vLLM 0.10.1".
-func serverVersion(kind, version string) string {
-	if kind == config.EngineOpenAI {
-		return version
+// serverVersion names what answered: "Ollama 0.17.4" for a server that
+// reports a bare version number, "vLLM 0.10.1" as a server that names
+// itself says it.
+func serverVersion(d engine.Driver, version string) string {
+	if version != "" && version[0] >= '0' && version[0] <= '9' {
+		return d.Label + " " + version
 	}
-	return "Ollama " + version
+	return version
 }
 
 // startFix says how to start a server of s's kind, or point jarvis at it.
-func (env *environment) startFix(s *server) string {
-	if s.kind == config.EngineOpenAI {
-		fix := "start the server (for example 'llama-server -m MODEL.gguf --jinja --port 8080', 'vllm serve MODEL', or LM Studio's local server)"
-		if s.name == "" {
-			return fix + ", or point jarvis at it with --host (the base URL, e.g. http://127.0.0.1:8080/v1)"
-		}
-		return fix + env.whereHost(s)
+func (env *environment) startFix(s *app.Server) string {
+	if s.Name != "" {
+		return s.Driver.StartHint + " on that machine" + env.whereHost(s)
 	}
-	if s.name == "" {
-		return "start Ollama with 'ollama serve' (or open the Ollama app), or point jarvis at it with --host or OLLAMA_HOST"
+	where := "--host"
+	if s.Driver.HostEnv != "" {
+		where += " or " + s.Driver.HostEnv
 	}
-	return "start Ollama on that machine with 'ollama serve'" + env.whereHost(s)
+	return s.Driver.StartHint + ", or point jarvis at it with " + where + " (" + strings.TrimPrefix(s.Driver.HostHint, "write ") + ")"
 }
 
 // whereHost is ", or correct the host of endpoint lab (config FILE:LINE)"
 // for an endpoint, "" for the default server.
-func (env *environment) whereHost(s *server) string {
-	if s.name == "" {
+func (env *environment) whereHost(s *app.Server) string {
+	if s.Name == "" {
 		return ""
 	}
-	return fmt.Sprintf(", or correct the host of endpoint %s (config %s:%d)", s.name, env.cfg.Path(), s.line)
+	return fmt.Sprintf(", or correct the host of endpoint %s (config %s:%d)", s.Name, env.cfg.Path(), s.Line)
 }
 
 // keyFix says where the key of s is set.
-func (env *environment) keyFix(s *server, sent bool) string {
+func (env *environment) keyFix(s *app.Server, sent bool) string {
 	what := "set the key"
 	if sent {
 		what = "check the key"
 	}
-	if s.name != "" {
-		return fmt.Sprintf("%s: api_key of endpoint %s (config %s:%d); write it as \"${VAR}\" to read it from the environment", what, s.name, env.cfg.Path(), s.line)
+	if s.Name != "" {
+		return fmt.Sprintf("%s: api_key of endpoint %s (config %s:%d); write it as \"${VAR}\" to read it from the environment", what, s.Name, env.cfg.Path(), s.Line)
 	}
 	return what + ": api_key in the config (\"${VAR}\" reads it from the environment), or OPENAI_API_KEY"
 }
 
-func (a *app) doctorModel(ctx context.Context, env *environment, add func(check)) {
+func (a *cmdline) doctorModel(ctx context.Context, env *environment, add func(check)) {
 	s := env.at
-	models, err := s.engine.ListModels(ctx)
+	models, err := s.Engine.ListModels(ctx)
 	if err != nil {
 		add(check{name: "model", detail: err.Error()})
 		return
@@ -210,8 +207,8 @@ func (a *app) doctorModel(ctx context.Context, env *environment, add func(check)
 	if model == "" {
 		if len(models) == 0 {
 			fix := "jarvis models pull qwen3"
-			if s.kind == config.EngineOpenAI {
-				fix = "start the server with a model (llama-server -m FILE, vllm serve MODEL)"
+			if !s.Driver.CanPull {
+				fix = "start the server with a model (" + s.Driver.LoadHint + ")"
 			}
 			add(check{name: "model", detail: "no model set and the server has none", fix: fix})
 			return
@@ -227,19 +224,19 @@ func (a *app) doctorModel(ctx context.Context, env *environment, add func(check)
 		found := slices.ContainsFunc(models, func(m engine.ModelInfo) bool {
 			return m.Name == model || strings.TrimSuffix(m.Name, ":latest") == model
 		})
-		// llama.cpp serves its one model under any name: the list need
-		// not name it.
-		if !found && s.kind == config.EngineOpenAI {
-			_, err := s.engine.Capabilities(ctx, model)
+		// A server may serve a model its list does not name (llama.cpp
+		// serves its one model under any name): ask it.
+		if !found {
+			_, err := s.Engine.Capabilities(ctx, model)
 			found = err == nil
 		}
 		if !found {
-			detail := fmt.Sprintf("%s is not on %s (from %s)", s.ref(model), s.label(), env.cfg.Source("model"))
-			fix := fmt.Sprintf("jarvis models pull %s (or ollama pull %s)", s.ref(model), model)
-			if s.kind == config.EngineOpenAI {
+			detail := fmt.Sprintf("%s is not on %s (from %s)", s.Ref(model), s.Label(), env.cfg.Source("model"))
+			fix := fmt.Sprintf("jarvis models pull %s", s.Ref(model))
+			if !s.Driver.CanPull {
 				names := make([]string, len(models))
 				for i, m := range models {
-					names[i] = s.ref(m.Name)
+					names[i] = s.Ref(m.Name)
 				}
 				fix = "pick one the server serves with --model or model in the config"
 				if len(names) > 0 {
@@ -249,9 +246,9 @@ func (a *app) doctorModel(ctx context.Context, env *environment, add func(check)
 			add(check{name: "model", detail: detail, fix: fix})
 			return
 		}
-		add(check{name: "model", ok: true, detail: s.ref(model)})
+		add(check{name: "model", ok: true, detail: s.Ref(model)})
 	}
-	caps, err := s.engine.Capabilities(ctx, model)
+	caps, err := s.Engine.Capabilities(ctx, model)
 	switch {
 	case err != nil:
 		add(check{name: "tools", detail: err.Error()})
@@ -269,16 +266,16 @@ func (a *app) doctorModel(ctx context.Context, env *environment, add func(check)
 
 // doctorEmbeddings warns when memory is told to embed with a server that
 // cannot.
-func (a *app) doctorEmbeddings(env *environment, add func(check)) {
+func (a *cmdline) doctorEmbeddings(env *environment, add func(check)) {
 	m := env.cfg.Memory.EmbedModel
 	if m == "" {
 		return
 	}
-	if _, ok := env.def.engine.(engine.Embedder); ok {
+	if _, ok := env.def.Engine.(engine.Embedder); ok {
 		add(check{name: "memory", ok: true, detail: "semantic ranking with " + m})
 		return
 	}
 	add(check{name: "memory", ok: true, warn: true,
-		detail: fmt.Sprintf("[memory] embed_model is %s, but the %s does not make embeddings for jarvis; memory ranks with BM25 alone", m, kindName(env.def.kind)),
+		detail: fmt.Sprintf("[memory] embed_model is %s, but the %s does not make embeddings for jarvis; memory ranks with BM25 alone", m, env.def.Driver.Label),
 		fix:    "use an Ollama server as the default engine for embeddings, or remove embed_model"})
 }

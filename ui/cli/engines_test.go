@@ -93,7 +93,7 @@ func TestModelsWithTheOpenAIEngineListsV1Models(t *testing.T) {
 		}
 	}
 	out, errOut, code = runCLI(t, "", "models", "show", "Qwen/Qwen3-8B", "--engine", "openai", "--host", srv.BaseURL)
-	if code != ExitOK || !strings.Contains(out, "16,384 tokens (the window the server runs it with, fixed when the server loads the model, from vLLM's max_model_len)") || !strings.Contains(out, "From the server's /v1/models") {
+	if code != ExitOK || !strings.Contains(out, "16,384 tokens (the window the server runs it with, fixed when the server loads the model, from vLLM's max_model_len)") || !strings.Contains(out, "The OpenAI-compatible server shows no chat template or default parameters.") {
 		t.Fatalf("show: exit %d out %q err %q", code, out, errOut)
 	}
 }
@@ -229,7 +229,7 @@ func TestDoctorForBothEnginesAndEveryEndpoint(t *testing.T) {
 	// An endpoint that is down fails with its own fix and line.
 	down := writeFile(t, "down.toml", "[[endpoints]]\nname = \"attic\"\nengine = \"ollama\"\nhost = \""+ot.ClosedURL(t)+"\"\n")
 	out, _, code = runCLI(t, "", "doctor", "--config", down, "--host", lab.URL)
-	if code != ExitFailed || !strings.Contains(out, "✗ attic") || !strings.Contains(out, "start Ollama on that machine with 'ollama serve', or correct the host of endpoint attic (config "+down+":1)") {
+	if code != ExitFailed || !strings.Contains(out, "✗ attic") || !strings.Contains(out, "start Ollama with 'ollama serve' (or open the Ollama app) on that machine, or correct the host of endpoint attic (config "+down+":1)") {
 		t.Fatalf("endpoint down: exit %d\n%s", code, out)
 	}
 }

@@ -8,34 +8,35 @@ import (
 
 	"github.com/asdine/storm/v3"
 
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/memory"
+	"github.com/jarvis-workbench/jarvis/themes"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
-// environment is what commands build on: the wiring of ui/wire (the
+// environment is what commands build on: the application layer's (the
 // configuration, the servers, the tool registry and its dependencies), with
 // the servers as the commands' messages name them. It is built once per
 // process.
 type environment struct {
-	w   *wire.Env
+	w   *app.Env
 	cfg *config.Config
 	// def is the default server and named the endpoints; at is the one
 	// the configured model is on, engine its engine and model the
 	// model's name there ("qwen3-32b" for --model lab/qwen3-32b).
-	def, at  *server
-	named    []*server
+	def, at  *app.Server
+	named    []*app.Server
 	engine   engine.InferenceEngine
 	model    string
 	registry *tools.Registry
 	deps     tools.Deps
 	// sched is what the scheduler tools call; the TUI points it at the
 	// scheduler it runs.
-	sched *wire.LazyScheduler
+	sched *app.LazyScheduler
 	// memory is the memory store; it touches the database on first use.
 	memory *memory.Store
 }
@@ -43,12 +44,13 @@ type environment struct {
 // loadConfig reads the configuration with the global flags and the
 // command's own (agent, tools, system, theme). Commands that take none call
 // environment directly.
-func (a *app) loadConfig(f config.Flags) (*config.Config, error) {
+func (a *cmdline) loadConfig(f config.Flags) (*config.Config, error) {
 	if a.cfg != nil {
 		return a.cfg, nil
 	}
 	f.ConfigPath, f.Host, f.Model, f.DB, f.Engine = a.g.configPath, a.g.host, a.g.model, a.g.dbPath, a.g.engine
-	cfg, err := wire.LoadConfig(f)
+	f.ThemeNames = themes.Names()
+	cfg, err := app.LoadConfig(f)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -56,7 +58,7 @@ func (a *app) loadConfig(f config.Flags) (*config.Config, error) {
 	return cfg, nil
 }
 
-func (a *app) environment() (*environment, error) {
+func (a *cmdline) environment() (*environment, error) {
 	if a.env != nil {
 		return a.env, nil
 	}
@@ -68,16 +70,12 @@ func (a *app) environment() (*environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := wire.New(cfg, db, wire.Options{Command: "ask"})
+	w, err := app.New(cfg, db, app.Options{Command: "ask"})
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
 	env := &environment{w: w, cfg: cfg, engine: w.Engine, model: w.Model, registry: w.Registry, deps: w.Deps, sched: w.Scheduler, memory: w.Memory}
-	env.def = fromWire(w.Default)
-	for _, s := range w.Named {
-		env.named = append(env.named, fromWire(s))
-	}
-	env.at = env.serverOf(w.At)
+	env.def, env.named, env.at = w.Default, w.Named, w.At
 	a.env = env
 	return a.env, nil
 }
@@ -85,7 +83,7 @@ func (a *app) environment() (*environment, error) {
 // priceAt adapts the configured prices of a server's models (endpoint ""
 // for the default server) to the agents' and tools' signature.
 func priceAt(cfg *config.Config, endpoint string) func(model string, in, out int) float64 {
-	return wire.Price(cfg, endpoint)
+	return app.Price(cfg, endpoint)
 }
 
 // resolveModel returns the configured model, or asks the server for one when
@@ -97,11 +95,11 @@ func (env *environment) resolveModel(ctx context.Context) (string, string, error
 // pickModel asks a server of kind which model to use when none is set:
 // the first that can call tools, else the first that can chat.
 func pickModel(ctx context.Context, eng engine.InferenceEngine, kind string) (string, error) {
-	return wire.PickModel(ctx, eng, kind)
+	return app.PickModel(ctx, eng, kind)
 }
 
-// closeIfCloser releases what a tool holds (see wire.CloseTool).
-func closeIfCloser(t tools.Tool) { wire.CloseTool(t) }
+// closeIfCloser releases what a tool holds (see app.CloseTool).
+func closeIfCloser(t tools.Tool) { app.CloseTool(t) }
 
 // buildTools builds the named tools; an unknown name is a usage error.
 func (env *environment) buildTools(names []string) ([]tools.Tool, error) {
@@ -119,7 +117,7 @@ func (env *environment) buildTools(names []string) ([]tools.Tool, error) {
 // JARVIS_DB or the config (or the default path), without touching the file.
 // The handle is shared: two handles on one file in one process would queue
 // behind each other's file lock.
-func (a *app) database() (*store.DB, error) {
+func (a *cmdline) database() (*store.DB, error) {
 	if a.db != nil {
 		return a.db, nil
 	}
@@ -129,7 +127,7 @@ func (a *app) database() (*store.DB, error) {
 			path = cfg.DB
 		}
 	}
-	db, err := wire.OpenDB(path)
+	db, err := app.OpenDB(path)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -164,7 +162,7 @@ func (a *app) database() (*store.DB, error) {
 // openDB returns the database after checking it can be opened, for commands
 // that need it, so a locked or unwritable file is reported up front. what
 // tells another process waiting for the file what this one is doing.
-func (a *app) openDB(what string) (*store.DB, error) {
+func (a *cmdline) openDB(what string) (*store.DB, error) {
 	db, err := a.database()
 	if err != nil {
 		return nil, err

@@ -16,21 +16,20 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jarvis-workbench/jarvis/agent"
-	"github.com/jarvis-workbench/jarvis/agent/eval"
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
+	"github.com/jarvis-workbench/jarvis/app/eval"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/engine/ollama"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/audit"
 	"github.com/jarvis-workbench/jarvis/store/evals"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/evalview"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 	"github.com/jarvis-workbench/jarvis/ui/tui"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 type evalFlags struct {
@@ -63,7 +62,7 @@ Exit status: 0 the evaluation ran (whatever the pass rate; see --fail-under),
 1 it could not run (server, model) or a pass rate is under --fail-under,
 2 wrong use or a bad suite file, 130 interrupted.`
 
-func (a *app) evalCommand() *cobra.Command {
+func (a *cmdline) evalCommand() *cobra.Command {
 	var f evalFlags
 	cmd := &cobra.Command{
 		Use:   "eval [flags]",
@@ -125,34 +124,36 @@ type evalEngine struct {
 	eng  engine.InferenceEngine
 }
 
-// evalEngines builds the engines --engine names; ollama alone is the
-// configured host.
-func evalEngines(spec, host string) ([]evalEngine, error) {
+// evalEngines builds the engines --engine names (KIND or KIND=URL); a kind
+// without a URL is the configured server when it is of that kind (host),
+// else that kind's default address.
+func evalEngines(spec, kind0, host string) ([]evalEngine, error) {
 	specs := uniqueList(spec)
 	if len(specs) == 0 {
-		specs = []string{"ollama"}
+		specs = []string{kind0}
 	}
 	var out []evalEngine
 	for _, s := range specs {
 		kind, url, _ := strings.Cut(s, "=")
 		kind = strings.ToLower(strings.TrimSpace(kind))
 		url = strings.TrimSpace(url)
-		var eng engine.InferenceEngine
-		var err error
-		switch kind {
-		case "ollama":
-			if url == "" {
-				url = host
-			}
-			eng, err = ollama.New(url)
-		case "openai":
-			if url == "" {
-				return nil, fmt.Errorf("--engine openai needs the server's URL: openai=http://127.0.0.1:8080/v1")
-			}
-			eng, err = openai.New(url, openai.WithAPIKey(os.Getenv(openai.EnvAPIKey)))
-		default:
-			return nil, fmt.Errorf("--engine %q: the engines are ollama and openai (ollama=URL, openai=URL)", s)
+		d, ok := engine.DriverFor(kind)
+		if !ok {
+			ks := engine.Kinds()
+			return nil, fmt.Errorf("--engine %q: the engines are %s and %s (KIND=URL for a server of that kind)", s, strings.Join(ks[:len(ks)-1], ", "), ks[len(ks)-1])
 		}
+		switch {
+		case url == "" && kind == kind0:
+			url = host
+		case url == "":
+			// Not the configured server: jarvis will not guess where it is.
+			return nil, fmt.Errorf("--engine %s needs the server's URL: %s=URL (e.g. %s=%s)", kind, kind, kind, d.DefaultHost)
+		}
+		key := ""
+		if d.TakesKey {
+			key = os.Getenv(openai.EnvAPIKey)
+		}
+		eng, err := app.NewEngine(kind, url, key, "")
 		if err != nil {
 			return nil, fmt.Errorf("--engine %s: %v", s, err)
 		}
@@ -166,15 +167,15 @@ func evalEngines(spec, host string) ([]evalEngine, error) {
 // bound to each case's sandbox. MCP tools are left out: a suite runs on
 // any machine.
 func evalTools(cfg *config.Config, dbPath string) eval.ToolSource {
-	return eval.BuiltinTools(wire.BaseDeps(cfg, dbPath))
+	return eval.BuiltinTools(app.BaseDeps(cfg, dbPath))
 }
 
 // evalSetup is what the workbench's /eval needs: the evaluation's tools
 // and the database its results are saved in (through the write queue:
 // saving never waits for the file).
-func (a *app) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
+func (a *cmdline) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
 	return &tui.EvalSetup{
-		Tools: evalTools(cfg, db.Path()), EngineName: "ollama", Audit: auditLog{Log: audit.New(db)},
+		Tools: evalTools(cfg, db.Path()), EngineName: cfg.EngineName(), Audit: auditLog{Log: audit.New(db)},
 		Save: func(rep *eval.Report) error {
 			rep.AssignIDs()
 			return evals.New(db).SaveQueued(rep.Records()...)
@@ -183,7 +184,7 @@ func (a *app) evalSetup(cfg *config.Config, db *store.DB) *tui.EvalSetup {
 }
 
 // readSuite reads --suite, or the built-in suite.
-func (a *app) readSuite(path string) (*eval.Suite, error) {
+func (a *cmdline) readSuite(path string) (*eval.Suite, error) {
 	known := builtin.Registry(builtin.Deps{}).Names()
 	var s *eval.Suite
 	var err error
@@ -210,7 +211,7 @@ func (a *app) readSuite(path string) (*eval.Suite, error) {
 	return s, nil
 }
 
-func (a *app) runEval(ctx context.Context, f *evalFlags) error {
+func (a *cmdline) runEval(ctx context.Context, f *evalFlags) error {
 	if f.repeat < 1 {
 		return usageErr("--repeat must be at least 1, not %d", f.repeat)
 	}
@@ -239,7 +240,7 @@ func (a *app) runEval(ctx context.Context, f *evalFlags) error {
 			return usageErr("--agent %q: choose among %s", ag, strings.Join(agent.Names, ", "))
 		}
 	}
-	engines, err := evalEngines(f.engines, cfg.Host)
+	engines, err := evalEngines(f.engines, cfg.EngineName(), cfg.Host)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -332,7 +333,7 @@ func (a *app) runEval(ctx context.Context, f *evalFlags) error {
 // saveEval keeps the report's runs in the database through its write
 // queue, and says under which ids. A busy database keeps them in the
 // queue's journal, saved by the next jarvis if this one must stop first.
-func (a *app) saveEval(db *store.DB, rep *eval.Report) {
+func (a *cmdline) saveEval(db *store.DB, rep *eval.Report) {
 	rep.AssignIDs()
 	st := evals.New(db)
 	if err := st.SaveQueued(rep.Records()...); err != nil {
@@ -416,7 +417,7 @@ func (p *evalProgress) end() {
 	}
 }
 
-func (a *app) evalHistoryCommand() *cobra.Command {
+func (a *cmdline) evalHistoryCommand() *cobra.Command {
 	var limit int
 	var asJSON, compare bool
 	cmd := &cobra.Command{

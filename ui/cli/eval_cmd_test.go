@@ -15,11 +15,11 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 )
 
-// builtinScript serves the scripted answers of agent/eval's tests for the
+// builtinScript serves the scripted answers of app/eval's tests for the
 // built-in suite, its paths in scratch.
 func builtinScript(t *testing.T, file, scratch string) *ot.Server {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "agent", "eval", "testdata", file))
+	data, err := os.ReadFile(filepath.Join("..", "..", "app", "eval", "testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}

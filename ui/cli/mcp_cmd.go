@@ -15,7 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-func (a *app) mcpCommand() *cobra.Command {
+func (a *cmdline) mcpCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Check the configured MCP servers and the tools they offer",
@@ -32,7 +32,7 @@ servers, report what they offer, and stop them again.`,
 // mcpInspect starts the servers (only the named ones, when given), waits
 // for them and returns their status. On a terminal it says on stderr what
 // it is waiting for while it waits.
-func (a *app) mcpInspect(cmd *cobra.Command, only []string, wait time.Duration) ([]mcp.ServerStatus, error) {
+func (a *cmdline) mcpInspect(cmd *cobra.Command, only []string, wait time.Duration) ([]mcp.ServerStatus, error) {
 	cfg, err := a.mcpConfig()
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (a *app) mcpInspect(cmd *cobra.Command, only []string, wait time.Duration) 
 
 const waitFlagHelp = "how long each server may take to start, answer the MCP handshake and list its tools (default: its start_timeout, else 30s)"
 
-func (a *app) mcpListCommand() *cobra.Command {
+func (a *cmdline) mcpListCommand() *cobra.Command {
 	var asJSON bool
 	var wait time.Duration
 	cmd := &cobra.Command{
@@ -120,7 +120,7 @@ says why), 0 when all came up.`,
 	return cmd
 }
 
-func (a *app) mcpToolsCommand() *cobra.Command {
+func (a *cmdline) mcpToolsCommand() *cobra.Command {
 	var asJSON bool
 	var wait time.Duration
 	cmd := &cobra.Command{

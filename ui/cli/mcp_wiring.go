@@ -5,14 +5,14 @@ import (
 	"errors"
 	"io"
 
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
-	"github.com/jarvis-workbench/jarvis/ui/config"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // mcpConfig is the [[mcp.servers]] part of the configuration, validated by
 // config.Load.
-func (a *app) mcpConfig() (mcp.Config, error) {
+func (a *cmdline) mcpConfig() (mcp.Config, error) {
 	cfg, err := a.loadConfig(config.Flags{})
 	if err != nil {
 		return mcp.Config{}, err
@@ -23,24 +23,24 @@ func (a *app) mcpConfig() (mcp.Config, error) {
 // needsMCP reports whether a command using names (none: every tool) needs
 // the MCP servers: MCP tools are named SERVER__TOOL, so a list of built-in
 // names never starts a server.
-func needsMCP(cfg mcp.Config, names []string) bool { return wire.NeedsMCP(cfg, names) }
+func needsMCP(cfg mcp.Config, names []string) bool { return app.NeedsMCP(cfg, names) }
 
 // startMCP starts the configured MCP servers and keeps their tools
 // registered in the environment's registry. wait makes it wait (bounded)
 // until each server is ready or has failed, for commands that use the
 // tools at once; the TUI does not wait: tools appear as servers come up.
 // The servers stop when the command ends.
-func (a *app) startMCP(ctx context.Context, env *environment, wait bool, logTo io.Writer) (*mcp.Manager, error) {
+func (a *cmdline) startMCP(ctx context.Context, env *environment, wait bool, logTo io.Writer) (*mcp.Manager, error) {
 	if m := env.w.MCP(); m != nil {
 		return m, nil
 	}
-	o := wire.MCPOptions{Wait: wait, Log: logTo, ClientVersion: versionString()}
+	o := app.MCPOptions{Wait: wait, Log: logTo, ClientVersion: versionString()}
 	if wait && isTerminal(a.io.Err) && logTo != nil && logTo != io.Discard {
 		p := newMCPProgress(a.io.Err)
 		o.Progress = func(starting []mcp.ServerStatus) { p.update(starting, false) }
 	}
 	m, err := env.w.StartMCP(ctx, o)
-	var ce *wire.ConfigError
+	var ce *app.ConfigError
 	if errors.As(err, &ce) {
 		return nil, usageErr("%v", err)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-func (a *app) memoryCommand() *cobra.Command {
+func (a *cmdline) memoryCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "memory",
 		Short: "Index, search and manage long-term memory",
@@ -42,7 +42,7 @@ Commands that take an ID accept any unique prefix of it.`,
 
 // openMemory checks the database can be opened and returns the memory on
 // it (the database is released when the command ends).
-func (a *app) openMemory() (*memory.Store, error) {
+func (a *cmdline) openMemory() (*memory.Store, error) {
 	if _, err := a.openDB("memory"); err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (a *app) openMemory() (*memory.Store, error) {
 	return env.memory, nil
 }
 
-func (a *app) memIndexCommand() *cobra.Command {
+func (a *cmdline) memIndexCommand() *cobra.Command {
 	var size, overlap int
 	var maxSize string
 	var asJSON bool
@@ -146,7 +146,7 @@ of it (at most the default 64).`,
 	return cmd
 }
 
-func (a *app) memSearchCommand() *cobra.Command {
+func (a *cmdline) memSearchCommand() *cobra.Command {
 	var k int
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -203,7 +203,7 @@ words may match.`,
 	return cmd
 }
 
-func (a *app) memListCommand() *cobra.Command {
+func (a *cmdline) memListCommand() *cobra.Command {
 	var source string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -249,7 +249,7 @@ func (a *app) memListCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) memStatsCommand() *cobra.Command {
+func (a *cmdline) memStatsCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats",
@@ -297,7 +297,7 @@ func (a *app) memStatsCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) memForgetCommand() *cobra.Command {
+func (a *cmdline) memForgetCommand() *cobra.Command {
 	var source string
 	cmd := &cobra.Command{
 		Use:   "forget ID... | --source SOURCE",

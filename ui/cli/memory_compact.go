@@ -8,7 +8,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
-func (a *app) memCompactCommand() *cobra.Command {
+func (a *cmdline) memCompactCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "compact",
 		Short: "Give back the disk space that forgotten or re-indexed memory left in the database",

@@ -11,13 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-func (a *app) modelsCommand() *cobra.Command {
+func (a *cmdline) modelsCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "models",
@@ -46,7 +46,7 @@ Exit status 1 when a server could not be listed (the others still are).`,
 					if len(lists) == 1 {
 						return failErr("%v", l.err)
 					}
-					fmt.Fprintf(a.io.Err, "jarvis: %s (%s): %s\n", l.srv.label(), l.srv.engine.Host(), safe.Text(l.err.Error()))
+					fmt.Fprintf(a.io.Err, "jarvis: %s (%s): %s\n", l.srv.Label(), l.srv.Engine.Host(), safe.Text(l.err.Error()))
 					continue
 				}
 				models = append(models, l.models...)
@@ -81,14 +81,14 @@ type listedModel struct {
 
 // serverList is what one server listed.
 type serverList struct {
-	srv    *server
+	srv    *app.Server
 	models []listedModel
 	err    error
 }
 
 // listServers lists every server's models with their capabilities, the
 // servers side by side.
-func listServers(ctx context.Context, servers []*server) []serverList {
+func listServers(ctx context.Context, servers []*app.Server) []serverList {
 	out := make([]serverList, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
@@ -96,15 +96,15 @@ func listServers(ctx context.Context, servers []*server) []serverList {
 		go func() {
 			defer wg.Done()
 			out[i].srv = s
-			infos, err := s.engine.ListModels(ctx)
+			infos, err := s.Engine.ListModels(ctx)
 			if err != nil {
 				out[i].err = err
 				return
 			}
-			fillCapabilities(ctx, s.engine, infos)
+			fillCapabilities(ctx, s.Engine, infos)
 			for _, m := range infos {
-				m.Name = s.ref(m.Name)
-				out[i].models = append(out[i].models, listedModel{ModelInfo: m, Endpoint: s.name})
+				m.Name = s.Ref(m.Name)
+				out[i].models = append(out[i].models, listedModel{ModelInfo: m, Endpoint: s.Name})
 			}
 		}()
 	}
@@ -112,13 +112,13 @@ func listServers(ctx context.Context, servers []*server) []serverList {
 	return out
 }
 
-func (a *app) printModels(env *environment, lists []serverList, models []listedModel) error {
+func (a *cmdline) printModels(env *environment, lists []serverList, models []listedModel) error {
 	if len(models) == 0 {
 		if l := lists[0]; l.err == nil && len(lists) == 1 {
-			if env.def.kind == config.EngineOpenAI {
-				fmt.Fprintf(a.io.Out, "The server at %s lists no models: it serves the ones it was started with (llama-server -m FILE, vllm serve MODEL, or LM Studio's loader).\n", env.def.engine.Host())
+			if !env.def.Driver.CanPull {
+				fmt.Fprintf(a.io.Out, "The server at %s lists no models: it serves the ones it was started with (%s).\n", env.def.Engine.Host(), env.def.Driver.LoadHint)
 			} else {
-				fmt.Fprintf(a.io.Out, "The server at %s has no models. Download one with: jarvis models pull qwen3\n", env.def.engine.Host())
+				fmt.Fprintf(a.io.Out, "The server at %s has no models. Download one with: jarvis models pull qwen3\n", env.def.Engine.Host())
 			}
 		}
 		return nil

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
@@ -23,7 +23,7 @@ type loadedModel struct {
 	Endpoint string `json:"endpoint,omitempty"`
 }
 
-func (a *app) modelsPsCommand() *cobra.Command {
+func (a *cmdline) modelsPsCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ps",
@@ -38,30 +38,30 @@ OpenAI-compatible servers do not say what they have loaded.`,
 			if err != nil {
 				return err
 			}
-			if _, ok := env.def.engine.(engine.LoadLister); !ok {
-				return failErr("the %s at %s does not say which models it has loaded (that is Ollama's /api/ps); it holds the models it was started with", kindName(env.def.kind), env.def.engine.Host())
+			if _, ok := env.def.Engine.(engine.LoadLister); !ok {
+				return failErr("the %s at %s does not say which models it has loaded (that is Ollama's /api/ps); it holds the models it was started with", env.def.Driver.Label, env.def.Engine.Host())
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
 			loaded := []loadedModel{}
 			failed := false
 			for _, s := range env.servers() {
-				ll, ok := s.engine.(engine.LoadLister)
-				if !ok || s.err != nil && s.name != "" {
+				ll, ok := s.Engine.(engine.LoadLister)
+				if !ok || s.Err != nil && s.Name != "" {
 					continue
 				}
 				list, err := ll.Loaded(ctx)
 				if err != nil {
-					if s.name == "" {
+					if s.Name == "" {
 						return failErr("%v", err)
 					}
-					fmt.Fprintf(a.io.Err, "jarvis: %s: %s\n", s.label(), safe.Text(err.Error()))
+					fmt.Fprintf(a.io.Err, "jarvis: %s: %s\n", s.Label(), safe.Text(err.Error()))
 					failed = true
 					continue
 				}
 				for _, m := range list {
-					m.Name = s.ref(m.Name)
-					loaded = append(loaded, loadedModel{LoadedModel: m, Endpoint: s.name})
+					m.Name = s.Ref(m.Name)
+					loaded = append(loaded, loadedModel{LoadedModel: m, Endpoint: s.Name})
 				}
 			}
 			if asJSON {
@@ -69,7 +69,7 @@ OpenAI-compatible servers do not say what they have loaded.`,
 					return err
 				}
 			} else if len(loaded) == 0 {
-				fmt.Fprintf(a.io.Out, "No model is loaded on the server at %s; a model loads at its first request.\n", env.def.engine.Host())
+				fmt.Fprintf(a.io.Out, "No model is loaded on the server at %s; a model loads at its first request.\n", env.def.Engine.Host())
 			} else {
 				w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(w, "NAME\tSIZE\tVRAM\tCONTEXT\tUNTIL")
@@ -145,7 +145,7 @@ type shownModel struct {
 	Loaded   *engine.LoadedModel `json:"loaded,omitempty"`
 }
 
-func (a *app) modelsShowCommand() *cobra.Command {
+func (a *cmdline) modelsShowCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show NAME",
@@ -162,12 +162,12 @@ window it runs the model with, where the server tells).`,
 				return err
 			}
 			srv, model := env.lookup(args[0])
-			if srv.err != nil {
-				return failErr("%v", srv.err)
+			if srv.Err != nil {
+				return failErr("%v", srv.Err)
 			}
-			d, ok := srv.engine.(engine.Describer)
+			d, ok := srv.Engine.(engine.Describer)
 			if !ok {
-				return failErr("the %s at %s does not describe its models", kindName(srv.kind), srv.engine.Host())
+				return failErr("the %s at %s does not describe its models", srv.Driver.Label, srv.Engine.Host())
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
@@ -175,9 +175,9 @@ window it runs the model with, where the server tells).`,
 			if err != nil {
 				return failErr("%v", err)
 			}
-			out := shownModel{ModelDetails: details, Endpoint: srv.name, Server: srv.engine.Host()}
-			out.Name = srv.ref(model)
-			if ll, ok := srv.engine.(engine.LoadLister); ok {
+			out := shownModel{ModelDetails: details, Endpoint: srv.Name, Server: srv.Engine.Host()}
+			out.Name = srv.Ref(model)
+			if ll, ok := srv.Engine.(engine.LoadLister); ok {
 				if list, err := ll.Loaded(ctx); err == nil {
 					for _, m := range list {
 						if engine.SameModel(m.Name, model) {
@@ -197,7 +197,7 @@ window it runs the model with, where the server tells).`,
 	return cmd
 }
 
-func (a *app) printShown(m shownModel, srv *server) {
+func (a *cmdline) printShown(m shownModel, srv *app.Server) {
 	w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
@@ -211,7 +211,7 @@ func (a *app) printShown(m shownModel, srv *server) {
 		caps = "unknown: the server does not say what the model can do (jarvis tries tools and images, and the server answers)"
 	}
 	row("Capabilities", caps)
-	if srv.kind == config.EngineOpenAI {
+	if srv.Driver.WindowFixedAtLoad {
 		// These servers fix the window when they load the model: the
 		// window in force, and the most a restart could give.
 		window := "unknown: the server does not say the window it runs the model with; tell jarvis with --num-ctx or num_ctx"
@@ -232,7 +232,7 @@ func (a *app) printShown(m shownModel, srv *server) {
 	row("Family", m.Family)
 	row("Parameters", m.ParameterSize)
 	row("Quantization", m.Quantization)
-	if _, ok := srv.engine.(engine.LoadLister); ok {
+	if _, ok := srv.Engine.(engine.LoadLister); ok {
 		if l := m.Loaded; l != nil {
 			row("Loaded", fmt.Sprintf("yes: %s in memory, %s VRAM, window %s, until %s", format.Bytes(l.SizeBytes), vramText(*l), tokensOrDash(l.ContextLength), untilText(l.ExpiresAt, time.Now())))
 		} else {
@@ -252,12 +252,12 @@ func (a *app) printShown(m shownModel, srv *server) {
 			fmt.Fprintln(a.io.Out, "  "+line)
 		}
 	}
-	if srv.kind == config.EngineOpenAI {
-		fmt.Fprintln(a.io.Out, "\nFrom the server's /v1/models; OpenAI-compatible servers show no chat template or default parameters.")
+	if m.Template == "" && m.Parameters == "" {
+		fmt.Fprintf(a.io.Out, "\nThe %s shows no chat template or default parameters.\n", srv.Driver.Label)
 	}
 }
 
-func (a *app) modelsUnloadCommand() *cobra.Command {
+func (a *cmdline) modelsUnloadCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "unload [NAME]",
 		Short: "Free the memory a loaded model holds (Ollama; default: the configured model)",
@@ -279,29 +279,29 @@ a model on request.`,
 				return usageErr("no model given and none configured. Usage: jarvis models unload NAME (see 'jarvis models ps')")
 			}
 			srv, model := env.lookup(ref)
-			if srv.err != nil {
-				return failErr("%v", srv.err)
+			if srv.Err != nil {
+				return failErr("%v", srv.Err)
 			}
-			u, ok := srv.engine.(engine.Unloader)
+			u, ok := srv.Engine.(engine.Unloader)
 			if !ok {
-				return failErr("the %s at %s cannot unload a model on request; stop or restart it to free the memory", kindName(srv.kind), srv.engine.Host())
+				return failErr("the %s at %s cannot unload a model on request; stop or restart it to free the memory", srv.Driver.Label, srv.Engine.Host())
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			if ll, ok := srv.engine.(engine.LoadLister); ok {
+			if ll, ok := srv.Engine.(engine.LoadLister); ok {
 				list, err := ll.Loaded(ctx)
 				if err != nil {
 					return failErr("%v", err)
 				}
 				if !slices.ContainsFunc(list, func(m engine.LoadedModel) bool { return engine.SameModel(m.Name, model) }) {
-					fmt.Fprintf(a.io.Out, "%s is not loaded; nothing to free.\n", srv.ref(model))
+					fmt.Fprintf(a.io.Out, "%s is not loaded; nothing to free.\n", srv.Ref(model))
 					return nil
 				}
 			}
 			if err := u.Unload(ctx, model); err != nil {
 				return failErr("%v", err)
 			}
-			fmt.Fprintf(a.io.Out, "Unloaded %s: the server freed its memory (it loads again at its next request).\n", srv.ref(model))
+			fmt.Fprintf(a.io.Out, "Unloaded %s: the server freed its memory (it loads again at its next request).\n", srv.Ref(model))
 			return nil
 		},
 	}

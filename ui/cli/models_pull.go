@@ -15,7 +15,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-func (a *app) modelsPullCommand() *cobra.Command {
+func (a *cmdline) modelsPullCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "pull NAME",
 		Short: "Download a model to the server (Ollama), showing its progress",
@@ -39,12 +39,12 @@ shown as it said it), 130 interrupted.`,
 				return err
 			}
 			srv, model := env.lookup(args[0])
-			if srv.err != nil {
-				return failErr("%v", srv.err)
+			if srv.Err != nil {
+				return failErr("%v", srv.Err)
 			}
-			puller, ok := srv.engine.(engine.Puller)
+			puller, ok := srv.Engine.(engine.Puller)
 			if !ok {
-				return failErr("the %s at %s does not download models on request: it serves the models it was started with (llama-server -m FILE, vllm serve MODEL, or LM Studio's model loader)", kindName(srv.kind), srv.engine.Host())
+				return failErr("the %s at %s does not download models on request: it serves the models it was started with (llama-server -m FILE, vllm serve MODEL, or LM Studio's model loader)", srv.Driver.Label, srv.Engine.Host())
 			}
 			p := newPullPrinter(a.io.Err, time.Now)
 			ctx := cmd.Context()
@@ -52,17 +52,17 @@ shown as it said it), 130 interrupted.`,
 			p.end()
 			switch {
 			case err == nil:
-				p.done(srv.ref(model))
+				p.done(srv.Ref(model))
 				return nil
 			case ctx.Err() != nil:
-				p.stopped(srv.ref(model))
+				p.stopped(srv.Ref(model))
 				return err
 			}
 			var se *engine.ServerError
 			if errors.As(err, &se) {
 				// The server's words, as it said them: "pull model
 				// manifest: file does not exist" for a name it lacks.
-				return failErr("the server could not pull %s: %s", srv.ref(model), se.Message)
+				return failErr("the server could not pull %s: %s", srv.Ref(model), se.Message)
 			}
 			return failErr("%v", err)
 		},

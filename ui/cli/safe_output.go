@@ -18,7 +18,7 @@ const ownsTerminal = "owns-terminal"
 // goes through one safe.Writer, which also removes sequences split between
 // writes (a streamed answer's tokens). Into a pipe or a file, output stays
 // byte for byte what the command wrote.
-func (a *app) guardStdout(cmd *cobra.Command) {
+func (a *cmdline) guardStdout(cmd *cobra.Command) {
 	if cmd.Annotations[ownsTerminal] != "" || !isTerminal(a.io.Out) {
 		return
 	}
@@ -27,7 +27,7 @@ func (a *app) guardStdout(cmd *cobra.Command) {
 
 // flushStdout writes what the guard holds back at the end: the bytes of a
 // character the output stopped in the middle of.
-func (a *app) flushStdout() {
+func (a *cmdline) flushStdout() {
 	if w, ok := a.io.Out.(*safe.Writer); ok {
 		w.Flush()
 	}

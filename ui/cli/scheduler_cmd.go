@@ -13,15 +13,15 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
-func (a *app) schedulerCommand() *cobra.Command {
+func (a *cmdline) schedulerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scheduler",
 		Short: "Create, list and run scheduled tasks",
@@ -48,7 +48,7 @@ Commands that take an ID accept any unique prefix of it.`,
 
 // openScheduler opens the database and a scheduler on it. The caller closes
 // the database.
-func (a *app) openScheduler(opts scheduler.Options) (*scheduler.Scheduler, *store.DB, error) {
+func (a *cmdline) openScheduler(opts scheduler.Options) (*scheduler.Scheduler, *store.DB, error) {
 	db, err := a.openDB("scheduler")
 	if err != nil {
 		return nil, nil, err
@@ -59,7 +59,7 @@ func (a *app) openScheduler(opts scheduler.Options) (*scheduler.Scheduler, *stor
 // registerMCPFor starts the configured MCP servers when names include an
 // MCP tool (SERVER__TOOL) of one of them, so that the tool names can be
 // checked against what the servers offer.
-func (a *app) registerMCPFor(ctx context.Context, names []string) error {
+func (a *cmdline) registerMCPFor(ctx context.Context, names []string) error {
 	env, err := a.environment()
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func (a *app) registerMCPFor(ctx context.Context, names []string) error {
 
 // needsApproval returns the task's tools that need confirmation but were
 // not approved: their calls will be denied in scheduled runs.
-func (a *app) needsApproval(names, approved []string) []string {
+func (a *cmdline) needsApproval(names, approved []string) []string {
 	env, err := a.environment()
 	if err != nil {
 		return nil
@@ -89,7 +89,7 @@ func (a *app) needsApproval(names, approved []string) []string {
 	return out
 }
 
-func (a *app) schedCreateCommand() *cobra.Command {
+func (a *cmdline) schedCreateCommand() *cobra.Command {
 	var typ, value, agentName, toolList, approve, zone string
 	var timeout time.Duration
 	var asJSON bool
@@ -215,7 +215,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func (a *app) schedListCommand() *cobra.Command {
+func (a *cmdline) schedListCommand() *cobra.Command {
 	var status string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -282,7 +282,7 @@ func taskErr(err error) error {
 // stop: the process running it notices within about a second.
 const stopWait = 5 * time.Second
 
-func (a *app) schedChangeCommand(verb, short string, apply func(*scheduler.Scheduler, context.Context, string) (tasks.Task, error), done string) *cobra.Command {
+func (a *cmdline) schedChangeCommand(verb, short string, apply func(*scheduler.Scheduler, context.Context, string) (tasks.Task, error), done string) *cobra.Command {
 	return &cobra.Command{
 		Use:   verb + " ID",
 		Short: short,
@@ -329,7 +329,7 @@ func runningIn(t tasks.Task) string {
 // awaitStop waits up to stopWait for a run that was asked to stop to end,
 // and says how it ended. The file is released between looks, so the
 // process running the task can write the run's end.
-func (a *app) awaitStop(ctx context.Context, s *scheduler.Scheduler, db *store.DB, t tasks.Task) {
+func (a *cmdline) awaitStop(ctx context.Context, s *scheduler.Scheduler, db *store.DB, t tasks.Task) {
 	deadline := time.Now().Add(stopWait)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		db.Close()
@@ -349,7 +349,7 @@ func (a *app) awaitStop(ctx context.Context, s *scheduler.Scheduler, db *store.D
 	fmt.Fprintf(a.io.Out, "It has not stopped yet (the process running it may be busy, or an older jarvis that does not watch for this). 'jarvis scheduler logs %s' shows how it ends.\n", t.ID)
 }
 
-func (a *app) schedLogsCommand() *cobra.Command {
+func (a *cmdline) schedLogsCommand() *cobra.Command {
 	var n int
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -390,7 +390,7 @@ result or error and the tools it was denied.`,
 
 // configTimeout is the configured default time limit, when the
 // configuration loads (zero otherwise: the built-in default).
-func (a *app) configTimeout() time.Duration {
+func (a *cmdline) configTimeout() time.Duration {
 	cfg, err := a.loadConfig(config.Flags{})
 	if err != nil {
 		return 0
@@ -398,7 +398,7 @@ func (a *app) configTimeout() time.Duration {
 	return cfg.TaskTimeout()
 }
 
-func (a *app) schedRunCommand() *cobra.Command {
+func (a *cmdline) schedRunCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "run ID",
 		Short: "Run a task now, in the foreground, and print its result",
@@ -457,7 +457,7 @@ status 1 when the run failed. Ctrl-C stops the run; its end is logged.`,
 	}
 }
 
-func (a *app) schedStartCommand() *cobra.Command {
+func (a *cmdline) schedStartCommand() *cobra.Command {
 	var maxRuns int
 	var grace, skipAfter time.Duration
 	cmd := &cobra.Command{

@@ -50,7 +50,7 @@ func splitCommand(line string) []string {
 // Every example in `scheduler create --help` works whenever it is read:
 // none uses a date that has passed.
 func TestSchedulerCreateExamplesWork(t *testing.T) {
-	a := &app{}
+	a := &cmdline{}
 	cmd := a.schedCreateCommand()
 	db := filepath.Join(t.TempDir(), "jarvis.db")
 	n := 0

@@ -6,11 +6,11 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/wire"
 )
 
 // engineFactory builds the engine that speaks to a server of the given
@@ -22,7 +22,7 @@ type engineFactory func(kind, host string) (engine.InferenceEngine, error)
 // the configuration changed). No key is sent to them: a key goes only
 // where the configuration says.
 func taskEngine(kind, host string) (engine.InferenceEngine, error) {
-	return wire.NewEngine(kind, host, "", "an endpoint for this server in the config: scheduled tasks send keys only to the servers the configuration names")
+	return app.NewEngine(kind, host, "", "an endpoint for this server in the config: scheduled tasks send keys only to the servers the configuration names")
 }
 
 // engineCache keeps one engine per server, so that the checks and runs of
@@ -37,8 +37,8 @@ type engineCache struct {
 func newEngineCache(env *environment, build engineFactory) *engineCache {
 	c := &engineCache{build: build, m: map[string]engine.InferenceEngine{}}
 	for _, s := range env.servers() {
-		if s.err == nil {
-			c.m[tasks.Server{Engine: s.kind, Host: s.engine.Host()}.Key()] = s.engine
+		if s.Err == nil {
+			c.m[tasks.Server{Engine: s.Kind, Host: s.Engine.Host()}.Key()] = s.Engine
 		}
 	}
 	c.m[env.server().Key()] = env.engine
@@ -78,7 +78,7 @@ func (env *environment) server() tasks.Server { return env.w.TaskServer() }
 // process shares: who it is (command: "tui", "scheduler start", "scheduler
 // run"), its server, how to reach a task's server, the default time limit,
 // the runner (whose events go to bus; nil: none) and the name checks.
-func (a *app) schedOptions(command string, bus events.Publisher) (scheduler.Options, error) {
+func (a *cmdline) schedOptions(command string, bus events.Publisher) (scheduler.Options, error) {
 	env, err := a.environment()
 	if err != nil {
 		return scheduler.Options{}, err
@@ -93,7 +93,7 @@ func (a *app) schedOptions(command string, bus events.Publisher) (scheduler.Opti
 
 // taskRunner prepares what a headless scheduler needs to run tasks: the
 // MCP servers (tasks may use their tools) and the options.
-func (a *app) taskRunner(command string, bus events.Publisher) (scheduler.Options, error) {
+func (a *cmdline) taskRunner(command string, bus events.Publisher) (scheduler.Options, error) {
 	env, err := a.environment()
 	if err != nil {
 		return scheduler.Options{}, err
@@ -145,12 +145,7 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 		if err != nil {
 			return "", err
 		}
-		opts, _ := env.cfg.EngineOptions()
-		ag, err := agent.New(tasks.AgentFor(t.Agent, t.Tools), agent.Config{
-			Engine: eng, Model: model, Executor: exec, Bus: bus, System: env.cfg.System,
-			Options: opts, MaxTurns: env.cfg.MaxTurns, Price: env.taskPrice(srv),
-			View: agent.NewModelView(eng, model, env.cfg.ViewOptions()),
-		})
+		ag, err := env.w.TurnOn(eng, env.taskEndpoint(srv), tasks.AgentFor(t.Agent, t.Tools), model, exec, bus).Build()
 		if err != nil {
 			return "", err
 		}
@@ -169,13 +164,13 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 	})
 }
 
-// taskPrice prices a task's run by the server it runs on: a configured
-// endpoint's prices, else the top-level ones.
-func (env *environment) taskPrice(srv tasks.Server) func(model string, in, out int) float64 {
+// taskEndpoint is the configured endpoint a task's server is, whose
+// prices its runs pay ("" for the top-level ones).
+func (env *environment) taskEndpoint(srv tasks.Server) string {
 	for _, s := range env.named {
-		if s.err == nil && s.kind == srv.Engine && s.engine.Host() == srv.Host {
-			return priceAt(env.cfg, s.name)
+		if s.Err == nil && s.Kind == srv.Engine && s.Engine.Host() == srv.Host {
+			return s.Name
 		}
 	}
-	return priceAt(env.cfg, "")
+	return ""
 }

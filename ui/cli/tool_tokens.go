@@ -40,7 +40,7 @@ type toolCosts struct {
 // countToolTokens estimates each tool's cost for model. When the server
 // renders prompts, a tool's schema cost is the difference it makes to the
 // rendered prompt, which is what the model really reads.
-func (a *app) countToolTokens(ctx context.Context, list []tools.Tool) (toolCosts, error) {
+func (a *cmdline) countToolTokens(ctx context.Context, list []tools.Tool) (toolCosts, error) {
 	env, err := a.environment()
 	if err != nil {
 		return toolCosts{}, err

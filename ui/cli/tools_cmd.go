@@ -14,10 +14,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-func (a *app) toolsCommand() *cobra.Command {
+func (a *cmdline) toolsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "List, describe and run tools",
@@ -32,7 +33,7 @@ to it, and run one call by hand through the same executor the agents use.`,
 
 // selectTools builds the named tools (all of them when names is empty).
 // Names may be given as several arguments, comma-separated, or both.
-func (a *app) selectTools(ctx context.Context, names []string) ([]tools.Tool, error) {
+func (a *cmdline) selectTools(ctx context.Context, names []string) ([]tools.Tool, error) {
 	env, err := a.environment()
 	if err != nil {
 		return nil, err
@@ -58,7 +59,7 @@ func (a *app) selectTools(ctx context.Context, names []string) ([]tools.Tool, er
 	return built, nil
 }
 
-func (a *app) toolsListCommand() *cobra.Command {
+func (a *cmdline) toolsListCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -96,7 +97,7 @@ func (a *app) toolsListCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) toolsDescribeCommand() *cobra.Command {
+func (a *cmdline) toolsDescribeCommand() *cobra.Command {
 	var withCost, noCategory, withTokens, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "describe [NAMES]",
@@ -132,7 +133,7 @@ text-protocol agent puts in its system prompt.`,
 	return cmd
 }
 
-func (a *app) toolsOpenAICommand() *cobra.Command {
+func (a *cmdline) toolsOpenAICommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "openai [NAMES]",
 		Short: "Print the tool definitions in the OpenAI function-calling format",
@@ -150,7 +151,7 @@ func (a *app) toolsOpenAICommand() *cobra.Command {
 	}
 }
 
-func (a *app) toolsRunCommand() *cobra.Command {
+func (a *cmdline) toolsRunCommand() *cobra.Command {
 	var yes, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "run NAME [JSON-ARGS | - | @FILE]",
@@ -214,7 +215,7 @@ when stdin is not a terminal, unless --yes is given.`,
 			printer := newEventPrinter(a.io.Err, isTerminal(a.io.Err))
 			// The failure is printed once, whole, below.
 			printer.quietFailures = true
-			exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: printer, Policy: policy})
+			exec, err := app.NewExecutor(list, policy, printer)
 			if err != nil {
 				return failErr("%v", err)
 			}
@@ -250,7 +251,7 @@ const maxToolArgs = 4 << 20
 
 // toolArguments returns a call's JSON arguments: arg itself, or what stdin
 // (-) or a file (@FILE) holds.
-func (a *app) toolArguments(arg string) (string, error) {
+func (a *cmdline) toolArguments(arg string) (string, error) {
 	var r io.Reader
 	var from string
 	switch {

@@ -11,7 +11,7 @@ import (
 // Version is set at build time by the Makefile (-ldflags -X).
 var Version = "dev"
 
-func (a *app) versionCommand() *cobra.Command {
+func (a *cmdline) versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the jarvis version",

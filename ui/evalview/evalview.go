@@ -1,4 +1,4 @@
-// Package evalview draws the results of tool-calling evaluations (agent/eval)
+// Package evalview draws the results of tool-calling evaluations (app/eval)
 // as text, the same for `jarvis eval` and the workbench's /eval: a table per
 // model (pass rate, rates by category, median latency, speed, the failed
 // cases and why), a bar chart of the pass rates, the progress line, the
@@ -18,7 +18,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jarvis-workbench/jarvis/agent/eval"
+	"github.com/jarvis-workbench/jarvis/app/eval"
 	"github.com/jarvis-workbench/jarvis/store/evals"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jarvis-workbench/jarvis/agent/eval"
+	"github.com/jarvis-workbench/jarvis/app/eval"
 	"github.com/jarvis-workbench/jarvis/store/evals"
 )
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/jarvis-workbench/jarvis/internal/textdiff"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
@@ -18,6 +19,9 @@ type ExportOptions struct {
 	// ImageLink returns where an image is, relative to the markdown file,
 	// for an image link; nil (or "") names the image and its hash only.
 	ImageLink func(sessions.Image) string
+	// Changes are the files the tools changed in the session (oldest
+	// first); the export lists them, turn by turn, with their diffs.
+	Changes []sessions.Change
 }
 
 // SessionMarkdown renders a session as a markdown transcript: a header with
@@ -73,6 +77,8 @@ func SessionMarkdownWith(s sessions.Session, msgs []sessions.Message, opts Expor
 	if len(s.Branches) > 0 {
 		w.otherBranches(s, tree, path)
 	}
+
+	writeChanges(&b, sessions.GroupChanges(msgs, opts.Changes))
 
 	t := s.Totals
 	b.WriteString("\n---\n\n## Totals\n\n")
@@ -453,4 +459,28 @@ func usageLine(u sessions.Usage) string {
 	}
 	parts = append(parts, Cost(u.CostUSD, false))
 	return strings.Join(parts, " · ")
+}
+
+// writeChanges writes the section of the files the tools changed, each
+// change with its diff.
+func writeChanges(b *strings.Builder, groups []sessions.ChangeGroup) {
+	if len(groups) == 0 {
+		return
+	}
+	b.WriteString("\n---\n\n## Files changed\n")
+	for _, g := range groups {
+		head := fmt.Sprintf("Turn %d", g.Turn)
+		if q := strings.TrimSpace(g.Question); q != "" {
+			head += ": " + OneLine(q, 70)
+		}
+		fmt.Fprintf(b, "\n### %s\n", head)
+		for _, c := range g.Changes {
+			diff := textdiff.Unified(strings.TrimPrefix(c.Name(), "./"), c.Before, c.After, c.BeforeExists, c.AfterExists)
+			line := fmt.Sprintf("\n- `%s` · %s · %s · %s", c.Name(), textdiff.Summary(diff, "lines"), c.Tool, stamp(c.At))
+			if c.Undone() {
+				line += " · undone " + stamp(c.UndoneAt)
+			}
+			fmt.Fprintf(b, "%s\n\n%s\n", line, fenced(diff, "diff"))
+		}
+	}
 }

@@ -81,7 +81,7 @@ func (m *model) loadAlways() tea.Cmd {
 
 func (m *model) applyAlways(msg alwaysMsg) {
 	if msg.err != nil {
-		m.addNote("The always-allowed tools could not be read: "+msg.err.Error(), true)
+		m.addNote("The always-allowed tools could not be read: "+explain(msg.err), true)
 		return
 	}
 	m.appr.always = map[string]bool{}
@@ -194,7 +194,7 @@ func (m *model) questionKey(k tea.KeyMsg) tea.Cmd {
 func (m *model) alwaysDone(msg alwaysDoneMsg) tea.Cmd {
 	if msg.err != nil {
 		m.markAlways(msg.name, !msg.on)
-		m.addNote("The approval of "+safe.Text(msg.name)+" could not be changed: "+msg.err.Error(), true)
+		m.addNote("The approval of "+safe.Text(msg.name)+" could not be changed: "+explain(msg.err), true)
 		return nil
 	}
 	text := safe.Text(msg.name) + " asks for confirmation again (" + format.Count(msg.n, "always-grant") + " revoked)"

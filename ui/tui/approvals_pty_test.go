@@ -22,6 +22,8 @@ import (
 // lives at a known path, kept across restarts.
 type approvalHome struct {
 	dir, config, db string
+	// work is the working directory jarvis starts in ("" the test's).
+	work string
 }
 
 func newApprovalHome(t *testing.T) approvalHome {
@@ -44,7 +46,7 @@ func (h approvalHome) start(t *testing.T, srv *ot.Server, env ...string) *termin
 // startWith is start with the given tools enabled.
 func (h approvalHome) startWith(t *testing.T, srv *ot.Server, toolList string, env ...string) *terminal {
 	t.Helper()
-	term := startTerminalIn(t, h.dir, env, 120, 40, "--host", srv.URL, "--model", "qwen3:8b", "--tools", toolList,
+	term := startTerminalAt(t, h.dir, h.work, env, 120, 40, "--host", srv.URL, "--model", "qwen3:8b", "--tools", toolList,
 		"--config", h.config, "--db", h.db)
 	term.waitFor(10*time.Second, "qwen3:8b", "Ask anything")
 	return term

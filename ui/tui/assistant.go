@@ -135,11 +135,7 @@ func (a *assistantItem) endTurn(t *events.TurnPayload) {
 		a.thinking.stream.SetFinal(t.Thinking)
 		a.thinking.final = true
 	}
-	footer := "↳ " + format.Usage(t.Usage, 0)
-	if c := t.Context; c != nil && c.Window > 0 {
-		footer += " · ctx " + format.WindowUse(c.PromptTokens, c.Window, c.Estimated)
-	}
-	a.add(&lineBlock{kind: lineFooter, text: footer})
+	a.add(&lineBlock{kind: lineFooter, text: footerText(t.Usage, t.Context)})
 	a.text, a.thinking, a.group = nil, nil, nil
 	a.sending = sendingNothing
 }
@@ -169,13 +165,17 @@ func (a *assistantItem) panel(tool, callID string, index int, args map[string]an
 	return p
 }
 
+// note adds a notice or an error below what the run has shown. The turn's
+// text block stays open: a notice inside a turn (the reply cut at its
+// length limit or by a full window, which the agent says before the
+// turn's end) must not make turn_end start another block, which would
+// draw the reply twice, above and below the notice.
 func (a *assistantItem) note(text string, isErr bool) {
 	kind := lineNotice
 	if isErr {
 		kind = lineError
 	}
 	a.add(&lineBlock{kind: kind, text: text})
-	a.text = nil
 }
 
 // finish marks the run over: open text is final, panels still running are
@@ -210,6 +210,16 @@ func (a *assistantItem) finish(u events.Usage, turns int) {
 		a.total = &lineBlock{kind: lineTotal, text: "Σ " + format.Count(turns, "turn") + " · " + format.Usage(u, u.ToolCostUSD)}
 		a.blocks = append(a.blocks, a.total)
 	}
+}
+
+// footerText is a turn's footer: its usage, and how full its request left
+// the window when that is known.
+func footerText(u events.Usage, c *events.ContextPayload) string {
+	footer := "↳ " + format.Usage(u, 0)
+	if c != nil && c.Window > 0 {
+		footer += " · ctx " + format.WindowUse(c.PromptTokens, c.Window, c.Estimated)
+	}
+	return footer
 }
 
 // add appends a block; the run's total stays last. A run's end can come

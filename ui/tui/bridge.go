@@ -58,7 +58,7 @@ func bridge(sub *events.Subscription, send func(any), window time.Duration) {
 				flush()
 				continue
 			}
-			if n := len(pending); deltaOpen && pending[n-1].Type == e.Type && pending[n-1].Run.ID == e.Run.ID {
+			if n := len(pending); deltaOpen && pending[n-1].Type == e.Type && pending[n-1].Run.ID == e.Run.ID && sameCall(pending[n-1], e) {
 				delta.WriteString(e.Text)
 			} else {
 				closeDelta()
@@ -83,4 +83,13 @@ func bridge(sub *events.Subscription, send func(any), window time.Duration) {
 			}
 		}
 	}
+}
+
+// sameCall reports whether two deltas belong to one tool call (or to
+// none): the output of parallel calls must not run together.
+func sameCall(a, b events.Event) bool {
+	if a.Tool == nil || b.Tool == nil {
+		return a.Tool == nil && b.Tool == nil
+	}
+	return a.Tool.CallID == b.Tool.CallID
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/attach"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
@@ -108,7 +108,7 @@ func (m *model) imageLoaded(msg imageLoadedMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		m.addNote(sentence(msg.err.Error()), true)
+		m.addNote(sentence(explain(msg.err)), true)
 		return nil
 	}
 	m.convo.images = append(m.convo.images, msg.image)

@@ -71,6 +71,10 @@ func (m *model) runCommand(line string) tea.Cmd {
 		}
 	case "export":
 		return m.export(arg)
+	case "changes":
+		return m.changesCommand()
+	case "undo":
+		return m.undoCommand(arg)
 	case "ctx":
 		return m.ctxCommand(arg)
 	case "compact":
@@ -114,7 +118,7 @@ func (m *model) setTools(names []string) tea.Cmd {
 	}
 	closeOld, err := m.rebuildTools(names, false)
 	if err != nil {
-		m.addNote(err.Error(), true)
+		m.addNote(explain(err), true)
 		return nil
 	}
 	m.clampPane()
@@ -128,6 +132,7 @@ func (m *model) newSession() tea.Cmd {
 	m.conv = &agent.Conversation{}
 	m.convo.tree, m.convo.selected, m.convo.editing = &sessions.Tree{}, nil, nil
 	m.sessionID, m.title = "", ""
+	m.dropLease()
 	m.transcript.clear()
 	m.current, m.lastReply, m.question = nil, nil, nil
 	m.totals = events.Usage{}
@@ -135,10 +140,10 @@ func (m *model) newSession() tea.Cmd {
 	m.approvals = tools.NewApprovals()
 	closeOld, err := m.rebuildTools(m.enabled, true)
 	if err != nil {
-		m.addNote(err.Error(), true)
+		m.addNote(explain(err), true)
 	}
 	m.addNote("New session.", false)
-	return closeOld
+	return tea.Batch(closeOld, m.forgetWindow())
 }
 
 func (m *model) setTheme(name string) tea.Cmd {
@@ -148,7 +153,7 @@ func (m *model) setTheme(name string) tea.Cmd {
 	}
 	st, md, err := loadTheme(name)
 	if err != nil {
-		m.addNote(err.Error(), true)
+		m.addNote(explain(err), true)
 		return nil
 	}
 	m.st, m.md, m.themeName = st, md, name
@@ -198,7 +203,7 @@ func (m *model) copyLast() tea.Cmd {
 	n := len([]rune(text))
 	return func() tea.Msg {
 		if _, err := seq.WriteTo(out); err != nil {
-			return statusMsg("copy failed: " + err.Error())
+			return statusMsg("copy failed: " + explain(err))
 		}
 		return statusMsg("copied " + format.Count(n, "character") + " (OSC 52; if your terminal ignores it, press F2 and select with the mouse)")
 	}

@@ -12,8 +12,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -60,9 +60,8 @@ type ctxSetMsg struct {
 // nextRequest is what the current agent would send next: react's request
 // after orchestrator fell back to it for this model.
 func (m *model) nextRequest() agent.Request {
-	cfg := agent.Config{Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, System: m.system, Options: m.engOpts}
 	msgs := append([]engine.Message(nil), m.conv.Messages...)
-	return m.view.NextRequest(m.agentName, cfg, msgs)
+	return m.view.NextRequest(m.agentName, m.turn().Config(), msgs)
 }
 
 // refreshContext recomputes the Context tab's budget; with render it also
@@ -142,6 +141,10 @@ func (m *model) applyContext(msg contextMsg) {
 	if msg.err == nil {
 		m.ctab.budget, m.ctab.have = msg.budget, true
 		m.countToolTokens() // measured costs may have come with it
+		if m.windowStale && msg.budget.Window.Tokens > 0 {
+			m.lastWindow, m.lastPrompt, m.lastEstimated = msg.budget.Window.Tokens, msg.budget.Prompt, true
+			m.windowStale = false
+		}
 	}
 	if msg.withRender {
 		m.ctab.rendered, m.ctab.renderErr, m.ctab.unsupported, m.ctab.renderedAt = msg.rendered, msg.renderErr, msg.unsupported, m.now()
@@ -156,7 +159,7 @@ func (m *model) ctxCommand(arg string) tea.Cmd {
 	if arg == "" {
 		w := "not known yet (it is found at the first request)"
 		if m.ctab.have {
-			w = fmt.Sprintf("%s tokens: %s", groupInt(m.ctab.budget.Window.Tokens), m.ctab.budget.Window.Source)
+			w = fmt.Sprintf("%s tokens: %s", groupInt(m.ctab.budget.Window.Tokens), say(m.ctab.budget.Window.Source))
 		}
 		how := "Set it with /ctx N (tokens), or /ctx auto for the server's."
 		if _, fixed := engine.WindowAdvice(m.opts.Engine); fixed {
@@ -210,7 +213,7 @@ func (m *model) ctxSetDone(msg ctxSetMsg) tea.Cmd {
 	case w.Fixed:
 		note = m.fixedWindowNote(msg.asked, w)
 	case msg.asked == 0:
-		note = fmt.Sprintf("The window is %s tokens again: %s.", groupInt(w.Tokens), w.Source)
+		note = fmt.Sprintf("The window is %s tokens again: %s.", groupInt(w.Tokens), say(w.Source))
 	case w.Asked > 0:
 		note = m.view.CapNotice(w)
 	default:
@@ -220,6 +223,20 @@ func (m *model) ctxSetDone(msg ctxSetMsg) tea.Cmd {
 		note += " The server reloads the model with it at the next request, which takes a moment."
 	}
 	m.addNote(note, false)
+	if msg.err == nil && w.Tokens > 0 && m.lastWindow > 0 {
+		// The last request's prompt, of the window the next one gets.
+		m.lastWindow = w.Tokens
+	} else {
+		m.windowStale = true
+	}
+	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+}
+
+// forgetWindow is for another conversation (/new, a session opened or
+// forked): the header's figure was the last one's, so it goes until the
+// estimate of the next request comes back.
+func (m *model) forgetWindow() tea.Cmd {
+	m.lastWindow, m.windowStale = 0, true
 	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
 }
 
@@ -267,6 +284,10 @@ func (m *model) compactCommand() tea.Cmd {
 		m.addNote("No model is set, and compacting needs one to write the summary.", true)
 		return nil
 	}
+	if note := m.heldNote("compacted"); note != "" {
+		m.addNote(note, true)
+		return nil
+	}
 	m.ctab.seq++
 	m.compacting = true
 	m.ctab.compacting = &compactLine{running: true}
@@ -292,9 +313,9 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 		var discarded *agent.SummaryDiscardedError
 		switch {
 		case errors.As(msg.err, &discarded):
-			line.fail(sentence(msg.err.Error())+". The conversation is as it was.", false)
+			line.fail(sentence(explain(msg.err))+". The conversation is as it was.", false)
 		default:
-			line.fail(sentence(msg.err.Error()), !errors.Is(msg.err, agent.ErrNothingToCompact))
+			line.fail(sentence(explain(msg.err)), !errors.Is(msg.err, agent.ErrNothingToCompact))
 		}
 		return nil
 	}
@@ -304,10 +325,11 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 		return nil
 	}
 	m.conv.Messages = msg.msgs
+	m.windowStale = true // the request is smaller now
 	line.finish(msg.c)
 	c := msg.c
 	if err := m.saveMessage(agent.Appended{Message: msg.msgs[0], Usage: &c.Usage, Compaction: &c}); err != nil {
-		m.addNote("The compaction could not be saved: "+err.Error(), true)
+		m.addNote("The compaction could not be saved: "+explain(err), true)
 	}
 	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
 }

@@ -57,7 +57,7 @@ func (c *contextTab) lines(st *styles, width int, agentName string, msgs int) []
 	}
 	switch {
 	case c.err != nil:
-		add(st.errorText, "The window could not be found: "+c.err.Error())
+		add(st.errorText, "The window could not be found: "+explain(c.err))
 		return out
 	case !c.have && c.loading:
 		add(st.muted, "Counting what the model will read…")
@@ -68,7 +68,7 @@ func (c *contextTab) lines(st *styles, width int, agentName string, msgs int) []
 	}
 	b := c.budget
 	add(st.text, fmt.Sprintf("Window %s tokens · %s", groupInt(b.Window.Tokens), b.Model))
-	add(st.muted, b.Window.Source)
+	add(st.muted, say(b.Window.Source))
 	if b.Calibrated {
 		add(st.muted, fmt.Sprintf("Counts calibrated on the server's (×%.2f of jarvis's estimate).", b.Ratio))
 	} else {
@@ -139,7 +139,7 @@ func (c *contextTab) lines(st *styles, width int, agentName string, msgs int) []
 		add(st.warning, "This server cannot render a prompt without answering it (it lacks _debug_render_only), so here are the messages jarvis sends instead; the template is applied by the server.")
 		add(st.muted, fmt.Sprintf("%s and the system prompt.", format.Count(msgs, "message")))
 	case c.renderErr != nil:
-		add(st.errorText, "The server could not render the prompt: "+c.renderErr.Error())
+		add(st.errorText, "The server could not render the prompt: "+explain(c.renderErr))
 	default:
 		if c.wrappedWidth != width || !c.wrappedAt.Equal(c.renderedAt) {
 			c.wrapped, c.wrappedWidth, c.wrappedAt = wrapPrompt(c.rendered, width), width, c.renderedAt

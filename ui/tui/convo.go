@@ -9,9 +9,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // Conversation control: the session's messages and branches (a
@@ -81,16 +81,22 @@ func (r *recorder) record(a agent.Appended) {
 	if id == "" {
 		var err error
 		if id, err = r.store.Create(r.meta); err != nil {
-			r.saveOnce.Do(func() { r.send(noticeMsg{text: "This session is not being saved: " + err.Error(), isErr: true}) })
+			r.saveOnce.Do(func() { r.send(noticeMsg{text: "This session is not being saved: " + explain(err), isErr: true}) })
 			return
 		}
 		r.mu.Lock()
 		r.sessionID = id
 		r.mu.Unlock()
-		r.send(sessionCreatedMsg{runID: r.runID, id: id})
+		// Held from the start: nobody else can know it yet, but another
+		// jarvis may list and open it while this one still writes.
+		lease, err := r.store.Hold(id)
+		if err != nil {
+			r.send(noticeMsg{text: "Another jarvis could open this session while it is open here: " + err.Error(), isErr: true})
+		}
+		r.send(sessionCreatedMsg{runID: r.runID, id: id, lease: lease})
 	}
 	if err := r.store.Append(id, m); err != nil {
-		r.saveOnce.Do(func() { r.send(noticeMsg{text: "Could not save this session: " + err.Error(), isErr: true}) })
+		r.saveOnce.Do(func() { r.send(noticeMsg{text: "Could not save this session: " + explain(err), isErr: true}) })
 	}
 }
 
@@ -143,7 +149,7 @@ func (m *model) takeRun(msg runDoneMsg) {
 		switch {
 		case errors.As(msg.err, &vision):
 			m.giveBack(false)
-			m.addNote(msg.err.Error()+". The images stay attached and ↑ recalls the question.", true)
+			m.addNote(explain(msg.err)+". The images stay attached and ↑ recalls the question.", true)
 			return
 		case msg.result != nil && msg.result.Refused:
 			images := len(m.question.images)
@@ -278,11 +284,11 @@ func (m *model) busyReason(what string) string {
 
 // recordBranch writes a branch made in the tree to the session.
 func (m *model) recordBranch(b sessions.Branch) {
-	if m.opts.Sessions == nil || m.sessionID == "" {
+	if !m.sessionWritable() {
 		return
 	}
 	if err := m.opts.Sessions.Branch(m.sessionID, b); err != nil {
-		m.addNote("The new branch could not be saved: "+err.Error(), true)
+		m.addNote("The new branch could not be saved: "+explain(err), true)
 	}
 }
 
@@ -348,6 +354,10 @@ func (m *model) questionItem(seq int) *userItem {
 func (m *model) retry() tea.Cmd {
 	if why := m.busyReason("ask again"); why != "" {
 		m.addNote(why, true)
+		return nil
+	}
+	if note := m.heldNote("asked again"); note != "" {
+		m.addNote(note, true)
 		return nil
 	}
 	if !m.needModel() {
@@ -426,9 +436,9 @@ func (m *model) flip(dir int) tea.Cmd {
 		return m.setStatus("this is the latest " + what)
 	}
 	tree.Current = tree.Latest(alts[next].First)
-	if m.opts.Sessions != nil && m.sessionID != "" {
+	if m.sessionWritable() {
 		if err := m.opts.Sessions.SetBranch(m.sessionID, tree.Current); err != nil {
-			m.addNote("Could not save which attempt is shown: "+err.Error(), true)
+			m.addNote("Could not save which attempt is shown: "+explain(err), true)
 		}
 	}
 	i := m.transcript.indexOf(target)
@@ -490,6 +500,10 @@ func (m *model) editTarget() *userItem {
 func (m *model) askEdited(q *userItem, text string) tea.Cmd {
 	if why := m.busyReason("edit"); why != "" {
 		m.addNote(why, true)
+		return nil
+	}
+	if note := m.heldNote("asked"); note != "" {
+		m.addNote(note, true)
 		return nil
 	}
 	if !m.needModel() {

@@ -3,9 +3,10 @@ package tui
 import (
 	"strings"
 
+	"github.com/jarvis-workbench/jarvis/app/history"
+	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/ui/format"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // countToolCalls counts the tool calls among msgs that have a result:
@@ -28,23 +29,44 @@ func countToolCalls(msgs []sessions.Message) int {
 func itemsOf(msgs []sessions.Message, prev int) []item {
 	var out []item
 	var cur *assistantItem
+	// The answer's run, as its total line counts it: the replies, their
+	// usage with the tools' cost, and how long the run had gone on at its
+	// last message (0 for a session stored before that was kept: no
+	// time is shown rather than a wrong one).
+	var turns int
+	var run events.Usage
+	var runSeconds float64
+	end := func() {
+		if cur == nil {
+			return
+		}
+		run.WallSeconds = runSeconds
+		cur.finish(run, turns)
+		cur, turns, run, runSeconds = nil, 0, events.Usage{}, 0
+	}
 	for _, m := range msgs {
 		a := history.Appended(m)
+		if cur != nil {
+			runSeconds = max(runSeconds, m.RunSeconds)
+		}
 		switch {
 		case a.Compaction != nil:
+			end()
 			out = append(out, &compactLine{c: *a.Compaction})
-			cur = nil
 		case history.IsQuestion(m):
+			end()
 			out = append(out, &userItem{text: m.Content, seq: m.Seq, images: history.EngineImages(m.Images)})
-			cur = nil
 		case m.Role == sessions.RoleAssistant:
 			if cur == nil {
 				cur = newAssistantItem()
 				cur.after = prev
 				out = append(out, cur)
+				runSeconds = m.RunSeconds
 			}
+			turns++
 			if a.Message.Thinking != "" {
 				cur.appendThinking(a.Message.Thinking)
+				cur.thinking.final = true
 			}
 			cur.appendText(a.Message.Content)
 			cur.text.final = true
@@ -52,7 +74,10 @@ func itemsOf(msgs []sessions.Message, prev int) []item {
 				cur.note(format.IncompleteText(m.Incomplete), true)
 			}
 			if a.Usage != nil {
-				cur.add(&lineBlock{kind: lineFooter, text: "↳ " + format.Usage(*a.Usage, 0)})
+				cur.add(&lineBlock{kind: lineFooter, text: footerText(*a.Usage, a.Context)})
+				u := *a.Usage
+				u.ToolCostUSD = 0 // the tools' cost is their results'
+				run.Add(u)
 			}
 			cur.text, cur.thinking, cur.group = nil, nil, nil
 			for i, c := range a.Message.ToolCalls {
@@ -62,7 +87,6 @@ func itemsOf(msgs []sessions.Message, prev int) []item {
 				}
 				cur.panel(c.Name, c.ID, i, args, 0).state = panelCancelled
 			}
-			cur.done = true
 		case m.Role == sessions.RoleTool || a.Result != nil:
 			if cur == nil {
 				break
@@ -73,6 +97,7 @@ func itemsOf(msgs []sessions.Message, prev int) []item {
 			}
 			p := cur.panel(m.ToolName, m.ToolCallID, 0, args, 0)
 			if a.Result != nil {
+				run.ToolCostUSD += a.Result.CostUSD
 				p.state, p.latency, p.cost = statusOf(string(a.Result.Status)), a.Result.LatencySeconds, a.Result.CostUSD
 				// A react observation shows as the tool's result, as it
 				// did live.
@@ -87,5 +112,6 @@ func itemsOf(msgs []sessions.Message, prev int) []item {
 			prev = m.Seq
 		}
 	}
+	end()
 	return out
 }

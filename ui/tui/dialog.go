@@ -217,6 +217,7 @@ func (d *dialog) layout(st *styles, width, height int) dialogLayout {
 	l.hint = append(errs, wrapText(d.hint(req, name), inner)...)
 	l.errLines = len(errs)
 	d.ed.shape(&l, inner)
+	d.shapePreview(st, &l, inner)
 
 	avail := height - 2                                              // the border
 	fixed := func() int { return 1 + len(l.desc) + 1 + len(l.hint) } // title, "Arguments:"

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"unicode/utf8"
 
@@ -68,6 +67,10 @@ type dialogEdit struct {
 	err string
 	// external is set while $EDITOR runs.
 	external bool
+	// contents are the files' content as last edited (diffview.go);
+	// onContent says the inline editor holds a file's content, not JSON.
+	contents  []string
+	onContent bool
 }
 
 // title is the dialog's first line for the mode.
@@ -87,8 +90,12 @@ func (d *dialog) hint(req tools.ConfirmRequest, name string) string {
 	switch {
 	case d.holding != "":
 		return d.holding + " (typing on sends the keys to the prompt instead)"
+	case e.external && contentEditable(req):
+		ed, _ := findEditor()
+		return "editing the files as they will be in " + ed.command + "…"
 	case e.external:
-		return "editing the arguments in " + editorName() + "…"
+		ed, _ := findEditor()
+		return "editing the arguments in " + ed.command + "…"
 	case e.mode == modeReason:
 		return "[enter] deny with this reason   [esc] back"
 	case e.mode == modeEdit:
@@ -128,6 +135,9 @@ func (e *dialogEdit) shape(l *dialogLayout, inner int) {
 		l.args = argLines(e.edited, inner)
 	case modeEdit:
 		l.argsLabel = "Arguments as JSON:"
+		if e.onContent {
+			l.argsLabel = "The file as it will be:"
+		}
 		l.args, l.rawArgs = strings.Split(e.editor.View(), "\n"), true
 	case modeReason:
 		l.hint = append([]string{ansi.Truncate(e.reason.View(), inner, "…")}, l.hint...)
@@ -144,16 +154,6 @@ func (e *dialogEdit) fit(width, height int) {
 	// The border, title, description (at most descRows), the label, a
 	// blank and the hint (two lines at most).
 	e.editor.SetHeight(max(height-2-1-descRows-1-1-2-1, 3))
-}
-
-// editorName is the external editor's command, or "" when none is set.
-func editorName() string {
-	for _, v := range []string{"VISUAL", "EDITOR"} {
-		if s := strings.TrimSpace(os.Getenv(v)); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // editText is the text an edit starts from: the edit kept, or the call's
@@ -193,6 +193,7 @@ func argsJSON(args tools.Args) string {
 type editorDoneMsg struct {
 	callID string
 	path   string
+	editor externalEditor
 	err    error
 }
 
@@ -215,8 +216,15 @@ func (m *model) editKey(k tea.KeyMsg) tea.Cmd {
 	d := &m.dialog
 	switch k.String() {
 	case "ctrl+s":
+		if d.ed.onContent {
+			return m.checkContents([]string{d.ed.editor.Value()})
+		}
 		return m.checkEdit(d.ed.editor.Value())
 	case "esc":
+		if d.ed.onContent {
+			d.ed.contents, d.ed.mode = []string{d.ed.editor.Value()}, modeAsk
+			return nil
+		}
 		d.ed.text, d.ed.mode = d.ed.editor.Value(), modeAsk
 		return nil
 	}
@@ -225,16 +233,29 @@ func (m *model) editKey(k tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-// startEdit opens the arguments in $VISUAL/$EDITOR, or in the dialog.
+// startEdit opens what the person edits: the files as they will be for a
+// call that changes files, else the arguments.
 func (m *model) startEdit() tea.Cmd {
+	if contentEditable(m.dialog.queue[0].req) {
+		return m.editContents()
+	}
+	return m.startArgsEdit()
+}
+
+// startArgsEdit opens the arguments in $VISUAL/$EDITOR, or in the dialog.
+func (m *model) startArgsEdit() tea.Cmd {
 	d := &m.dialog
 	req := d.queue[0].req
 	text := d.ed.editText(req.Arguments)
 	d.ed.err = ""
-	if ed := editorName(); ed != "" {
+	if ed, ok := findEditor(); ok {
+		if err := ed.missing(); err != nil {
+			d.ed.err = "Cannot open the editor: " + err.Error() + "."
+			return nil
+		}
 		f, err := os.CreateTemp("", "jarvis-arguments-*.json")
 		if err != nil {
-			d.ed.err = "Cannot open the editor: " + err.Error()
+			d.ed.err = "Cannot open the editor: " + explain(err)
 			return nil
 		}
 		path := f.Name()
@@ -244,15 +265,12 @@ func (m *model) startEdit() tea.Cmd {
 		}
 		if werr != nil {
 			os.Remove(path)
-			d.ed.err = "Cannot open the editor: " + werr.Error()
+			d.ed.err = "Cannot open the editor: " + explain(werr)
 			return nil
 		}
 		d.ed.external = true
 		callID := req.Call.ID
-		// As git does: the editor command goes through the shell, so
-		// EDITOR="code --wait" works, and the file is its last argument.
-		cmd := exec.Command("sh", "-c", ed+` "$1"`, "editor", path)
-		return tea.ExecProcess(cmd, func(err error) tea.Msg { return editorDoneMsg{callID: callID, path: path, err: err} })
+		return tea.ExecProcess(ed.cmd(path), func(err error) tea.Msg { return editorDoneMsg{callID: callID, path: path, editor: ed, err: err} })
 	}
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
@@ -261,7 +279,7 @@ func (m *model) startEdit() tea.Cmd {
 	ta.Cursor.SetMode(cursor.CursorStatic)
 	ta.SetValue(text)
 	ta.Focus()
-	d.ed.editor, d.ed.mode = ta, modeEdit
+	d.ed.editor, d.ed.mode, d.ed.onContent = ta, modeEdit, false
 	d.ed.fit(m.width, m.transcript.height)
 	return nil
 }
@@ -277,10 +295,10 @@ func (m *model) editorDone(msg editorDoneMsg) tea.Cmd {
 	d.ed.external = false
 	switch {
 	case msg.err != nil:
-		d.ed.err = "The editor failed (" + safe.Text(msg.err.Error()) + "); the arguments are unchanged."
+		d.ed.err = sentence(safe.Text(msg.editor.failed(msg.err))) + "; the arguments are unchanged."
 		return nil
 	case rerr != nil:
-		d.ed.err = "Cannot read the edit back: " + rerr.Error()
+		d.ed.err = "Cannot read the edit back: " + explain(rerr)
 		return nil
 	}
 	return m.checkEdit(string(data))
@@ -291,21 +309,29 @@ func (m *model) editorDone(msg editorDoneMsg) tea.Cmd {
 // was wrong, the text kept for the next try.
 func (m *model) checkEdit(text string) tea.Cmd {
 	d := &m.dialog
-	req := d.queue[0].req
 	d.ed.text = text
 	if !utf8.ValidString(text) {
 		d.ed.mode, d.ed.err = modeAsk, "Invalid edit: the text is not UTF-8. Press e to fix it."
 		return nil
 	}
 	args, msg := tools.ParseArguments(text)
-	if msg == "" && req.Validate != nil {
-		if err := req.Validate(args); err != nil {
-			msg = "Invalid arguments: " + err.Error()
-		}
-	}
 	if msg != "" {
 		d.ed.mode, d.ed.err = modeAsk, "Invalid edit: "+safe.Text(msg)+" Press e to fix it."
 		return nil
+	}
+	return m.checkArgs(args)
+}
+
+// checkArgs checks edited arguments against the tool's schema and what
+// the gate makes of them, and brings a right edit up for approval.
+func (m *model) checkArgs(args tools.Args) tea.Cmd {
+	d := &m.dialog
+	req := d.queue[0].req
+	if req.Validate != nil {
+		if err := req.Validate(args); err != nil {
+			d.ed.mode, d.ed.err = modeAsk, "Invalid edit: "+safe.Text("Invalid arguments: "+explain(err))+" Press e to fix it."
+			return nil
+		}
 	}
 	d.ed.mode, d.ed.edited, d.ed.err, d.scroll = modeReview, args, "", 0
 	d.ed.check = tools.Check{}
@@ -314,6 +340,9 @@ func (m *model) checkEdit(text string) tea.Cmd {
 	}
 	if ref := d.ed.check.Refusal; ref != nil {
 		d.ed.err = "This edit would be refused: " + safe.Text(ref.Message)
+	} else if why := d.ed.check.Invalid; why != "" {
+		d.ed.mode, d.ed.edited, d.ed.err = modeAsk, nil, "This edit cannot work: "+safe.Text(why)+" Press e to fix it."
+		return nil
 	}
 	// The last approval has its own grace period: a key typed as the
 	// review appears must not approve it.

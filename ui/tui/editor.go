@@ -1,9 +1,8 @@
 package tui
 
 import (
-	"fmt"
+	"errors"
 	"os"
-	"os/exec"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -27,12 +26,9 @@ func (m *model) edit() tea.Cmd {
 		m.addNote("There is no question to edit yet.", true)
 		return nil
 	}
-	editor := strings.TrimSpace(os.Getenv("VISUAL"))
-	if editor == "" {
-		editor = strings.TrimSpace(os.Getenv("EDITOR"))
-	}
+	editor, external := findEditor()
 	m.selectMsg(nil)
-	if editor == "" {
+	if !external {
 		if m.convo.editing == nil {
 			m.convo.draft = m.input.value()
 		}
@@ -54,10 +50,14 @@ type questionEditedMsg struct {
 // editInEditor suspends the workbench, opens the question in editor (a
 // command with its arguments, as $EDITOR may be "code --wait"), and asks
 // again with what is saved.
-func (m *model) editInEditor(editor string, q *userItem) tea.Cmd {
+func (m *model) editInEditor(editor externalEditor, q *userItem) tea.Cmd {
+	if err := editor.missing(); err != nil {
+		m.addNote(sentence(err.Error())+". The question is unchanged.", true)
+		return nil
+	}
 	f, err := os.CreateTemp("", "jarvis-question-*.md")
 	if err != nil {
-		m.addNote("Cannot edit in "+editor+": "+err.Error(), true)
+		m.addNote("Cannot edit in "+editor.String()+": "+explain(err), true)
 		return nil
 	}
 	path := f.Name()
@@ -67,15 +67,13 @@ func (m *model) editInEditor(editor string, q *userItem) tea.Cmd {
 	}
 	if werr != nil {
 		os.Remove(path)
-		m.addNote("Cannot edit in "+editor+": "+werr.Error(), true)
+		m.addNote("Cannot edit in "+editor.String()+": "+explain(werr), true)
 		return nil
 	}
-	args := strings.Fields(editor)
-	cmd := exec.Command(args[0], append(args[1:], path)...)
-	return tea.ExecProcess(cmd, func(err error) tea.Msg {
+	return tea.ExecProcess(editor.cmd(path), func(err error) tea.Msg {
 		defer os.Remove(path)
 		if err != nil {
-			return questionEditedMsg{q: q, err: fmt.Errorf("the editor (%s) failed: %w", editor, err)}
+			return questionEditedMsg{q: q, err: errors.New(editor.failed(err))}
 		}
 		b, err := os.ReadFile(path)
 		return questionEditedMsg{q: q, text: string(b), err: err}
@@ -84,7 +82,7 @@ func (m *model) editInEditor(editor string, q *userItem) tea.Cmd {
 
 func (m *model) questionEdited(msg questionEditedMsg) tea.Cmd {
 	if msg.err != nil {
-		m.addNote(msg.err.Error()+". The question is unchanged.", true)
+		m.addNote(sentence(explain(msg.err))+". The question is unchanged.", true)
 		return nil
 	}
 	text := strings.TrimSpace(msg.text)

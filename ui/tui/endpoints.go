@@ -13,8 +13,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -23,21 +24,10 @@ import (
 // NAME/MODEL. The current model's server is m.opts.Engine, which /model
 // switches; the header, the runs and the checks all use it.
 
-// Endpoint is a named model server ([[endpoints]] in the config).
-type Endpoint struct {
-	Name string
-	// Kind is "ollama" or "openai".
-	Kind   string
-	Engine engine.InferenceEngine
-	// Err says why the endpoint cannot be used (its api_key's variable
-	// is not set); Engine then answers every call with it.
-	Err error
-}
-
 // servers is what the model knows of its servers.
 type servers struct {
-	def   Endpoint
-	named []Endpoint
+	def   *app.Server
+	named []*app.Server
 	// current is the endpoint of the current model ("" the default).
 	current string
 	// prev is the model /model switched from, to go back to when the
@@ -46,7 +36,7 @@ type servers struct {
 }
 
 // find returns the endpoint called name ("" the default server).
-func (s *servers) find(name string) (Endpoint, bool) {
+func (s *servers) find(name string) (*app.Server, bool) {
 	if name == "" {
 		return s.def, true
 	}
@@ -55,19 +45,21 @@ func (s *servers) find(name string) (Endpoint, bool) {
 			return e, true
 		}
 	}
-	return Endpoint{}, false
+	return nil, false
 }
 
-func (s *servers) all() []Endpoint { return append([]Endpoint{s.def}, s.named...) }
+func (s *servers) all() []*app.Server { return append([]*app.Server{s.def}, s.named...) }
 
 // initServers sets up the servers from the options and puts the
 // configured model (which may be NAME/MODEL) on its own.
 func (m *model) initServers() {
-	kind := m.opts.EngineKind
-	if kind == "" {
-		kind = config.EngineOllama
+	def := m.opts.Server
+	if def == nil {
+		d, _ := engine.DriverFor(config.DefaultEngine)
+		def = &app.Server{Kind: d.Kind, Driver: d}
 	}
-	m.srvs = servers{def: Endpoint{Kind: kind, Engine: m.opts.Engine}, named: m.opts.Endpoints}
+	def = &app.Server{Name: "", Kind: def.Kind, Driver: def.Driver, Engine: m.opts.Engine, Err: def.Err}
+	m.srvs = servers{def: def, named: m.opts.Endpoints}
 	if ep, name := m.opts.Config.SplitModel(m.modelName); ep != "" {
 		m.useServer(ep, name)
 	}
@@ -95,24 +87,29 @@ func (m *model) useServer(endpoint, model string) {
 // endpoint.
 func (m *model) modelRef() string { return config.JoinModel(m.srvs.current, m.modelName) }
 
-// currentKind is the kind of the current model's server.
-func (m *model) currentKind() string {
-	e, _ := m.srvs.find(m.srvs.current)
-	return e.Kind
+// currentServer is the current model's server.
+func (m *model) currentServer() *app.Server {
+	if e, ok := m.srvs.find(m.srvs.current); ok {
+		return e
+	}
+	return m.srvs.def
 }
 
-// serverName names the current server's kind in messages.
+// serverName names the current server in messages: its kind's label and
+// version ("Ollama 0.17.4"), or the version it reports alone for servers
+// whose version string names them.
 func (m *model) serverName(version string) string {
-	if m.currentKind() == config.EngineOpenAI {
-		if version == "" {
-			return "the OpenAI-compatible server"
+	d := m.currentServer().Driver
+	switch {
+	case version == "":
+		if d.CanPull {
+			return d.Label
 		}
-		return version
+		return "the " + d.Label
+	case d.CanPull:
+		return d.Label + " " + version
 	}
-	if version == "" {
-		return "Ollama"
-	}
-	return "Ollama " + version
+	return version
 }
 
 // catalogModel is one model of one server, as /model lists it.
@@ -203,7 +200,7 @@ func (m *model) refreshCatalog(show bool) tea.Cmd {
 
 // listWithCaps lists one server's models, asking four at a time what
 // each can do.
-func listWithCaps(ctx context.Context, e Endpoint) ([]catalogModel, error) {
+func listWithCaps(ctx context.Context, e *app.Server) ([]catalogModel, error) {
 	if e.Err != nil {
 		return nil, e.Err
 	}
@@ -250,7 +247,7 @@ func (m *model) catalogText() string {
 			where = "Endpoint " + e.Name + " (" + hostOf(e.Engine) + ")"
 		}
 		if err, failed := m.catalog.errs[e.Name]; failed {
-			fmt.Fprintf(&b, "\n%s could not be listed: %s", where, strings.TrimSuffix(err.Error(), "."))
+			fmt.Fprintf(&b, "\n%s could not be listed: %s", where, strings.TrimSuffix(explain(err), "."))
 			continue
 		}
 		var rows []string
@@ -444,7 +441,7 @@ func (m *model) priceAt(endpoint string) func(model string, in, out int) float64
 // with.
 func (m *model) fixedWindowNote(n int, w agent.Window) string {
 	if n == 0 {
-		return fmt.Sprintf("jarvis takes the window from the server again: %s tokens, %s. Nothing is reloaded: the server fixed its window when it loaded the model.", groupInt(w.Tokens), w.Source)
+		return fmt.Sprintf("jarvis takes the window from the server again: %s tokens, %s. Nothing is reloaded: the server fixed its window when it loaded the model.", groupInt(w.Tokens), say(w.Source))
 	}
 	if w.Asked > 0 {
 		return m.view.CapNotice(w) + " Nothing is reloaded: the server fixed its window when it loaded the model."

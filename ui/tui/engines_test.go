@@ -10,6 +10,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
@@ -18,7 +20,6 @@ import (
 	oat "github.com/jarvis-workbench/jarvis/engine/openai/openaitest"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 // serversLive is a live workbench on a default Ollama (srv) with an
@@ -43,13 +44,14 @@ func serversLive(t *testing.T, srv *ot.Server, lab *oat.Server, model string) *l
 	if err != nil {
 		t.Fatal(err)
 	}
-	var eps []Endpoint
+	var eps []*app.Server
 	if lab != nil {
 		le, err := openai.New(lab.BaseURL)
 		if err != nil {
 			t.Fatal(err)
 		}
-		eps = append(eps, Endpoint{Name: "lab", Kind: config.EngineOpenAI, Engine: le})
+		d, _ := engine.DriverFor("openai")
+		eps = append(eps, &app.Server{Name: "lab", Kind: "openai", Driver: d, Engine: le})
 	}
 	bus := events.New()
 	m, err := newModel(context.Background(), Options{Config: cfg, Engine: eng, Endpoints: eps, Registry: builtin.Registry(builtin.Deps{}), Theme: "dark", Bus: bus})

@@ -1,6 +1,6 @@
 package tui
 
-// /eval runs a tool-calling evaluation (agent/eval) on the session's model
+// /eval runs a tool-calling evaluation (app/eval) on the session's model
 // and agent, the tools worded as the configuration words them: the
 // built-in suite, or a suite file given as the argument. It runs in a
 // command, never in Update; its progress is one line in the transcript,
@@ -16,7 +16,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jarvis-workbench/jarvis/agent/eval"
+	"github.com/jarvis-workbench/jarvis/app/eval"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/evalview"
 	"github.com/jarvis-workbench/jarvis/ui/format"
@@ -159,7 +159,7 @@ func (m *model) finishEval(msg evalDoneMsg) {
 	switch {
 	case msg.rep == nil:
 		item.set("Evaluation failed after " + format.Latency(took))
-		m.addNote("The evaluation could not run: "+msg.err.Error(), true)
+		m.addNote("The evaluation could not run: "+explain(msg.err), true)
 		return
 	case stopped:
 		item.set("Evaluation stopped after " + format.Latency(took) + "; the cases that finished:")

@@ -11,8 +11,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/ui/attach"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -102,11 +102,11 @@ func (m *model) export(arg string) tea.Cmd {
 	return func() tea.Msg {
 		path, err := exportPath(arg, id, now)
 		if err != nil {
-			return noticeMsg{text: "Export failed: " + err.Error(), isErr: true}
+			return noticeMsg{text: "Export failed: " + explain(err), isErr: true}
 		}
 		res, err := store.Export(id, path)
 		if err != nil {
-			return noticeMsg{text: "Export failed: " + err.Error(), isErr: true}
+			return noticeMsg{text: "Export failed: " + explain(err), isErr: true}
 		}
 		return noticeMsg{text: exportedText(res)}
 	}
@@ -158,6 +158,11 @@ func ExportSession(s *sessions.Store, sess sessions.Session, msgs []sessions.Mes
 		res.Asked = path
 	}
 	var opts format.ExportOptions
+	if sess.Changes > 0 {
+		if _, opts.Changes, err = s.Changes(sess.ID); err != nil {
+			return res, err
+		}
+	}
 	if imageDir != "" {
 		res.ImageDir = imageDir
 		written := map[string]bool{}

@@ -5,11 +5,11 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // lastSeqOf is the last message of the line a shown question or answer
@@ -68,13 +68,19 @@ func (m *model) fork() tea.Cmd {
 	if m.opts.Sessions != nil && fromID != "" {
 		id, err := m.opts.Sessions.Fork(fromID, old.Current, upTo, SessionMeta{Title: fromTitle, Model: m.modelRef(), Agent: m.agentName, Tools: m.enabled, NumCtx: m.ctxSet})
 		if err != nil {
-			m.addNote("Cannot fork: "+err.Error(), true)
+			m.addNote("Cannot fork: "+explain(err), true)
 			return nil
 		}
 		newID = id
 	}
+	var lease *sessions.Lease
+	var leaseErr error
+	if newID != "" {
+		lease, leaseErr = m.opts.Sessions.Hold(newID)
+	}
 	closeOld := m.resetForSession()
 	m.sessionID, m.title = newID, fromTitle
+	m.takeLease(lease)
 	m.convo.meta = m.setupMeta()
 	m.totals = events.Usage{PromptTokens: totals.PromptTokens, OutputTokens: totals.OutputTokens, CostUSD: totals.CostUSD, ToolCostUSD: totals.ToolCostUSD}
 	m.showTree(&sessions.Tree{Messages: copies})
@@ -88,7 +94,10 @@ func (m *model) fork() tea.Cmd {
 		text = fmt.Sprintf("Forked: a new conversation with %s, up to message %d (not saved: sessions are not being stored).", format.Count(len(copies), "message"), upTo)
 	}
 	m.addNote(text, false)
-	return closeOld
+	if leaseErr != nil {
+		m.addNote("Another jarvis could open the fork while it is open here: "+leaseErr.Error(), true)
+	}
+	return tea.Batch(closeOld, m.forgetWindow())
 }
 
 // resetForSession forgets what belongs to the conversation left: its
@@ -98,7 +107,7 @@ func (m *model) resetForSession() tea.Cmd {
 	m.approvals = tools.NewApprovals()
 	closeOld, err := m.rebuildTools(m.enabled, true)
 	if err != nil {
-		m.addNote(err.Error(), true)
+		m.addNote(explain(err), true)
 	}
 	m.convo.selected, m.convo.editing = nil, nil
 	return closeOld

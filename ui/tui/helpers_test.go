@@ -14,11 +14,11 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

@@ -4,9 +4,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/attach"
 	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
 

@@ -183,3 +183,28 @@ func TestStatusMessagesClearThemselves(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 }
+
+// ctrl+c clears the prompt when no turn runs, as the help says; what it
+// held is one ↑ away, and quitting takes two more.
+func TestCtrlCClearsThePrompt(t *testing.T) {
+	m := newTestModel(t, 100, 30)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a question I changed my mind about")})
+	if quits(press(m, "ctrl+c")) {
+		t.Fatal("ctrl+c with text in the prompt quit")
+	}
+	if v := m.input.value(); v != "" {
+		t.Fatalf("the prompt still holds %q", v)
+	}
+	if s := screen(t, m); strings.Contains(s, "press ctrl+c again") {
+		t.Fatalf("clearing the prompt armed the quit:\n%s", s)
+	}
+	press(m, "up")
+	if v := m.input.value(); v != "a question I changed my mind about" {
+		t.Fatalf("↑ after clearing gives %q", v)
+	}
+	m.input.reset()
+	m.overlay = overlayHelp
+	if s := screen(t, m); !strings.Contains(s, "clear the prompt") {
+		t.Fatalf("the help does not say which key clears the prompt:\n%s", s)
+	}
+}

@@ -104,3 +104,45 @@ func TestCodeArgumentsKeepTheirIndentation(t *testing.T) {
 		}
 	}
 }
+
+// A URL in a reply is one word: glamour would break it at its dots and
+// hyphens (after its host: "https://github." then "com/…"); it starts a
+// row and breaks at the width, a link still, and a short one moves to the
+// next row whole. Code and link targets keep their characters.
+func TestURLsInRepliesBreakAtTheWidth(t *testing.T) {
+	m := newTestModel(t, 80, 30)
+	url := "https://github.com/charmbracelet/bubbletea/blob/main/examples/textarea-with-a-long-name/main.go"
+	for _, text := range []string{
+		"See " + url + " for the example.",
+		"See [the example](" + url + ").",
+		"(see " + url + ")",
+		"```\ncurl " + url + "\n```",
+	} {
+		rows := m.md.render(text, 60)
+		var got strings.Builder
+		first := -1
+		for i, r := range rows {
+			plain := strings.TrimSpace(ansi.Strip(r))
+			if w := ansi.StringWidth(r); w > 60 {
+				t.Errorf("%q: row %d is %d cells", text, i, w)
+			}
+			if first < 0 && strings.Contains(plain, "https://") {
+				first = i
+				plain = plain[strings.Index(plain, "https://"):]
+				if ansi.StringWidth(ansi.Strip(r)) != 60 {
+					t.Errorf("%q: the URL's first row %q ends before the width", text, plain)
+				}
+			}
+			if first >= 0 && got.Len() < len(url) {
+				got.WriteString(plain)
+			}
+		}
+		if !strings.HasPrefix(got.String(), url) {
+			t.Errorf("%q: the URL reads %q across its rows:\n%s", text, got.String(), strings.Join(rows, "\n"))
+		}
+	}
+	short := m.md.render("The guide to read first is at https://go.dev/doc/effective_go.html, then the spec.", 60)
+	if len(short) < 2 || !strings.HasPrefix(ansi.Strip(short[1]), "https://go.dev/doc/effective_go.html") {
+		t.Errorf("a URL that fits a row was broken:\n%s", strings.Join(short, "\n"))
+	}
+}

@@ -43,7 +43,8 @@ func (m *markdown) render(text string, width int) []string {
 	if r == nil {
 		return indent(wrapText(text, width-2))
 	}
-	out, err := r.Render(text)
+	held, urls := holdMarkdownURLs(text)
+	out, err := r.Render(held)
 	if err != nil {
 		return indent(wrapText(text, width-2))
 	}
@@ -59,7 +60,73 @@ func (m *markdown) render(text string, width int) []string {
 			lines = append(lines, strings.Clone(part))
 		}
 	}
+	if urls {
+		for i, l := range lines {
+			lines[i] = termtext.ReleaseURLs(l)
+		}
+	}
 	return lines
+}
+
+// holdMarkdownURLs holds the punctuation of the URLs in a reply (see
+// termtext.HoldURLs) so glamour keeps each whole and a long one is
+// broken at the width, not after its host. A bare URL is written as an
+// autolink, <URL>, which stays a link with its dots held (glamour finds
+// bare URLs by their dotted host); in code, where <> would show, a URL
+// is only held.
+func holdMarkdownURLs(text string) (string, bool) {
+	lines := strings.Split(text, "\n")
+	fence, any := "", false
+	for i, l := range lines {
+		trimmed := strings.TrimLeft(l, " ")
+		if marker := fenceMarker(trimmed); marker != "" && (fence == "" || strings.HasPrefix(trimmed, fence)) {
+			if fence == "" {
+				fence = marker
+			} else {
+				fence = ""
+			}
+			continue
+		}
+		// In a fenced or an indented code block (or a list's paragraph,
+		// which is told apart only by what comes before it).
+		code := fence != "" || strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "\t")
+		held, ok := termtext.HoldURLs(l, func(s string, i, j int) (string, string) {
+			if code || !bareURL(s, i) {
+				return "", ""
+			}
+			return "<", ">"
+		})
+		lines[i], any = held, any || ok
+	}
+	if !any {
+		return text, false
+	}
+	return strings.Join(lines, "\n"), true
+}
+
+// fenceMarker is the fence a line opens or closes a code block with
+// (``` or ~~~, three or more), "" when it is none.
+func fenceMarker(line string) string {
+	for _, c := range []string{"`", "~"} {
+		n := len(line) - len(strings.TrimLeft(line, c))
+		if n >= 3 {
+			return strings.Repeat(c, n)
+		}
+	}
+	return ""
+}
+
+// bareURL reports whether the URL at line[i:] stands alone in the text:
+// not a link's target, not already in <>, not inside inline code, and
+// with a scheme (<www.example.com> would not be a link).
+func bareURL(line string, i int) bool {
+	if strings.HasPrefix(strings.ToLower(line[i:]), "www.") {
+		return false
+	}
+	if i > 0 && strings.IndexByte("<[\"'=", line[i-1]) >= 0 || strings.HasSuffix(line[:i], "](") {
+		return false
+	}
+	return strings.Count(line[:i], "`")%2 == 0
 }
 
 func indent(lines []string) []string {

@@ -37,7 +37,7 @@ func (m *model) mcpChanged() tea.Cmd {
 	}
 	closeOld, err := m.rebuildTools(m.enabled, false)
 	if err != nil {
-		m.addNote(err.Error(), true)
+		m.addNote(explain(err), true)
 	}
 	m.clampPane()
 	return tea.Batch(closeOld, m.waitMCP())

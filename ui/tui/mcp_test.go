@@ -9,11 +9,11 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/tools/mcp/mcptest"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 func TestToolsPaneShowsMCPToolsUnderTheirServer(t *testing.T) {

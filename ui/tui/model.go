@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store"
@@ -73,8 +74,12 @@ type model struct {
 	// Tools tab shows it).
 	toolTokens map[string]int
 	// The window as the last request took it (the header's word on it).
+	// windowStale says it was another conversation's or window's (after
+	// /new, opening a session, /ctx, /compact): the next estimate of the
+	// next request (contextMsg) takes its place.
 	lastWindow, lastPrompt int
 	lastEstimated          bool
+	windowStale            bool
 	compacting             bool
 	// ctxSet is the window the person set for this session (/ctx,
 	// --num-ctx, a reopened session's), 0 when none: the session saves it.
@@ -89,6 +94,7 @@ type model struct {
 	// runDoneMsg; the model only touches it when idle.
 	conv      *agent.Conversation
 	convo     convoState
+	lease     leaseState
 	sessionID string
 	title     string
 	totals    events.Usage
@@ -224,7 +230,7 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 	if m.appr.policy == nil || m.appr.policy.Approvals() != m.approvals {
 		m.appr.policy = m.newPolicy() // a new session starts with no approvals of its own
 	}
-	exec, err := tools.NewExecutor(list, tools.ExecutorOptions{Bus: m.opts.Bus, Policy: m.appr.policy})
+	exec, err := app.NewExecutor(list, m.appr.policy, m.opts.Bus)
 	if err != nil {
 		return fail(err)
 	}
@@ -332,6 +338,7 @@ func (m *model) shutdown() {
 		m.sched.Close()
 	}
 	m.dialog.denyAll()
+	m.dropLease()
 	if m.executor != nil {
 		if c := closeTools(m.executor.Tools()...); c != nil {
 			c()
@@ -381,6 +388,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case editorDoneMsg:
 		return m, m.editorDone(msg)
+	case contentsDoneMsg:
+		return m, m.contentsDone(msg)
+	case changesMsg:
+		m.showChanges(msg)
+		return m, nil
 	case alwaysMsg:
 		m.applyAlways(msg)
 		return m, nil
@@ -408,8 +420,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionCreatedMsg:
 		if msg.runID == m.runID || m.sessionID == "" {
 			m.sessionID = msg.id
+			m.takeLease(msg.lease)
+		} else {
+			msg.lease.Release()
 		}
 		return m, nil
+	case leaseTriedMsg:
+		return m, m.leaseTried(msg)
 	case sessionLoadedMsg:
 		return m, m.openSession(msg)
 	case sessionListMsg:
@@ -499,7 +516,7 @@ func (m *model) clampViews() {
 }
 
 func (m *model) addNote(text string, isErr bool) {
-	m.transcript.add(&noteItem{text: text, isErr: isErr})
+	m.transcript.add(&noteItem{text: say(text), isErr: isErr})
 }
 
 // layout sizes the components for the window.

@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	"github.com/jarvis-workbench/jarvis/engine/ollama"
@@ -18,7 +20,6 @@ import (
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 // live is a model wired to a real engine (the fake Ollama server), a real
@@ -35,10 +36,49 @@ func newLive(t testing.TB, srv *ot.Server, dbPath string, cont bool) *live {
 	return newLiveWith(t, srv, dbPath, cont, config.Flags{}, nil)
 }
 
+// lives are the workbenches each database has had in a test. A new one
+// on a database stands for a restart: the ones before have ended, and
+// their sessions' leases with them (newLiveAlongside keeps them: two
+// workbenches at once).
+var lives struct {
+	sync.Mutex
+	on map[string][]*live
+}
+
+// restarted ends the leases of the workbenches l's database had.
+func restarted(l *live, dbPath string) {
+	lives.Lock()
+	defer lives.Unlock()
+	if lives.on == nil {
+		lives.on = map[string][]*live{}
+	}
+	for _, old := range lives.on[dbPath] {
+		old.m.dropLease()
+	}
+	lives.on[dbPath] = append(lives.on[dbPath], l)
+	l.t.Cleanup(func() {
+		lives.Lock()
+		defer lives.Unlock()
+		delete(lives.on, dbPath)
+	})
+}
+
+// newLiveAlongside is a second workbench on the database while the
+// first one still runs.
+func newLiveAlongside(t testing.TB, srv *ot.Server, dbPath string, cont bool) *live {
+	t.Helper()
+	return newLiveOn(t, srv, dbPath, cont, config.Flags{}, nil, false)
+}
+
 // newLiveWith is newLive with command-line flags, and a hook that changes
 // the configuration after the defaults of these tests (model qwen3:8b,
 // the calculator) were set where no flag set them.
 func newLiveWith(t testing.TB, srv *ot.Server, dbPath string, cont bool, flags config.Flags, setup func(*config.Config)) *live {
+	t.Helper()
+	return newLiveOn(t, srv, dbPath, cont, flags, setup, true)
+}
+
+func newLiveOn(t testing.TB, srv *ot.Server, dbPath string, cont bool, flags config.Flags, setup func(*config.Config), restart bool) *live {
 	t.Helper()
 	flags.ConfigPath = writeEmptyConfig(t)
 	cfg, err := config.Load(flags)
@@ -82,6 +122,9 @@ func newLiveWith(t testing.TB, srv *ot.Server, dbPath string, cont bool, flags c
 		t.Fatal(err)
 	}
 	l := &live{t: t, m: m, sub: bus.Subscribe(100000)}
+	if restart && dbPath != "" {
+		restarted(l, dbPath)
+	}
 	m.send = func(msg tea.Msg) { l.update(msg) }
 	m.now = time.Now
 	// Commands run in line here: a status message's timer would hold the

@@ -8,9 +8,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -204,7 +204,7 @@ func (m *model) unloadCommand(arg string) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := u.Unload(ctx, name); err != nil {
-			return noticeMsg{text: "Could not unload " + config.JoinModel(target, name) + ": " + err.Error(), isErr: true}
+			return noticeMsg{text: "Could not unload " + config.JoinModel(target, name) + ": " + explain(err), isErr: true}
 		}
 		return unloadedMsg{endpoint: target, model: name}
 	}

@@ -38,7 +38,13 @@ type toolPanel struct {
 	cost         float64
 	estimate     float64 // the spec's cost estimate, shown with ~ when no cost was measured
 	result       string  // stripped of escape sequences and controls
-	version      int
+	// diff is the change a call made to files (drawn safe); live the
+	// tail of what a running call printed so far (raw: a chunk may end
+	// inside a character or an escape sequence, so it is made safe whole
+	// when drawn).
+	diff    string
+	live    []byte
+	version int
 	// cache holds the collapsed [0] and expanded [1] renderings.
 	cache [2]cached
 }
@@ -139,8 +145,16 @@ func (p *toolPanel) draw(rc renderCtx, width int) []string {
 	}
 
 	switch p.state {
-	case panelWaiting, panelRunning:
+	case panelRunning:
+		body = append(body, p.liveLines(rc, inner)...)
+	case panelWaiting:
 	default:
+		if p.diff != "" && p.state == panelOK {
+			body = append(body, p.diffRows(rc, inner)...)
+			if !rc.expand {
+				break
+			}
+		}
 		limit, more := 3, " (ctrl+e expands)"
 		if rc.expand {
 			// The whole result, up to what a transcript can page through;
@@ -280,3 +294,55 @@ func renderGroup(rc renderCtx, panels []*toolPanel) []string {
 	}
 	return out
 }
+
+// liveTail is how much of a running call's output a panel keeps, and
+// liveRows how many of its last lines it shows.
+const (
+	liveTail = 16 << 10
+	liveRows = 6
+)
+
+// addLive appends output a running call produced.
+func (p *toolPanel) addLive(text string) {
+	p.live = append(p.live, text...)
+	if over := len(p.live) - liveTail; over > 0 {
+		p.live = append(p.live[:0], p.live[over:]...)
+	}
+	p.version++
+}
+
+// liveLines are the last lines a running call printed.
+func (p *toolPanel) liveLines(rc renderCtx, inner int) []string {
+	if len(p.live) == 0 {
+		return nil
+	}
+	text := strings.TrimRight(safe.Text(strings.ToValidUTF8(string(p.live), "\uFFFD")), "\n")
+	var rows []string
+	for _, l := range strings.Split(text, "\n") {
+		rows = append(rows, hang(expandTabs(l), inner-2, "  ")...)
+	}
+	if len(rows) > liveRows {
+		rows = rows[len(rows)-liveRows:]
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = rc.st.muted.Render("│ " + r)
+	}
+	return out
+}
+
+// diffRows show a call's change to files: a summary line, and when
+// expanded the whole diff.
+func (p *toolPanel) diffRows(rc renderCtx, inner int) []string {
+	if !rc.expand {
+		return []string{rc.st.success.Render("→ "+ansiCut(diffSummary(p.diff), inner-20)) + rc.st.muted.Render(" (ctrl+e shows the diff)")}
+	}
+	lines := diffLines(rc.st, p.diff, inner)
+	if len(lines) > expandedResultLines {
+		lines = append(lines[:expandedResultLines:expandedResultLines], rc.st.muted.Render("… /changes shows the whole diff"))
+	}
+	return lines
+}
+
+// ansiCut cuts plain text to width cells.
+func ansiCut(s string, width int) string { return ansi.Truncate(s, max(width, 10), "…") }

@@ -69,8 +69,16 @@ func startTerminal(t testing.TB, cols, rows int, args ...string) *terminal {
 // sessions) and env added to its environment.
 func startTerminalIn(t testing.TB, home string, env []string, cols, rows int, args ...string) *terminal {
 	t.Helper()
+	return startTerminalAt(t, home, "", env, cols, rows, args...)
+}
+
+// startTerminalAt is startTerminalIn with jarvis started in the working
+// directory dir ("" for the test's).
+func startTerminalAt(t testing.TB, home, dir string, env []string, cols, rows int, args ...string) *terminal {
+	t.Helper()
 	bin := buildJarvis(t)
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "LANG=C.UTF-8",
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_DATA_HOME=" + filepath.Join(home, "data"),

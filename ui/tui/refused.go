@@ -3,9 +3,9 @@ package tui
 import (
 	"slices"
 
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 // A message the model never read leaves no trace: a question refused as
@@ -52,7 +52,7 @@ func refusedText(err error, images int) string {
 	if err == nil {
 		return where
 	}
-	return sentence(err.Error()) + " " + where
+	return sentence(explain(err)) + " " + where
 }
 
 // fillResults gives the run's tool panels their whole results: the

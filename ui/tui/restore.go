@@ -127,7 +127,7 @@ func (m *model) recordSetup(meta SessionMeta) {
 		return
 	}
 	if err := m.opts.Sessions.SetMeta(m.sessionID, meta); err != nil {
-		m.addNote("Could not record the session's model, tools and window: "+err.Error(), true)
+		m.addNote("Could not record the session's model, tools and window: "+explain(err), true)
 		return
 	}
 	m.convo.meta = meta

@@ -8,8 +8,10 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
@@ -21,8 +23,11 @@ type runDoneMsg struct {
 	err    error
 }
 
-// sessionCreatedMsg reports the session a run created.
-type sessionCreatedMsg struct{ runID, id string }
+// sessionCreatedMsg reports the session a run created, and its lease.
+type sessionCreatedMsg struct {
+	runID, id string
+	lease     *sessions.Lease
+}
 
 // startRun sends text to the agent, with the images attached to it. The
 // run happens in a command; its events come back through the bus and its
@@ -42,6 +47,11 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 	}
 	if m.compacting {
 		m.addNote("The conversation is being compacted; send when it is done.", true)
+		m.keepImages(in)
+		return nil
+	}
+	if note := m.heldNote("asked"); note != "" {
+		m.addNote(note, true)
 		m.keepImages(in)
 		return nil
 	}
@@ -68,17 +78,14 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 	// The audit log records the session, which the first message may
 	// create while the run goes on.
 	ctx = tools.WithSession(ctx, rec.session)
-	ag, err := agent.New(m.agentName, agent.Config{
-		Engine: m.opts.Engine, Model: m.modelName, Executor: m.executor, Bus: m.opts.Bus,
-		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns, View: m.view,
-		Price:     m.priceAt(m.srvs.current),
-		OnMessage: rec.record,
-	})
+	turn := m.turn()
+	turn.OnMessage = rec.record
+	ag, err := turn.Build()
 	if err != nil {
 		cancel()
 		m.running, m.cancel = false, nil
 		m.convo.rec = nil
-		m.current.note(err.Error(), true)
+		m.current.note(explain(err), true)
 		return nil
 	}
 	conv, runID := m.conv, m.runID
@@ -86,6 +93,16 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 		res, err := ag.Answer(ctx, conv, in)
 		return runDoneMsg{runID: runID, result: res, err: err}
 	}, m.ensureTick())
+}
+
+// turn is how the next question is run: the session's model, agent,
+// tools (kept across turns), system prompt, options and model view.
+func (m *model) turn() app.Turn {
+	return app.Turn{
+		Engine: m.opts.Engine, Model: m.modelName, Agent: m.agentName, Executor: m.executor, Bus: m.opts.Bus,
+		System: m.system, Options: m.engOpts, MaxTurns: m.opts.Config.MaxTurns, View: m.view,
+		Price: m.priceAt(m.srvs.current),
+	}
 }
 
 // cancelRun stops the running turn: the stream stops, running tools get
@@ -128,6 +145,7 @@ func (m *model) applyRunEvent(e events.Event) {
 		cur.endCompacting()
 		if c := e.Turn.Context; c != nil && c.Window > 0 {
 			m.lastWindow, m.lastPrompt, m.lastEstimated = c.Window, c.PromptTokens, true
+			m.windowStale = false
 		}
 	case events.TurnEnd:
 		cur.endTurn(e.Turn)
@@ -164,11 +182,16 @@ func (m *model) applyRunEvent(e events.Event) {
 		p.state = statusOf(e.Tool.Status)
 		p.latency, p.cost = e.Tool.LatencySeconds, e.Tool.CostUSD
 		p.setResult(e.Tool.Result)
+		p.diff, p.live = e.Tool.Diff, nil
 		p.version++
 		if m.running {
 			// Counted live; the run's end counts its stored results.
 			m.toolCalls++
 			m.runUsage.ToolCostUSD += e.Tool.CostUSD
+		}
+	case events.ToolOutput:
+		if p, ok := cur.panels[e.Tool.CallID]; ok && p.state == panelRunning {
+			p.addLive(e.Text)
 		}
 	case events.ToolCallDenied, events.ToolCallError:
 		p := cur.panel(e.Tool.Tool, e.Tool.CallID, e.Tool.Index, e.Tool.Arguments, m.specs[e.Tool.Tool].CostEstimate)
@@ -180,7 +203,7 @@ func (m *model) applyRunEvent(e events.Event) {
 		}
 	case events.Notice:
 		cur.endCompacting()
-		cur.note(e.Text, false)
+		cur.note(say(e.Text), false)
 	case events.Error:
 		cur.endCompacting()
 		cur.note(errorText(e.Err, e.Text), true)
@@ -194,12 +217,12 @@ func (m *model) applyRunEvent(e events.Event) {
 // already say what to do; a cancelled run says only that.
 func errorText(err error, text string) string {
 	if err == nil {
-		return text
+		return say(text)
 	}
 	if errors.Is(err, context.Canceled) {
 		return "Cancelled."
 	}
-	return err.Error()
+	return explain(err)
 }
 
 // finishRun takes the conversation back and adds the run to the totals.
@@ -237,7 +260,7 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 		m.mcpDirty = false
 		closeOld, err := m.rebuildTools(m.enabled, false)
 		if err != nil {
-			m.addNote(err.Error(), true)
+			m.addNote(explain(err), true)
 		}
 		m.clampPane()
 		cmds = append(cmds, closeOld)

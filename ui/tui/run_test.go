@@ -7,12 +7,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/ui/history"
 )
 
 func TestModelChangedDuringARunIsKept(t *testing.T) {
@@ -155,9 +157,7 @@ func TestToolChangesKeepEnabledInstances(t *testing.T) {
 	send(m, "/tools probe")
 	before := probeInstance(m)
 	closed.Store(0)
-	if cmd := send(m, "/new"); cmd != nil {
-		cmd()
-	}
+	runAll(send(m, "/new"))
 	if p := probeInstance(m); p == before || closed.Load() == 0 {
 		t.Fatal("/new kept the previous session's tool instance")
 	}
@@ -175,5 +175,18 @@ func TestOpeningASessionForgetsSessionApprovals(t *testing.T) {
 	}
 	if !strings.Contains(screen(t, m), "Opened session another") {
 		t.Fatal("session not opened")
+	}
+}
+
+// runAll runs cmd and the commands of the batches it gives, for what
+// they do (their messages are dropped).
+func runAll(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	if batch, ok := cmd().(tea.BatchMsg); ok {
+		for _, c := range batch {
+			runAll(c)
+		}
 	}
 }

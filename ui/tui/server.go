@@ -10,7 +10,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -48,7 +47,7 @@ type serverMsg struct {
 // model's capabilities, after delay. When the server is down the TUI stays
 // usable (sessions, tools, /commands) and checks again with back-off.
 func (m *model) checkServer(delay time.Duration) tea.Cmd {
-	eng, model, kind := m.opts.Engine, m.modelName, m.currentKind()
+	eng, model, drv := m.opts.Engine, m.modelName, m.currentServer().Driver
 	m.server.checking = true
 	check := func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -69,7 +68,7 @@ func (m *model) checkServer(delay time.Duration) tea.Cmd {
 		if msg.model == "" {
 			msg.model, msg.picked = pickModel(ctx, eng, infos)
 			if msg.model == "" {
-				msg.modelErr = noModelToPick(kind, len(infos))
+				msg.modelErr = noModelToPick(drv, len(infos))
 				return msg
 			}
 		}
@@ -108,9 +107,9 @@ func embeddingOnly(caps []string) bool {
 }
 
 // noModelToPick says why no model could be chosen, and what to do.
-func noModelToPick(kind string, models int) error {
+func noModelToPick(drv engine.Driver, models int) error {
 	switch {
-	case kind == config.EngineOpenAI:
+	case !drv.CanPull:
 		return fmt.Errorf("the server lists no model that can chat; start it with one (llama-server -m FILE, vllm serve MODEL, or LM Studio's loader), then pick it with /model")
 	case models == 0:
 		return fmt.Errorf("the server has no models. Download one with /pull qwen3 (or pick one on an endpoint with /model)")
@@ -166,7 +165,7 @@ func (m *model) handleServer(msg serverMsg) tea.Cmd {
 	wasOnline, first := s.online, !s.checked
 	s.checked = true
 	if msg.err != nil {
-		text := msg.err.Error()
+		text := explain(msg.err)
 		if wasOnline || first || text != s.lastErr {
 			m.addNote(strings.TrimSuffix(text, ".")+". jarvis keeps checking in the background; tools, sessions and /commands work meanwhile.", true)
 		}
@@ -219,7 +218,7 @@ func (m *model) serverDown(err error) tea.Cmd {
 	s := &m.server
 	s.checked, s.online = true, false
 	s.failures++
-	s.lastErr = err.Error()
+	s.lastErr = explain(err)
 	if s.checking {
 		return nil
 	}

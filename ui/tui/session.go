@@ -35,6 +35,10 @@ type SessionStore interface {
 	Load(id string) (SessionSummary, *sessions.Tree, error)
 	// Last returns the most recently used session, if any.
 	Last() (SessionSummary, bool, error)
+	// Hold takes the lease of a session: it is open in one jarvis at a
+	// time, so two never interleave their lines in it. A session another
+	// jarvis holds is a *sessions.HeldError.
+	Hold(sessionID string) (*sessions.Lease, error)
 	// Export writes a session as a markdown transcript to path (another
 	// name when path exists: nothing is replaced), its images beside
 	// it, and returns what it wrote.

@@ -20,12 +20,17 @@ type sessionListMsg struct {
 }
 
 // sessionLoadedMsg carries a session to open; continued is set for the
-// one --continue reopens, which keeps what the command line set.
+// one --continue reopens, which keeps what the command line set. lease
+// is its lease, or held says another jarvis holds it (leaseErr: it could
+// not be held, for another reason).
 type sessionLoadedMsg struct {
 	summary   SessionSummary
 	tree      *sessions.Tree
 	err       error
 	continued bool
+	lease     *sessions.Lease
+	held      *sessions.HeldError
+	leaseErr  error
 }
 
 // sessionsOverlay is the /sessions picker: the sessions as a tree, each
@@ -45,15 +50,15 @@ func (m *model) listSessions() tea.Cmd {
 }
 
 func (m *model) loadSession(id string) tea.Cmd {
-	store := m.opts.Sessions
+	store, mine := m.opts.Sessions, m.lease.held
 	return func() tea.Msg {
 		s, tree, err := store.Load(id)
-		return sessionLoadedMsg{summary: s, tree: tree, err: err}
+		return loaded(store, mine, sessionLoadedMsg{summary: s, tree: tree, err: err})
 	}
 }
 
 func (m *model) loadLastSession() tea.Cmd {
-	store := m.opts.Sessions
+	store, mine := m.opts.Sessions, m.lease.held
 	return func() tea.Msg {
 		s, ok, err := store.Last()
 		if err != nil {
@@ -63,13 +68,21 @@ func (m *model) loadLastSession() tea.Cmd {
 			return noticeMsg{text: "No earlier session to continue; this is a new one."}
 		}
 		s, tree, err := store.Load(s.ID)
-		return sessionLoadedMsg{summary: s, tree: tree, err: err, continued: true}
+		return loaded(store, mine, sessionLoadedMsg{summary: s, tree: tree, err: err, continued: true})
 	}
+}
+
+// loaded takes the lease of the session a load read (see lease.go).
+func loaded(store SessionStore, mine *sessions.Lease, msg sessionLoadedMsg) sessionLoadedMsg {
+	if msg.err == nil {
+		msg.lease, msg.held, msg.leaseErr = holdSession(store, msg.summary.ID, mine)
+	}
+	return msg
 }
 
 func (m *model) showSessions(msg sessionListMsg) {
 	if msg.err != nil {
-		m.addNote("Cannot list sessions: "+msg.err.Error(), true)
+		m.addNote("Cannot list sessions: "+explain(msg.err), true)
 		return
 	}
 	if len(msg.list) == 0 {
@@ -114,14 +127,17 @@ func (m *model) sessionsKey(k tea.KeyMsg) tea.Cmd {
 // openSession replaces the conversation and redraws its transcript.
 func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 	if msg.err != nil {
-		m.addNote("Cannot open the session: "+msg.err.Error(), true)
+		m.addNote("Cannot open the session: "+explain(msg.err), true)
 		return nil
 	}
 	if m.running {
+		m.releaseUnused(msg.lease)
 		m.addNote("A turn is running: cancel it (esc) before opening another session.", true)
 		return nil
 	}
 	m.sessionID, m.title = msg.summary.ID, msg.summary.Title
+	m.takeLease(msg.lease)
+	m.lease.elsewhere = msg.held
 	restored, check := m.restoreSetup(msg.summary, msg.continued)
 	// Another conversation: "allow for this session" answers and the
 	// tools' state (a REPL's variables) belong to the one left, as with /new.
@@ -143,7 +159,13 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 		text += " " + restored
 	}
 	m.addNote(text, false)
-	return tea.Batch(closeOld, check)
+	switch {
+	case msg.held != nil:
+		m.addNote(m.heldOpenNote(), true)
+	case msg.leaseErr != nil:
+		m.addNote("Another jarvis could open this session while it is open here: "+msg.leaseErr.Error(), true)
+	}
+	return tea.Batch(closeOld, check, m.forgetWindow())
 }
 
 // parseArgs decodes stored call arguments for redrawing a panel.

@@ -42,6 +42,8 @@ func (a storeAdapter) Branch(id string, b sessions.Branch) error { return a.s.Ne
 
 func (a storeAdapter) SetBranch(id, branch string) error { return a.s.SetBranchQueued(id, branch) }
 
+func (a storeAdapter) Hold(id string) (*sessions.Lease, error) { return a.s.Hold(id, "the workbench") }
+
 func (a storeAdapter) SetMeta(id string, m SessionMeta) error {
 	return a.s.SetMetaQueued(id, sessions.Meta{Model: m.Model, Agent: m.Agent, Tools: m.Tools, NumCtx: m.NumCtx})
 }

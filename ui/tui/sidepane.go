@@ -1,13 +1,10 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
@@ -24,9 +21,6 @@ const (
 
 var tabNames = [tabCount]string{"Tools", "Events", "Scheduler", "Context"}
 
-// eventLogSize bounds the Events tab so memory stays flat over long sessions.
-const eventLogSize = 1000
-
 // sidePane is the right-hand pane: what the model is told about its tools,
 // the live event log, and the scheduler.
 type sidePane struct {
@@ -41,80 +35,18 @@ type sidePane struct {
 	// question is asked before a change that lets more run (A).
 	question *paneQuestion
 
-	// Events tab: a ring of the latest events.
+	// Events tab (eventstab.go): a ring of the latest events, the view
+	// logScroll events up from the newest, the selected event (logCursor,
+	// its number; 0: the newest) and those shown in full.
 	log       []logLine
 	logStart  int
-	logScroll int // lines up from the newest
-}
-
-type logLine struct {
-	at   time.Time
-	text string
-	kind events.Type
+	logScroll int
+	logSeq    int
+	logCursor int
+	logOpen   map[int]bool
 }
 
 func newSidePane() *sidePane { return &sidePane{showCategory: true} }
-
-// record adds an event to the log (deltas are not logged one by one).
-func (p *sidePane) record(e events.Event) {
-	text := safe.Text(describeEvent(e))
-	if text == "" {
-		return
-	}
-	l := logLine{at: e.Time, text: text, kind: e.Type}
-	if len(p.log) < eventLogSize {
-		p.log = append(p.log, l)
-		return
-	}
-	p.log[p.logStart] = l
-	p.logStart = (p.logStart + 1) % eventLogSize
-}
-
-func (p *sidePane) logAt(i int) logLine { return p.log[(p.logStart+i)%len(p.log)] }
-
-// describeEvent is the Events tab's line for an event.
-func describeEvent(e events.Event) string {
-	t := e.Tool
-	switch e.Type {
-	case events.Token, events.Thinking:
-		return ""
-	case events.ToolCallStart:
-		return fmt.Sprintf("%s %s %s", e.Type, t.Tool, format.Args(t.Arguments, 40))
-	case events.ToolCallEnd:
-		mark := "ok"
-		if !t.Success {
-			mark = t.Status
-		}
-		return fmt.Sprintf("%s %s %s %s %s", e.Type, t.Tool, mark, format.Latency(t.LatencySeconds), format.Cost(t.CostUSD, false))
-	case events.ToolCallDenied, events.ToolCallError, events.ToolTimeout, events.ConfirmAsk:
-		return fmt.Sprintf("%s %s", e.Type, t.Tool)
-	case events.ConfirmAnswer:
-		return fmt.Sprintf("%s %s: %s", e.Type, t.Tool, e.Text)
-	case events.TurnEnd:
-		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, format.Usage(e.Turn.Usage, 0))
-	case events.TurnStart:
-		if c := e.Turn.Context; c != nil && c.Window > 0 {
-			return fmt.Sprintf("%s #%d %s %s", e.Type, e.Turn.Turn, e.Turn.Model, format.WindowUse(c.PromptTokens, c.Window, c.Estimated))
-		}
-		return fmt.Sprintf("%s #%d %s", e.Type, e.Turn.Turn, e.Turn.Model)
-	case events.ContextCompacted:
-		c := e.Turn.Context
-		return fmt.Sprintf("%s %s, %s → %s tokens", e.Type, format.Count(c.Replaced, "message"), format.Tokens(c.Before), format.Tokens(c.After))
-	case events.RunStart:
-		return fmt.Sprintf("%s %s", e.Type, e.Run.Agent)
-	case events.RunEnd:
-		return string(e.Type) + " " + format.Count(e.Turn.Turn, "turn")
-	case events.SchedulerTaskStart:
-		return fmt.Sprintf("%s %s", e.Type, shortID(e.Task.TaskID))
-	case events.SchedulerTaskEnd:
-		mark := "ok"
-		if !e.Task.Success {
-			mark = "failed"
-		}
-		return fmt.Sprintf("%s %s %s", e.Type, shortID(e.Task.TaskID), mark)
-	}
-	return fmt.Sprintf("%s %s", e.Type, format.OneLine(e.Text, 60))
-}
 
 func shortID(id string) string {
 	if len(id) > 8 {
@@ -155,7 +87,7 @@ func (p *sidePane) view(st *styles, width, height int, focused bool, rows []tool
 	case tabTools:
 		out = append(out, p.toolsView(st, width, body, focused, rows, described)...)
 	case tabEvents:
-		out = append(out, p.eventsView(st, width, body)...)
+		out = append(out, p.eventsView(st, width, body, focused)...)
 	case tabScheduler:
 		for _, l := range sched {
 			out = append(out, ansi.Truncate(l, width, "…"))
@@ -175,10 +107,37 @@ func (p *sidePane) view(st *styles, width, height int, focused bool, rows []tool
 }
 
 // toolsRooms splits the Tools tab's height between the list of nrows
-// tools and the description, under the hint and the rule between them.
-func toolsRooms(height, nrows int) (list, desc int) {
+// tools and the description, under the note (notes lines: the key hint
+// or the pane's question) and the rule between them.
+func toolsRooms(height, nrows, notes int) (list, desc int) {
 	list = min(nrows, max(height/3, 3))
-	return list, max(height-list-2, 0)
+	return list, max(height-list-notes-1, 0)
+}
+
+// toolsKeys are the Tools tab's keys, as its hint lists them.
+var toolsKeys = []string{"tab: focus", "space: on/off", "A: always", "c: category", "$: cost"}
+
+// toolsNote is what stands between the list and the description, width
+// cells wide: the question the pane asks, or the key hint, wrapped
+// between its keys so that each shows whole at any pane width.
+func (p *sidePane) toolsNote(width int) []string {
+	if q := p.question; q != nil {
+		return wrapLine(q.text, width)
+	}
+	var out []string
+	line := ""
+	for _, k := range toolsKeys {
+		switch {
+		case line == "":
+			line = k
+		case ansi.StringWidth(line+" · "+k) <= width:
+			line += " · " + k
+		default:
+			out = append(out, line)
+			line = k
+		}
+	}
+	return append(out, line)
 }
 
 // toolsView draws the Tools tab. Positions out of range (the list or the
@@ -186,7 +145,8 @@ func toolsRooms(height, nrows int) (list, desc int) {
 // only; Update clamps the stored ones.
 func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows []toolRow, described string) []string {
 	var out []string
-	listRoom, room := toolsRooms(height, len(rows))
+	note := p.toolsNote(width)
+	listRoom, room := toolsRooms(height, len(rows), len(note))
 	cursor := min(max(p.toolCursor, 0), max(len(rows)-1, 0))
 	start := min(max(cursor-listRoom+1, 0), max(len(rows)-listRoom, 0))
 	for i := start; i < min(start+listRoom, len(rows)); i++ {
@@ -232,43 +192,18 @@ func (p *sidePane) toolsView(st *styles, width, height int, focused bool, rows [
 		}
 		out = append(out, line)
 	}
-	if q := p.question; q != nil {
-		for _, l := range wrapLine(q.text, width) {
-			out = append(out, st.warning.Render(l))
-		}
-	} else {
-		hint := "tab: focus · space: on/off · A: always · c: category · $: cost"
-		out = append(out, st.muted.Render(ansi.Truncate(hint, width, "…")))
+	style := st.muted
+	if p.question != nil {
+		style = st.warning
+	}
+	for _, l := range note {
+		out = append(out, style.Render(ansi.Truncate(l, width, "…")))
 	}
 	out = append(out, st.muted.Render(strings.Repeat("─", width)))
 	desc := wrapDescription(described, width)
 	scroll := min(max(p.descScroll, 0), max(len(desc)-room, 0))
 	for _, l := range desc[scroll:min(scroll+room, len(desc))] {
 		out = append(out, st.text.Render(l))
-	}
-	return out
-}
-
-func (p *sidePane) eventsView(st *styles, width, height int) []string {
-	n := len(p.log)
-	if n == 0 {
-		return []string{st.muted.Render("No events yet.")}
-	}
-	end := n - min(max(p.logScroll, 0), max(n-height, 0))
-	start := max(end-height, 0)
-	var out []string
-	for i := start; i < end; i++ {
-		l := p.logAt(i)
-		style := st.text
-		switch l.kind {
-		case events.ToolCallEnd, events.RunEnd, events.TurnEnd:
-			style = st.success
-		case events.Error, events.ToolCallError, events.ToolTimeout:
-			style = st.errorText
-		case events.ToolCallDenied, events.Notice, events.ConfirmAsk:
-			style = st.warning
-		}
-		out = append(out, st.muted.Render(l.at.Format("15:04:05.000"))+" "+style.Render(ansi.Truncate(l.text, max(width-13, 5), "…")))
 	}
 	return out
 }

@@ -19,24 +19,26 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
-	"github.com/jarvis-workbench/jarvis/ui/config"
 )
 
 // Options configure the TUI. ui/cli fills them from the configuration.
 type Options struct {
 	Config *config.Config
-	// Engine is the default server's engine, EngineKind its kind
-	// ("ollama" when empty, or "openai"), and Endpoints the named
-	// servers of the config, whose models /model takes as NAME/MODEL.
-	Engine     engine.InferenceEngine
-	EngineKind string
-	Endpoints  []Endpoint
-	Registry   *tools.Registry
-	ToolDeps   tools.Deps
+	// Engine is the default server's engine, Server the default server
+	// (its kind and driver; nil: the default kind's), and Endpoints the
+	// named servers of the config, whose models /model takes as
+	// NAME/MODEL.
+	Engine    engine.InferenceEngine
+	Server    *app.Server
+	Endpoints []*app.Server
+	Registry  *tools.Registry
+	ToolDeps  tools.Deps
 	// Sessions persists conversations; nil keeps them in memory only.
 	Sessions SessionStore
 	// Saves is the database's write queue the sessions' writes go

@@ -101,6 +101,9 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		if cmd, ok := m.acceptOffer(); ok {
 			return cmd
 		}
+		if cmd, ok := m.acceptFork(); ok {
+			return cmd
+		}
 	}
 	if m.focusPane {
 		if m.pane.question != nil {
@@ -171,7 +174,8 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 }
 
 // ctrlC is what ctrl+c does wherever it is pressed (an overlay, the
-// too-small screen): cancel the running turn; else clear the prompt; else
+// too-small screen): cancel the running turn; else clear the prompt
+// (what it held goes to the history); else
 // quit when pressed twice within quitWindow. A turn already cancelling
 // counts as idle, so a turn that will not stop cannot keep jarvis open.
 func (m *model) ctrlC() tea.Cmd {
@@ -179,7 +183,9 @@ func (m *model) ctrlC() tea.Cmd {
 		m.cancelRun()
 		return nil
 	}
-	if m.input.value() != "" {
+	if text := m.input.value(); text != "" {
+		// Cleared, not lost: ↑ brings it back.
+		m.input.remember(strings.TrimSpace(text))
 		m.input.reset()
 		return nil
 	}
@@ -207,6 +213,9 @@ func (m *model) submit() tea.Cmd {
 	}
 	if m.running {
 		return m.setStatus("a turn is running: wait for it, or esc to cancel it")
+	}
+	if m.lease.elsewhere != nil {
+		return m.holdAgain() // the text stays in the prompt
 	}
 	if m.convo.editing != nil {
 		return m.submitEdit(text)
@@ -245,6 +254,10 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 		m.paneScroll(-max(m.panePage()/2, 1), true)
 	case "ctrl+d":
 		m.paneScroll(max(m.panePage()/2, 1), true)
+	case " ", "enter":
+		if m.pane.tab == tabEvents {
+			m.pane.toggleEvent(m.logLayout())
+		}
 	case "c":
 		m.pane.showCategory = !m.pane.showCategory
 	case "$":
@@ -254,8 +267,15 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 			return m.renderContext()
 		}
 	case "home":
-		if m.pane.tab == tabContext {
+		switch m.pane.tab {
+		case tabContext:
 			m.ctab.scroll = 0
+		case tabEvents:
+			m.pane.moveLogCursor(-len(m.pane.log), m.logLayout())
+		}
+	case "end":
+		if m.pane.tab == tabEvents {
+			m.pane.moveLogCursor(len(m.pane.log), m.logLayout())
 		}
 	}
 	m.clampPane()
@@ -264,13 +284,16 @@ func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
 
 // paneScroll moves the focused tab's content by delta lines (positive is
 // down): on the Tools tab the cursor, or the description for pages; on
-// the Events tab the log, whose newest event is at the bottom.
+// the Events tab the selected event, or the log for pages (its newest
+// event is at the bottom).
 func (m *model) paneScroll(delta int, page bool) {
 	switch {
 	case m.pane.tab == tabContext:
 		m.ctab.scroll += delta
+	case m.pane.tab == tabEvents && page:
+		m.pane.pageLog(delta, m.logLayout())
 	case m.pane.tab == tabEvents:
-		m.pane.logScroll -= delta
+		m.pane.moveLogCursor(delta, m.logLayout())
 	case page:
 		m.pane.descScroll += delta
 	default:
@@ -278,13 +301,22 @@ func (m *model) paneScroll(delta int, page bool) {
 	}
 }
 
+// logLayout is the Events tab's width and the rows its events take.
+func (m *model) logLayout() logLayout {
+	body := max(m.transcript.height-1, 1) // under the tab names
+	return logLayout{width: m.paneWidth() - 1, room: logRoom(body, m.focusPane)}
+}
+
 // panePage is a page of the focused tab: what its scrolling part shows.
 func (m *model) panePage() int {
 	body := max(m.transcript.height-1, 1) // under the tab names
-	if m.pane.tab == tabEvents || m.pane.tab == tabContext {
+	switch m.pane.tab {
+	case tabEvents:
+		return m.logLayout().room
+	case tabContext:
 		return body
 	}
-	_, desc := toolsRooms(body, len(m.toolRows()))
+	_, desc := toolsRooms(body, len(m.toolRows()), len(m.pane.toolsNote(m.paneWidth()-1)))
 	return max(desc, 1)
 }
 
@@ -299,8 +331,8 @@ func (m *model) clampPane() {
 		return
 	}
 	body := max(m.transcript.height-1, 1)
-	p.logScroll = min(max(p.logScroll, 0), max(len(p.log)-body, 0))
-	_, room := toolsRooms(body, len(rows))
+	p.clampLog(m.logLayout())
+	_, room := toolsRooms(body, len(rows), len(p.toolsNote(m.paneWidth()-1)))
 	desc := wrapDescription(m.describeTools(), m.paneWidth()-1)
 	p.descScroll = min(max(p.descScroll, 0), max(len(desc)-room, 0))
 	if p.tab == tabContext {

@@ -123,6 +123,10 @@ func (m *model) headerView() string {
 	if w := m.windowText(); w != "" {
 		parts = append(parts[:4], append([]string{w}, parts[4:]...)...)
 	}
+	if m.lease.elsewhere != nil {
+		// First: what follows is cut on a narrow screen.
+		parts = append(parts[:1], append([]string{m.st.warning.Render("open elsewhere")}, parts[1:]...)...)
+	}
 	return m.st.header.Render(padRight(" "+strings.Join(parts, m.st.muted.Render(" · ")), m.width))
 }
 

@@ -10,6 +10,7 @@ import (
 	"log"
 
 	"github.com/jarvis-workbench/jarvis/sdk"
+	"github.com/jarvis-workbench/jarvis/sdk/jarvis"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -32,5 +33,5 @@ func main() {
 	if err := sdk.Register("my_tool", func(tools.Deps) (tools.Tool, error) { return myTool{}, nil }); err != nil {
 		log.Fatal(err)
 	}
-	sdk.Main()
+	jarvis.Main()
 }

@@ -448,8 +448,9 @@ func (f *taskForm) view(st Styles, width, height int, now time.Time) string {
 		if f.words != "" {
 			mid = append(mid, st.Text.Render(ansi.Truncate("Runs "+f.words, inner, "…")))
 			room--
+			seconds := shortInterval(f.preview)
 			for _, r := range f.preview[:min(len(f.preview), room)] {
-				mid = append(mid, "  "+st.Accent.Render(ansi.Truncate(runTime(r, now)+"  "+scheduler.Relative(r, now), inner-2, "…")))
+				mid = append(mid, "  "+st.Accent.Render(ansi.Truncate(formatRunTime(r, now, seconds)+"  "+scheduler.Relative(r, now), inner-2, "…")))
 			}
 		} else {
 			mid = append(mid, st.Muted.Render(ansi.Truncate("The next runs show here once the schedule is valid.", inner, "…")))

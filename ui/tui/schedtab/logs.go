@@ -107,12 +107,7 @@ func runLines(st Styles, r scheduler.Run, loc *time.Location, width int, now tim
 
 // runTimeSeconds is runTime with seconds: runs start at any second, and
 // two runs a few seconds apart must read differently.
-func runTimeSeconds(t, now time.Time) string {
-	if t.Year() != now.Year() {
-		return t.Format("Mon 2006-01-02 15:04:05 MST")
-	}
-	return t.Format("Mon 02 Jan 15:04:05 MST")
-}
+func runTimeSeconds(t, now time.Time) string { return formatRunTime(t, now, true) }
 
 // view draws the modal, at most width wide and height tall.
 func (l *runLog) view(st Styles, width, height int, now time.Time) string {

@@ -470,7 +470,7 @@ func TestSchedTabRunNowAndLogs(t *testing.T) {
 	d.settle()
 	screen = d.screen(64, 24)
 	mustContain(t, screen, "✓ Task "+id+" ran in", "the answer is 42", "✓ success")
-	mustContain(t, d.screen(100, 30), "Server   ollama http://127.0.0.1:11434 · qwen3:8b", "Limit    10m (default)")
+	mustContain(t, d.screen(100, 30), "Server   ollama http://127.0.0.1:11434\n", "Model    qwen3:8b", "Limit    10m (default)")
 
 	d.press("l")
 	logs := d.modal(100, 30)

@@ -365,7 +365,12 @@ func taskDetails(st Styles, t scheduler.Task, busy bool, limit time.Duration, wi
 	if t.Server.IsZero() {
 		field("Server", "any: made before tasks recorded their server, it runs on the server of the process that claims it", st.Muted)
 	} else {
-		field("Server", t.Server.String(), st.Text)
+		field("Server", strings.TrimSpace(t.Server.Engine+" "+t.Server.Host), st.Text)
+	}
+	if t.Server.Model != "" {
+		field("Model", t.Server.Model, st.Text)
+	} else {
+		field("Model", "none named: each run takes the server's first model that can chat (one that calls tools first)", st.Muted)
 	}
 	limitText := tasks.FormatDuration(limit)
 	if t.Timeout == 0 {
@@ -381,12 +386,13 @@ func taskDetails(st Styles, t scheduler.Task, busy bool, limit time.Duration, wi
 	case len(next) == 0:
 		field("Next", "none", st.Muted)
 	default:
+		seconds := shortInterval(next)
 		for i, n := range next {
 			label := "Next"
 			if i > 0 {
 				label = ""
 			}
-			text := runTime(n.In(loc), now)
+			text := formatRunTime(n.In(loc), now, seconds)
 			if i == 0 {
 				text += " (" + nextText(t, now) + ")"
 			}
@@ -409,7 +415,7 @@ func taskDetails(st Styles, t scheduler.Task, busy bool, limit time.Duration, wi
 			word = "ran"
 		}
 		field("Last", outcomeMark(t.LastOutcome)+" "+word+" "+scheduler.Relative(t.LastRun, now)+
-			" ("+runTime(t.LastRun.In(loc), now)+")", outcomeStyle(st, t.LastOutcome))
+			" ("+formatRunTime(t.LastRun.In(loc), now, shortInterval(next))+")", outcomeStyle(st, t.LastOutcome))
 		if t.LastError != "" {
 			field("Error", t.LastError, st.Error)
 		}
@@ -452,11 +458,31 @@ func zoneOf(t scheduler.Task) *time.Location {
 
 // runTime writes a run time compactly; the year shows only when it is not
 // the current one.
-func runTime(t, now time.Time) string {
-	if t.Year() != now.Year() {
-		return t.Format("Mon 2006-01-02 15:04 MST")
+func runTime(t, now time.Time) string { return formatRunTime(t, now, false) }
+
+// formatRunTime is runTime, with the seconds when asked.
+func formatRunTime(t, now time.Time, seconds bool) string {
+	clock := "15:04"
+	if seconds {
+		clock = "15:04:05"
 	}
-	return t.Format("Mon 02 Jan 15:04 MST")
+	if t.Year() != now.Year() {
+		return t.Format("Mon 2006-01-02 " + clock + " MST")
+	}
+	return t.Format("Mon 02 Jan " + clock + " MST")
+}
+
+// shortInterval reports whether runs come less than ten minutes apart
+// (under ten minutes, scheduler.Relative counts seconds too): their times
+// are written with seconds, or a task run every ten seconds would show
+// five runs at the same minute.
+func shortInterval(runs []time.Time) bool {
+	for i := 1; i < len(runs); i++ {
+		if runs[i].Sub(runs[i-1]) < 10*time.Minute {
+			return true
+		}
+	}
+	return false
 }
 
 func listOrNone(names []string) string {

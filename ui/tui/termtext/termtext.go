@@ -59,7 +59,15 @@ func WrapLine(line string, width int) []string {
 	if ansi.StringWidth(line) <= width {
 		return []string{line}
 	}
-	return strings.Split(ansi.Wrap(line, width, " -"), "\n")
+	// A URL's hyphens are not places to break it (see HoldURLs).
+	line, held := HoldURLs(line, nil)
+	lines := strings.Split(ansi.Wrap(line, width, " -"), "\n")
+	if held {
+		for i, l := range lines {
+			lines[i] = ReleaseURLs(l)
+		}
+	}
+	return lines
 }
 
 // Wrap wraps text (with newlines) to width. The text may come from

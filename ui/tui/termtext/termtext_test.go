@@ -64,3 +64,44 @@ func TestFitBreaksLongWordsAndKeepsEveryCharacter(t *testing.T) {
 		t.Errorf("wide characters lost: %q", back.String())
 	}
 }
+
+// A URL is one word to the wrappers: its dots and hyphens are not places
+// to break it, so one longer than the line breaks at the width, and one
+// that fits moves to the next line whole.
+func TestURLsBreakAtTheWidthNotAtTheirPunctuation(t *testing.T) {
+	url := "https://example-docs.example.com/guides/getting-started/install-on-linux.html"
+	lines := WrapLine("See "+url+" for the steps.", 30)
+	if lines[0] != "See" {
+		t.Errorf("first line %q, want the URL to start a line", lines[0])
+	}
+	var got strings.Builder
+	for i, l := range lines[1:] {
+		if strings.HasPrefix(l, "https") || got.Len() > 0 && got.Len() < len(url) {
+			got.WriteString(l)
+		}
+		if w := ansi.StringWidth(l); w > 30 || i < len(lines)-3 && w != 30 {
+			t.Errorf("line %q is %d cells: a URL breaks at the width", l, w)
+		}
+	}
+	if !strings.HasPrefix(got.String(), url) {
+		t.Errorf("the URL came out as %q", got.String())
+	}
+	short := "https://go.dev/doc/effective-go"
+	lines = WrapLine("the reference is at "+short+", read it", 40)
+	if len(lines) < 2 || !strings.HasPrefix(lines[1], short) {
+		t.Errorf("a URL that fits a line was broken: %q", lines)
+	}
+
+	held, ok := HoldURLs("(see "+short+"), or www.example.com/a-b.", nil)
+	if !ok || strings.Contains(held, "go.dev") || !strings.HasSuffix(held, ".") || !strings.Contains(held, "),") {
+		t.Errorf("held %q: the URLs' punctuation is held, the sentence's is not", held)
+	}
+	if back := ReleaseURLs(held); back != "(see "+short+"), or www.example.com/a-b." {
+		t.Errorf("released %q", back)
+	}
+	// Text that holds the private-use runes already is left alone.
+	odd := "\uE000 https://example.com/a.b"
+	if got, ok := HoldURLs(odd, nil); ok || got != odd {
+		t.Errorf("held %q in text that had a held rune: %q", odd, got)
+	}
+}
