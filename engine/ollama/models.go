@@ -174,7 +174,7 @@ func (e *Engine) RenderPrompt(ctx context.Context, req engine.ChatRequest) (stri
 	answered := false
 	what := "rendering the prompt of " + req.Model
 	tctx, tracker := withTracker(ctx)
-	err = e.client.Chat(tctx, areq, func(r api.ChatResponse) error {
+	err = e.chat(tctx, areq, func(r api.ChatResponse) error {
 		answered = true
 		if r.DebugInfo != nil {
 			s := r.DebugInfo.RenderedTemplate
@@ -223,7 +223,7 @@ func (e *Engine) Pull(ctx context.Context, model string, progress func(engine.Pu
 	what := "pulling " + model
 	succeeded := false
 	tctx, tracker := withTracker(ctx)
-	err := e.client.Pull(tctx, &api.PullRequest{Model: model}, func(p api.ProgressResponse) error {
+	err := e.pull(tctx, &api.PullRequest{Model: model}, func(p api.ProgressResponse) error {
 		succeeded = p.Status == "success"
 		if progress != nil {
 			progress(engine.PullProgress{Status: p.Status, Digest: p.Digest, Total: p.Total, Completed: p.Completed})
@@ -256,7 +256,7 @@ func (e *Engine) Unload(ctx context.Context, model string) error {
 	what := "unloading " + model
 	done := false
 	tctx, tracker := withTracker(ctx)
-	err := e.client.Generate(tctx, &api.GenerateRequest{
+	err := e.generate(tctx, &api.GenerateRequest{
 		Model: model, Stream: &stream, KeepAlive: &api.Duration{Duration: 0},
 	}, func(r api.GenerateResponse) error {
 		done = r.Done

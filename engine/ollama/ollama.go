@@ -1,7 +1,8 @@
 // Package ollama implements engine.InferenceEngine (and engine.Embedder) on
 // Ollama's official Go client, github.com/ollama/ollama/api, speaking the
 // native API: /api/chat streamed as NDJSON, /api/generate, /api/show,
-// /api/tags, /api/version and /api/embed.
+// /api/tags, /api/version and /api/embed. The streamed calls read the
+// client's types with a reader of the engine's own (see stream.go).
 //
 // Besides converting types, the engine adds what the client leaves out:
 // errors a person can act on (engine.UnreachableError, ModelNotFoundError,
@@ -32,6 +33,8 @@ import (
 // Engine talks to one Ollama server. It is safe for concurrent use.
 type Engine struct {
 	host   string
+	base   *url.URL
+	http   *http.Client
 	client *api.Client
 
 	mu    sync.Mutex
@@ -95,7 +98,7 @@ func New(host string, opts ...Option) (*Engine, error) {
 		c.Transport = trackingTransport{base: rt}
 		hc = &c
 	}
-	return &Engine{host: base, client: api.NewClient(u, hc), shown: make(map[string]engine.ModelDetails), levels: map[string]bool{}}, nil
+	return &Engine{host: base, base: u, http: hc, client: api.NewClient(u, hc), shown: make(map[string]engine.ModelDetails), levels: map[string]bool{}}, nil
 }
 
 // defaultHTTPClient bounds only the connect: an unreachable server fails in
@@ -149,7 +152,7 @@ func (e *Engine) Chat(ctx context.Context, req engine.ChatRequest, onChunk func(
 
 	acc := accumulator{onChunk: onChunk, nextID: priorToolCalls(req.Messages) + 1}
 	tctx, tracker := withTracker(ctx)
-	err = e.client.Chat(tctx, areq, acc.add)
+	err = e.chat(tctx, areq, acc.add)
 	acc.finish(&resp)
 	resp.Usage.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
@@ -231,8 +234,10 @@ func (a *accumulator) finish(resp *engine.ChatResponse) {
 	if a.model != "" {
 		resp.Model = a.model
 	}
-	resp.Message.Content = a.content.String()
-	resp.Message.Thinking = a.thinking.String()
+	// Copies: the builders' buffers have grown by doubling, and the reply
+	// is kept for the rest of the session.
+	resp.Message.Content = strings.Clone(a.content.String())
+	resp.Message.Thinking = strings.Clone(a.thinking.String())
 	resp.Message.ToolCalls = a.calls
 	if a.done {
 		resp.DoneReason = a.final.DoneReason
@@ -279,7 +284,7 @@ func (e *Engine) Generate(ctx context.Context, req engine.GenerateRequest) (engi
 	var final *api.GenerateResponse
 	var text strings.Builder
 	tctx, tracker := withTracker(ctx)
-	err = e.client.Generate(tctx, areq, func(r api.GenerateResponse) error {
+	err = e.generate(tctx, areq, func(r api.GenerateResponse) error {
 		text.WriteString(r.Response)
 		if r.Done {
 			final = &r

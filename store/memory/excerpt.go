@@ -18,7 +18,6 @@ func Excerpt(query, text string, n int) []string {
 		want[t.text] = true
 	}
 	var matched, first []string
-	memo := stemMemo{}
 	for _, line := range strings.Split(text, "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -27,7 +26,7 @@ func Excerpt(query, text string, n int) []string {
 			first = append(first, line)
 		}
 		hit := false
-		a.each(line, memo, func(term string, _ int) { hit = hit || want[term] })
+		a.each(line, func(term string, _ int) { hit = hit || want[term] })
 		if hit {
 			matched = append(matched, line)
 			if len(matched) == n {

@@ -99,6 +99,7 @@ func Main(args []string, stdio IO) int {
 			cancel(signalled(s))
 		}
 	}()
+	defer startMemProfile(func(format string, a ...any) { fmt.Fprintf(stdio.Err, format, a...) })()
 	return run(ctx, args, stdio)
 }
 
