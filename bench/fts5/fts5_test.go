@@ -31,14 +31,62 @@ type index interface {
 
 // corpora are the texts compared: the Go distribution's standard library
 // in chunks of jarvis's default size, and all its .go files in small
-// chunks.
-var corpora = []struct {
+// chunks; with JARVIS_BENCH_1M=1, also about a million chunks (see
+// million), which takes minutes on each side.
+var corpora = []corpus{
+	{name: "std", which: benchdata.Std, size: memory.DefaultChunkSize, overlap: memory.DefaultChunkOverlap},
+	{name: "all", which: benchdata.All, size: 128, overlap: 16},
+}
+
+// searchedCorpora are the corpora BenchmarkSearch searches: the 120,000
+// chunks of "all", and the million chunks when asked for.
+var searchedCorpora = []string{"all"}
+
+func init() {
+	if os.Getenv("JARVIS_BENCH_1M") == "1" {
+		corpora = append(corpora, corpus{name: "1m", which: benchdata.All, size: 128, overlap: 16, million: true})
+		searchedCorpora = append(searchedCorpora, "1m")
+	}
+}
+
+type corpus struct {
 	name          string
 	which         string
 	size, overlap int
-}{
-	{"std", benchdata.Std, memory.DefaultChunkSize, memory.DefaultChunkOverlap},
-	{"all", benchdata.All, 128, 16},
+	// million repeats the files, each copy under paths of its own, until
+	// they make about a million chunks. Copies keep what a memory of that
+	// size holds: chunks of the size people index code in, with the
+	// vocabulary and term statistics of real code, as in many checkouts of
+	// related repositories (forks, vendored modules, versions of one
+	// project). Cutting the same files into chunks of a dozen words would
+	// reach the count too, but with chunks nobody searches and postings
+	// lists shaped unlike any real index. The copies share their text, so
+	// the corpus costs no more memory than the files once.
+	million bool
+}
+
+// files returns the corpus's texts.
+func (c corpus) files() ([]benchdata.File, error) {
+	files, err := benchdata.GoSources(c.which)
+	if err != nil || !c.million {
+		return files, err
+	}
+	chunks := 0
+	for _, f := range files {
+		cs, err := memory.Chunks(f.Text, c.size, c.overlap)
+		if err != nil {
+			return nil, err
+		}
+		chunks += len(cs)
+	}
+	copies := (1_000_000 + chunks - 1) / chunks
+	out := make([]benchdata.File, 0, copies*len(files))
+	for i := range copies {
+		for _, f := range files {
+			out = append(out, benchdata.File{Path: fmt.Sprintf("copy%d/%s", i, f.Path), Text: f.Text})
+		}
+	}
+	return out, nil
 }
 
 // sides are the two indexes, built on the same chunks in the same
@@ -57,7 +105,7 @@ var sides = []struct {
 // FTS5 'optimize').
 func BenchmarkIndex(b *testing.B) {
 	for _, c := range corpora {
-		files, err := benchdata.GoSources(c.which)
+		files, err := c.files()
 		if err != nil {
 			b.Skipf("Go sources not available: %v", err)
 		}
@@ -93,63 +141,84 @@ func BenchmarkIndex(b *testing.B) {
 
 // BenchmarkSearch measures the latency of searches for one to three words
 // of the code (the 5 best chunks) in the index of every .go file (about
-// 120,000 chunks), and reports its percentiles.
+// 120,000 chunks; and about a million with JARVIS_BENCH_1M=1), and reports
+// its percentiles, with the time the index took to build and its size
+// (the same build as BenchmarkIndex's, which a million chunks make worth
+// not doing twice).
 func BenchmarkSearch(b *testing.B) {
-	c := corpora[1]
-	files, err := benchdata.GoSources(c.which)
-	if err != nil {
-		b.Skipf("Go sources not available: %v", err)
-	}
-	queries := benchdata.Queries(files, 1000, 7)
-	for _, side := range sides {
-		b.Run(c.name+"/"+side.name, func(b *testing.B) {
-			idx := built(b, side.name, side.open, c.size, c.overlap, files)
-			for _, q := range queries[:50] { // warm the page cache
-				if _, err := idx.search(q); err != nil {
-					b.Fatal(err)
+	for _, c := range corpora {
+		if !slices.Contains(searchedCorpora, c.name) {
+			continue
+		}
+		files, err := c.files()
+		if err != nil {
+			b.Skipf("Go sources not available: %v", err)
+		}
+		queries := benchdata.Queries(files, 1000, 7)
+		for _, side := range sides {
+			b.Run(c.name+"/"+side.name, func(b *testing.B) {
+				s := built(b, c.name+"/"+side.name, side.open, c.size, c.overlap, files)
+				for _, q := range queries[:50] { // warm the page cache
+					if _, err := s.idx.search(q); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for i := range b.N {
-				q := queries[i%len(queries)]
-				t0 := time.Now()
-				n, err := idx.search(q)
-				lat = append(lat, time.Since(t0))
-				if err != nil || n == 0 {
-					b.Fatalf("search %q: %v, %d hits", q, err, n)
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := range b.N {
+					q := queries[i%len(queries)]
+					t0 := time.Now()
+					n, err := s.idx.search(q)
+					lat = append(lat, time.Since(t0))
+					if err != nil || n == 0 {
+						b.Fatalf("search %q: %v, %d hits", q, err, n)
+					}
 				}
-			}
-			b.StopTimer()
-			slices.Sort(lat)
-			ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-			b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-			b.ReportMetric(ms(lat[len(lat)*95/100]), "p95-ms")
-		})
+				b.StopTimer()
+				slices.Sort(lat)
+				ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+				b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+				b.ReportMetric(ms(lat[len(lat)*95/100]), "p95-ms")
+				b.ReportMetric(s.took.Seconds(), "build-s")
+				b.ReportMetric(float64(s.size)/1e6, "db-MB")
+			})
+		}
 	}
 }
 
-// searched holds the indexes BenchmarkSearch built, by side: the testing
-// package calls a benchmark function several times, and an index of
-// 120,000 chunks is built once.
-var searched = map[string]index{}
+// searched holds the indexes BenchmarkSearch built, by corpus and side:
+// the testing package calls a benchmark function several times, and an
+// index of 120,000 chunks is built once.
+var searched = map[string]*searchedIndex{}
 
-func built(b *testing.B, side string, open func(string, int, int) (index, error), size, overlap int, files []benchdata.File) index {
-	if idx := searched[side]; idx != nil {
-		return idx
+type searchedIndex struct {
+	idx  index
+	took time.Duration // to build it
+	size int64         // of its file once built
+}
+
+func built(b *testing.B, key string, open func(string, int, int) (index, error), size, overlap int, files []benchdata.File) *searchedIndex {
+	if s := searched[key]; s != nil {
+		return s
 	}
 	dir, err := os.MkdirTemp("", "jarvis-fts5-bench-")
 	if err != nil {
 		b.Fatal(err)
 	}
-	idx, err := open(filepath.Join(dir, "index.db"), size, overlap)
+	path := filepath.Join(dir, "index.db")
+	idx, err := open(path, size, overlap)
 	if err != nil {
 		b.Fatal(err)
 	}
+	t0 := time.Now()
 	build(b, idx, files)
-	searched[side] = idx
+	s := &searchedIndex{idx: idx, took: time.Since(t0)}
+	if fi, err := os.Stat(path); err == nil {
+		s.size = fi.Size()
+	}
+	searched[key] = s
 	cleanups = append(cleanups, func() { idx.close(); os.RemoveAll(dir) })
-	return idx
+	return s
 }
 
 // cleanups run when the benchmarks are done.
