@@ -143,10 +143,12 @@ func decodeMerge(b []byte) (mergeState, error) {
 }
 
 // merge spends up to budget bytes of input on merges, going on with the
-// one in progress or starting the one pickMerge chooses.
+// one in progress or starting the one pickMerge chooses. With too many
+// segments, the transaction's merges read at least mergeUrgentBudget in
+// all.
 func (w *writer) merge(budget int64) error {
 	if len(w.segs) > maxSegments {
-		budget = max(budget, mergeUrgentBudget)
+		budget = max(budget, mergeUrgentBudget-w.merged)
 	}
 	for budget > 0 {
 		raw, err := w.k.get(bucketMeta, mergeKey)
@@ -177,6 +179,7 @@ func (w *writer) merge(budget int64) error {
 			return err
 		}
 		budget -= used
+		w.merged += used
 	}
 	return nil
 }

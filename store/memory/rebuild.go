@@ -127,8 +127,8 @@ func (s *Store) rebuildStep() (done bool, err error) {
 	case rebuildClear:
 		return false, s.db.Update(func(n storm.Node) error { return clearStep(openKV(n)) })
 	}
-	// Analysed outside the transaction, like new texts, so the file is held
-	// only for the writes.
+	// Analysed outside the transaction, so the file is held only for the
+	// writes.
 	v := s.an.takeVocab()
 	defer s.an.putVocabs(v)
 	var tfs []termFreq

@@ -57,8 +57,8 @@ func (s *Store) Add(ctx context.Context, in Input) (Added, error) {
 	return out[0], nil
 }
 
-// prepared is an Input analysed outside the transaction, so the database is
-// held only for the writes.
+// prepared is an Input and its analysis, done by the goroutines of
+// analyseAll while the transaction stores the inputs before it.
 type prepared struct {
 	in            Input
 	hash          string
@@ -79,7 +79,10 @@ type prepared struct {
 }
 
 // AddBatch stores several texts in one transaction: all of them or, on
-// error, none. Analysis and embedding happen before the transaction.
+// error, none. Embedding happens before the transaction; analysis runs on
+// every CPU alongside it, the transaction storing each text once its
+// analysis is done (see analyses), so that the writes of the first texts
+// overlap the analysis of the last ones.
 func (s *Store) AddBatch(ctx context.Context, ins []Input) ([]Added, error) {
 	if err := s.ensure(); err != nil {
 		return nil, err
@@ -102,10 +105,14 @@ func (s *Store) AddBatch(ctx context.Context, ins []Input) ([]Added, error) {
 			return nil, err
 		}
 	}
-	if err := s.analyseAll(ctx, preps); err != nil {
-		return nil, err
-	}
+	an := s.analyseAll(ctx, preps)
+	defer an.stop()
 	if s.Semantic() {
+		// Every chunk's text goes to the embedding server before the
+		// transaction, so the database is not held for the network.
+		if err := an.waitAll(); err != nil {
+			return nil, err
+		}
 		s.embedAll(ctx, preps)
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -117,14 +124,21 @@ func (s *Store) AddBatch(ctx context.Context, ins []Input) ([]Added, error) {
 		if err != nil {
 			return err
 		}
+		if err := w.mergeAhead(an.textBytes); err != nil {
+			return err
+		}
 		now := time.Now().UTC()
 		for i, p := range preps {
+			if err := an.wait(i); err != nil {
+				return err
+			}
 			if out[i], err = w.store(p, now); err != nil {
 				return err
 			}
 		}
 		return w.finish()
 	})
+	an.stop()
 	for _, p := range preps {
 		s.an.putVocabs(p.v)
 	}
@@ -184,35 +198,86 @@ func (s *Store) markUnchanged(preps []*prepared) error {
 	})
 }
 
-// analyseAll chunks and analyses the inputs to write, on every CPU.
-func (s *Store) analyseAll(ctx context.Context, preps []*prepared) error {
-	var work []*prepared
-	for _, p := range preps {
-		if !p.unchanged {
-			work = append(work, p)
+// analyses is the analysis of a batch's inputs under way: goroutines on
+// every CPU take the inputs in order, so that they are done about in the
+// order the transaction stores them.
+type analyses struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   []chan struct{} // closed once preps[i] is analysed (or skipped)
+	wg     sync.WaitGroup
+	vocabs []*vocab // the goroutines' own, given back by stop
+	// textBytes is the size of the texts being analysed.
+	textBytes int64
+	s         *Store
+	once      sync.Once
+}
+
+// analyseAll starts chunking and analysing the inputs to write.
+func (s *Store) analyseAll(ctx context.Context, preps []*prepared) *analyses {
+	a := &analyses{s: s, done: make([]chan struct{}, len(preps))}
+	a.ctx, a.cancel = context.WithCancel(ctx)
+	var work []int
+	for i, p := range preps {
+		a.done[i] = make(chan struct{})
+		if p.unchanged {
+			close(a.done[i])
+		} else {
+			work = append(work, i)
+			a.textBytes += int64(len(p.in.Content))
 		}
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(work)) {
-		wg.Add(1)
+	a.vocabs = make([]*vocab, min(runtime.GOMAXPROCS(0), len(work)))
+	for g := range a.vocabs {
+		v := s.an.takeVocab()
+		a.vocabs[g] = v
+		a.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			v := s.an.takeVocab()
-			for ctx.Err() == nil {
+			defer a.wg.Done()
+			for a.ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= len(work) {
 					break
 				}
-				s.analyse(work[i], v)
-			}
-			if ctx.Err() != nil {
-				s.an.putVocabs(v) // no prepared input holds it
+				s.analyse(preps[work[i]], v)
+				close(a.done[work[i]])
 			}
 		}()
 	}
-	wg.Wait()
-	return ctx.Err()
+	return a
+}
+
+// wait returns once input i is analysed, or with the context's error.
+func (a *analyses) wait(i int) error {
+	select {
+	case <-a.done[i]:
+		return nil
+	case <-a.ctx.Done():
+		return a.ctx.Err()
+	}
+}
+
+// waitAll returns once every input is analysed.
+func (a *analyses) waitAll() error {
+	for i := range a.done {
+		if err := a.wait(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop ends the analysis (a failed transaction leaves inputs not
+// analysed yet), waits for its goroutines and gives their vocabs back
+// (those a stored input holds are given back after it, again, which
+// putVocabs allows).
+func (a *analyses) stop() {
+	a.once.Do(func() {
+		a.cancel()
+		a.wg.Wait()
+		a.s.an.putVocabs(a.vocabs...)
+	})
 }
 
 // analyse chunks p's text and counts its chunks' terms in v.

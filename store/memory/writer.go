@@ -47,6 +47,8 @@ type writer struct {
 	lastLens []byte
 	dirty    map[uint32]bool
 	v        *vocab // analyses the chunks of forgotten texts
+	// merged is what the transaction's merges have read so far.
+	merged int64
 }
 
 type batchPosting struct{ term, chunk, tf uint32 }
@@ -368,15 +370,28 @@ func (w *writer) getLen(num uint32) (dl int, live bool, err error) {
 	return int(v) - 1, v != 0, nil
 }
 
+// mergeAhead spends on merges, before the transaction's own writes, the
+// budget that about textBytes of new text will earn (see finish): a batch
+// does them while its texts are still being analysed.
+func (w *writer) mergeAhead(textBytes int64) error {
+	return w.merge(mergeRatio * textBytes / textPerSegmentByte)
+}
+
+// textPerSegmentByte is about how many bytes of text make a byte of
+// segment, on the high side so that mergeAhead underestimates rather
+// than overdoes: Go code makes a segment of a fifth (128-word chunks) to
+// a sixth (the default size) of its size.
+const textPerSegmentByte = 6
+
 // finish writes the transaction's segment, merges for a budget
-// proportional to it, and writes the length blocks, the segment list and
-// the stats, bumping the generation.
+// proportional to it (less what mergeAhead spent), and writes the length
+// blocks, the segment list and the stats, bumping the generation.
 func (w *writer) finish() error {
 	written, err := w.writeSegment()
 	if err != nil {
 		return err
 	}
-	if err := w.merge(max(mergeMinBudget, mergeRatio*written)); err != nil {
+	if err := w.merge(max(mergeMinBudget, mergeRatio*written) - w.merged); err != nil {
 		return err
 	}
 	if w.segsChanged {
