@@ -16,11 +16,14 @@ import (
 // one level, and mergeFactor neighbours of one level are merged into one
 // of the next. So a posting is rewritten about log4 of the index's size
 // times, and a search reads at most mergeFactor-1 segments per level. A
-// merge runs in steps, each in a write transaction after that
-// transaction's own writes, taking a range of terms with a budget of bytes
-// read proportional to what the transaction wrote: the database is never
-// held for long, other processes get it between writes, and merges keep up
-// with the writes that cause them. The merge's progress is in the meta
+// merge runs in steps, each in a write transaction, taking a range of
+// terms with a budget of bytes read proportional to what the transaction
+// writes: the database is never held for long, other processes get it
+// between writes, and merges keep up with the writes that cause them. A
+// transaction that stores texts takes its step before its own writes,
+// while the texts are still being analysed (see mergeAhead), so the merges
+// its segment makes due start with the next write; one that only forgets
+// takes it after. The merge's progress is in the meta
 // record "merge"; its output is listed, and its inputs dropped, by the
 // step that finishes it, so searches see the inputs until then.
 const (
