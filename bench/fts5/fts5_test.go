@@ -22,8 +22,11 @@ var ctx = context.Background()
 
 // index is one side of the comparison: an index being built in path.
 type index interface {
-	// add stores a batch of files in one transaction.
+	// add stores a batch of files in one transaction, which may still be
+	// under way when it returns.
 	add(files []benchdata.File) error
+	// done waits for the transactions add started.
+	done() error
 	// search returns the number of hits of the 5 best for q.
 	search(q string) (int, error)
 	close() error
@@ -238,13 +241,18 @@ func build(tb testing.TB, idx index, files []benchdata.File) {
 			tb.Fatal(err)
 		}
 	}
+	if err := idx.done(); err != nil {
+		tb.Fatal(err)
+	}
 }
 
-// jarvisIndex is the memory as `jarvis memory index` fills it.
+// jarvisIndex is the memory as `jarvis memory index` fills it: a batch
+// is prepared (its analysis started) while the one before is written.
 type jarvisIndex struct {
 	db            *store.DB
 	s             *memory.Store
 	size, overlap int
+	writing       chan error // the batch being written, if any
 }
 
 func openJarvis(path string, size, overlap int) (index, error) {
@@ -267,7 +275,28 @@ func (j *jarvisIndex) add(files []benchdata.File) error {
 	for i, f := range files {
 		ins[i] = memory.Input{Content: f.Text, Source: f.Path, Replace: true, ChunkSize: j.size, ChunkOverlap: j.overlap}
 	}
-	_, err := j.s.AddBatch(ctx, ins)
+	b, err := j.s.Prepare(ctx, ins)
+	if err != nil {
+		return err
+	}
+	if err := j.done(); err != nil {
+		b.Discard()
+		return err
+	}
+	j.writing = make(chan error, 1)
+	go func(ch chan<- error) {
+		_, err := b.Write()
+		ch <- err
+	}(j.writing)
+	return nil
+}
+
+func (j *jarvisIndex) done() error {
+	if j.writing == nil {
+		return nil
+	}
+	err := <-j.writing
+	j.writing = nil
 	return err
 }
 
@@ -345,5 +374,7 @@ func (f *ftsIndex) search(q string) (int, error) {
 	}
 	return n, rows.Err()
 }
+
+func (f *ftsIndex) done() error { return nil } // add commits
 
 func (f *ftsIndex) close() error { return f.db.Close() }

@@ -82,8 +82,33 @@ type prepared struct {
 // error, none. Embedding happens before the transaction; analysis runs on
 // every CPU alongside it, the transaction storing each text once its
 // analysis is done (see analyses), so that the writes of the first texts
-// overlap the analysis of the last ones.
+// overlap the analysis of the last ones. It is Prepare and Write.
 func (s *Store) AddBatch(ctx context.Context, ins []Input) ([]Added, error) {
+	b, err := s.Prepare(ctx, ins)
+	if err != nil {
+		return nil, err
+	}
+	return b.Write()
+}
+
+// A Batch is texts checked and being analysed, which Write stores in one
+// transaction. A caller with more texts prepares the next batch before
+// writing this one ends, so that its analysis overlaps this one's writes
+// and commit (as `jarvis memory index` does); batches are written in the
+// order they were prepared.
+type Batch struct {
+	s     *Store
+	ctx   context.Context
+	preps []*prepared
+	an    *analyses
+	used  bool
+}
+
+// Prepare checks the texts (an invalid one fails the batch, naming it),
+// notes those whose source already holds the same text, and starts
+// analysing the others in the background. The batch must be written or
+// discarded.
+func (s *Store) Prepare(ctx context.Context, ins []Input) (*Batch, error) {
 	if err := s.ensure(); err != nil {
 		return nil, err
 	}
@@ -105,8 +130,29 @@ func (s *Store) AddBatch(ctx context.Context, ins []Input) ([]Added, error) {
 			return nil, err
 		}
 	}
-	an := s.analyseAll(ctx, preps)
-	defer an.stop()
+	return &Batch{s: s, ctx: ctx, preps: preps, an: s.analyseAll(ctx, preps)}, nil
+}
+
+// Discard stops the batch's analysis and stores nothing.
+func (b *Batch) Discard() {
+	if b.used {
+		return
+	}
+	b.used = true
+	b.an.stop()
+	for _, p := range b.preps {
+		b.s.an.putVocabs(p.v)
+	}
+}
+
+// Write stores the batch in one transaction: all of its texts or, on
+// error, none. A batch is written once.
+func (b *Batch) Write() ([]Added, error) {
+	if b.used {
+		return nil, errors.New("memory batch already written or discarded")
+	}
+	defer b.Discard()
+	s, ctx, preps, an := b.s, b.ctx, b.preps, b.an
 	if s.Semantic() {
 		// Every chunk's text goes to the embedding server before the
 		// transaction, so the database is not held for the network.
@@ -138,10 +184,6 @@ func (s *Store) AddBatch(ctx context.Context, ins []Input) ([]Added, error) {
 		}
 		return w.finish()
 	})
-	an.stop()
-	for _, p := range preps {
-		s.an.putVocabs(p.v)
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -221,41 +221,80 @@ func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOp
 	var batchConverted []bool
 	var pending int64
 	batchLimit := int64(firstBatch)
-	flush := func() error {
-		if len(batch) == 0 {
+	// One batch is written while the next is read and analysed: writing
+	// is one goroutine's work and a commit waits for the disk, which the
+	// analysis of the next batch, on every CPU, fills.
+	type written struct {
+		ins       []memstore.Input
+		converted []bool
+		bytes     int64
+		added     []memstore.Added
+		took      time.Duration
+		err       error
+	}
+	var inflight chan written
+	// settle waits for the batch being written and reports it.
+	settle := func() error {
+		if inflight == nil {
 			return nil
 		}
-		began := time.Now()
-		added, err := s.AddBatch(ctx, batch)
-		if err != nil {
-			return err
+		done := <-inflight
+		inflight = nil
+		if done.err != nil {
+			return done.err
 		}
-		batchLimit = nextBatchBytes(pending, time.Since(began))
-		for i, a := range added {
-			src := batch[i].Source
+		batchLimit = nextBatchBytes(done.bytes, done.took)
+		for i, a := range done.added {
+			src := done.ins[i].Source
 			if a.Unchanged {
 				rep.Unchanged = append(rep.Unchanged, src)
 				continue
 			}
 			rep.Indexed = append(rep.Indexed, src)
 			rep.Chunks += a.Chunks
-			rep.Bytes += int64(len(batch[i].Content))
-			if batchConverted[i] {
+			rep.Bytes += int64(len(done.ins[i].Content))
+			if done.converted[i] {
 				rep.Converted = append(rep.Converted, src)
 			}
 			if a.EmbedError != "" {
 				rep.EmbedFailed = append(rep.EmbedFailed, Skipped{Path: src, Reason: a.EmbedError})
 			}
 		}
-		prog.Files += len(batch)
-		prog.Bytes += pending
+		prog.Files += len(done.ins)
+		prog.Bytes += done.bytes
 		prog.Chunks = rep.Chunks
-		batch, batchConverted, pending = nil, nil, 0
 		report()
+		return nil
+	}
+	// flush starts writing the batch, once the one before is written.
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		b, err := s.Prepare(ctx, batch)
+		if err != nil {
+			return errors.Join(err, settle())
+		}
+		if err := settle(); err != nil {
+			b.Discard()
+			return err
+		}
+		job := written{ins: batch, converted: batchConverted, bytes: pending}
+		inflight = make(chan written, 1)
+		go func(ch chan<- written) {
+			began := time.Now()
+			job.added, job.err = b.Write()
+			job.took = time.Since(began)
+			ch <- job
+		}(inflight)
+		batch, batchConverted, pending = nil, nil, 0
 		return nil
 	}
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
+			if serr := settle(); serr != nil && !errors.Is(serr, err) {
+				err = errors.Join(err, serr)
+			}
 			rep.Elapsed = time.Since(start)
 			return rep, err
 		}
@@ -282,6 +321,9 @@ func IndexPath(ctx context.Context, s *memstore.Store, path string, opts IndexOp
 		}
 	}
 	if err = flush(); err == nil {
+		err = settle()
+	}
+	if err == nil {
 		err = w.prune(ctx, s, cands)
 	}
 	rep.Elapsed = time.Since(start)
