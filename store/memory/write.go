@@ -290,8 +290,14 @@ func (s *Store) analyseAll(ctx context.Context, preps []*prepared) *analyses {
 	return a
 }
 
-// wait returns once input i is analysed, or with the context's error.
+// wait returns once input i is analysed, or with the context's error
+// when it was cancelled first.
 func (a *analyses) wait(i int) error {
+	select {
+	case <-a.done[i]:
+		return nil
+	default:
+	}
 	select {
 	case <-a.done[i]:
 		return nil
