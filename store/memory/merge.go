@@ -20,10 +20,9 @@ import (
 // terms with a budget of bytes read proportional to what the transaction
 // writes: the database is never held for long, other processes get it
 // between writes, and merges keep up with the writes that cause them. A
-// transaction that stores texts takes its step before its own writes,
-// while the texts are still being analysed (see mergeAhead), so the merges
-// its segment makes due start with the next write; one that only forgets
-// takes it after. The merge's progress is in the meta
+// transaction that stores texts takes part of its step before its own
+// writes, while the texts are still being analysed (see mergeAhead), and
+// the rest after them. The merge's progress is in the meta
 // record "merge"; its output is listed, and its inputs dropped, by the
 // step that finishes it, so searches see the inputs until then.
 const (

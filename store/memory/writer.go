@@ -48,10 +48,8 @@ type writer struct {
 	lastLens []byte
 	dirty    map[uint32]bool
 	v        *vocab // analyses the chunks of forgotten texts
-	// merged is what the transaction's merges have read so far;
-	// mergedAhead says mergeAhead spent the transaction's budget.
-	merged      int64
-	mergedAhead bool
+	// merged is what the transaction's merges have read so far.
+	merged int64
 }
 
 type batchPosting struct{ term, chunk, tf uint32 }
@@ -374,33 +372,29 @@ func (w *writer) getLen(num uint32) (dl int, live bool, err error) {
 }
 
 // mergeAhead spends on merges, before the transaction's own writes, the
-// budget that about textBytes of new text earns (see finish), so that a
-// batch merges while its texts are still being analysed. The merges its
-// own segment makes due wait for the next write, which does them ahead
-// in its turn: finish then merges only when there are too many segments.
+// budget that about textBytes of new text will earn (see finish): a batch
+// does them while its texts are still being analysed.
 func (w *writer) mergeAhead(textBytes int64) error {
-	w.mergedAhead = true
-	return w.merge(max(mergeMinBudget, mergeRatio*textBytes/textPerSegmentByte))
+	return w.merge(mergeRatio * textBytes / textPerSegmentByte)
 }
 
 // textPerSegmentByte is about how many bytes of text make a byte of
-// segment: Go code makes a segment of a fifth (128-word chunks) to a
-// sixth (the default size) of its size.
-const textPerSegmentByte = 5
+// segment, on the high side so that mergeAhead underestimates rather
+// than overdoes: Go code makes a segment of a fifth (128-word chunks) to
+// a sixth (the default size) of its size.
+const textPerSegmentByte = 6
 
 // finish writes the transaction's segment, merges for a budget
-// proportional to it (unless mergeAhead did), and writes the length
-// blocks, the segment list and the stats, bumping the generation.
+// proportional to it (less what mergeAhead spent), and writes the length
+// blocks, the segment list and the stats, bumping the generation. The
+// merges its segment makes due start here, so that an index is left
+// merged as far as its writes paid for.
 func (w *writer) finish() error {
 	written, err := w.writeSegment()
 	if err != nil {
 		return err
 	}
-	budget := max(mergeMinBudget, mergeRatio*written)
-	if w.mergedAhead {
-		budget = 0 // but when urgent: see merge
-	}
-	if err := w.merge(budget); err != nil {
+	if err := w.merge(max(mergeMinBudget, mergeRatio*written) - w.merged); err != nil {
 		return err
 	}
 	if w.segsChanged {
