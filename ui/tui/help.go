@@ -83,6 +83,9 @@ func (m *model) helpBlocks(colW int) []helpBlock {
 	}
 	blocks := []helpBlock{title("Keys")}
 	for _, k := range keyHelp {
+		if k[0] == paneKeys {
+			k = m.paneHelp()
+		}
 		blocks = append(blocks, entry(k[0], k[1]))
 	}
 	blocks = append(blocks, title("Commands"))

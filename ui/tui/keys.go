@@ -30,6 +30,10 @@ var commands = []command{
 	{"quit", "", "leave jarvis"},
 }
 
+// paneKeys stands in keyHelp for the side pane's F-keys, which the help
+// lists from the pane's tabs.
+const paneKeys = "F3…"
+
 // keyHelp lists the keys, grouped as the help overlay shows them.
 var keyHelp = [][2]string{
 	{"enter", "send"},
@@ -52,7 +56,7 @@ var keyHelp = [][2]string{
 	{"ctrl+e", "expand / collapse tool panels"},
 	{"ctrl+r", "show / hide thinking"},
 	{"ctrl+t", "show / hide the side pane"},
-	{"F3 F4 F5 F6", "side pane: Tools, Events, Scheduler, Context"},
+	{paneKeys, ""}, // the pane's F-keys, one a tab: paneHelp
 	{"?", "this help (prompt empty)"},
 	{"dialog: a / s / A", "allow once / for the session / always (until revoked)"},
 	{"dialog: e / r / d", "edit the arguments / deny with a reason / deny (esc denies)"},

@@ -9,6 +9,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/toolstab"
 )
 
 // mcpChangedMsg says an MCP server changed state or its tool list.
@@ -59,17 +60,17 @@ func (m *model) mcpPending(name string) bool {
 
 // mcpRows are the Tools tab's MCP part: each server with its state, then
 // its tools.
-func (m *model) mcpRows(enabled map[string]bool) []toolRow {
+func (m *model) mcpRows(enabled map[string]bool) []toolstab.Row {
 	if m.opts.MCP == nil {
 		return nil
 	}
-	var rows []toolRow
+	var rows []toolstab.Row
 	now := m.now()
 	for _, s := range m.opts.MCP.Status() {
-		rows = append(rows, toolRow{header: true, name: safe.Text(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)), ok: s.State == mcp.StateReady})
+		rows = append(rows, toolstab.Row{Header: true, Name: safe.Text(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)), OK: s.State == mcp.StateReady})
 		for _, t := range s.Tools {
-			rows = append(rows, toolRow{name: t.Name, enabled: enabled[t.Name], confirm: t.Spec.RequiresConfirmation,
-				mcp: map[bool]string{true: "", false: "unavailable"}[s.Available()]})
+			rows = append(rows, toolstab.Row{Name: t.Name, Enabled: enabled[t.Name], Confirm: t.Spec.RequiresConfirmation,
+				MCP: map[bool]string{true: "", false: "unavailable"}[s.Available()]})
 		}
 	}
 	return rows

@@ -20,6 +20,10 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 	"github.com/jarvis-workbench/jarvis/ui/tui/schedtab"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/contexttab"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/eventstab"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/toolstab"
 )
 
 // Minimum terminal size; below it the TUI says so instead of garbling.
@@ -42,13 +46,19 @@ type model struct {
 
 	transcript *transcript
 	input      *inputBox
-	pane       *sidePane
+	pane       *tabs.Pane
 	sched      *schedtab.Tab
 	evals      evalState
 	dialog     dialog
 	overlay    overlay
 	sessions   sessionsOverlay
 	suggest    []string
+
+	// The side pane's tabs the model feeds (sched above is the
+	// Scheduler tab's component, nil when the scheduler does not run).
+	tools  *toolstab.Tab
+	log    *eventstab.Tab
+	ctxTab *contexttab.Tab
 
 	// What the next run uses.
 	modelName, agentName, system string
@@ -58,7 +68,11 @@ type model struct {
 	// view is the model's side of the conversation: its window and
 	// calibration carry over from run to run.
 	view *agent.ModelView
-	ctab contextTab
+	// ctxSeq numbers the Context tab's counts (and compactions), so a
+	// late answer never replaces a newer one; compactItem is the
+	// transcript's line of a /compact in progress.
+	ctxSeq      int
+	compactItem *compactLine
 	// srvs are the model servers (the current model's is opts.Engine),
 	// catalog their models; pull is the download component, mstate the
 	// current model's state on its server, missing the model found not
@@ -161,7 +175,7 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 	m := &model{
 		opts: opts, ctx: ctx, now: time.Now, send: func(tea.Msg) {},
 		st: st, themeName: opts.Theme, md: md,
-		transcript: newTranscript(), input: newInputBox(), pane: newSidePane(),
+		transcript: newTranscript(), input: newInputBox(),
 		modelName: cfg.Model, agentName: cfg.Agent, system: cfg.System, engOpts: engOpts,
 		enabled: slices.Clone(cfg.Tools), approvals: tools.NewApprovals(),
 		conv: &agent.Conversation{}, convo: newConvoState(), mouse: !opts.NoMouse,
@@ -180,6 +194,7 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 	if opts.Scheduler != nil {
 		m.sched = schedtab.New(schedtab.Options{Scheduler: opts.Scheduler, Validate: opts.ValidateTask, ToolNames: opts.Registry.Names})
 	}
+	m.pane = m.newPane()
 	return m, nil
 }
 
@@ -332,9 +347,7 @@ func (m *model) shutdown() {
 		m.mcpStop()
 	}
 	m.stopPull()
-	if m.sched != nil {
-		m.sched.Close()
-	}
+	m.pane.Close()
 	m.dialog.denyAll()
 	m.dropLease()
 	if m.executor != nil {
@@ -349,9 +362,7 @@ func (m *model) Init() tea.Cmd {
 	if m.opts.Continue && m.opts.Sessions != nil {
 		cmds = append(cmds, m.loadLastSession())
 	}
-	if m.sched != nil {
-		cmds = append(cmds, m.sched.Init())
-	}
+	cmds = append(cmds, m.pane.Init())
 	if m.opts.MCP != nil {
 		ch, stop := m.opts.MCP.Subscribe()
 		m.mcpStop = stop
@@ -452,12 +463,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.serversUpdate(msg); ok {
 		return m, cmd
 	}
-	if m.sched != nil {
-		if cmd, ok := m.sched.Update(msg); ok {
-			return m, cmd
-		}
-	}
-	return m, nil
+	// What is left may be a tab's own (the results of its commands).
+	return m, m.pane.Update(msg)
 }
 
 // ensureTick keeps a 100 ms tick going while something moves on screen
@@ -524,10 +531,11 @@ func (m *model) layout() {
 	}
 	m.input.ta.SetWidth(m.transcriptWidth())
 	m.transcript.height = m.bodyHeight()
+	m.pane.Resize(m.paneWidth(), m.transcript.height)
 }
 
 func (m *model) paneWidth() int {
-	if !m.pane.visible {
+	if !m.pane.Visible {
 		return 0
 	}
 	return min(max(m.width*38/100, 30), 64)

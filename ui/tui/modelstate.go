@@ -217,7 +217,7 @@ func (m *model) applyUnloaded(msg unloadedMsg) tea.Cmd {
 	m.addNote(fmt.Sprintf("Unloaded %s: the server freed its memory; it loads again at the next question.", config.JoinModel(msg.endpoint, msg.model)), false)
 	if msg.endpoint == m.srvs.current && engine.SameModel(msg.model, m.modelName) {
 		m.mstate.state, m.mstate.info, m.mstate.gone = stateCold, engine.LoadedModel{}, msg.model
-		return tea.Batch(m.refreshModelState(), m.refreshContext(m.pane.visible && m.pane.tab == tabContext))
+		return tea.Batch(m.refreshModelState(), m.refreshContext(m.pane.Showing(m.ctxTab)))
 	}
 	return nil
 }

@@ -120,9 +120,10 @@ func (m *model) cancelRun() {
 func (m *model) applyEvents(batch eventsMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	for _, e := range batch {
-		m.pane.record(e)
+		// Every tab sees every event: the Events tab logs it, the
+		// Scheduler tab follows its tasks'.
+		cmds = append(cmds, m.pane.Update(e))
 		if e.Type == events.SchedulerTaskStart || e.Type == events.SchedulerTaskEnd {
-			cmds = append(cmds, m.schedEvent(e))
 			continue
 		}
 		if e.Run.ID != m.runID || m.current == nil {
@@ -272,7 +273,7 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 	}
 	m.countToolTokens() // the run may have calibrated the counts
 	cmds = append(cmds, m.refreshModelState())
-	if m.pane.visible && m.pane.tab == tabContext {
+	if m.pane.Showing(m.ctxTab) {
 		cmds = append(cmds, m.refreshContext(true))
 	}
 	return tea.Batch(cmds...)
