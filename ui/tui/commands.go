@@ -88,7 +88,7 @@ func (m *model) runCommand(line string) tea.Cmd {
 	case "mouse":
 		return m.toggleMouse()
 	case "help":
-		m.overlay, m.helpScroll = overlayHelp, 0
+		m.showHelp()
 	case "quit", "exit", "q":
 		if m.running && m.cancel != nil {
 			// Like ctrl+c: the turn is stopped first, and shown stopped.

@@ -161,8 +161,7 @@ func (m *model) helpKey(k tea.KeyMsg) tea.Cmd {
 	case "end":
 		m.helpScroll = len(l.body)
 	case "esc", "q", "?", "enter":
-		m.overlay = overlayNone
-		m.helpScroll = 0
+		m.overlays.pop()
 		return nil
 	}
 	m.clampHelp()

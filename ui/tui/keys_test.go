@@ -204,7 +204,7 @@ func TestCtrlCClearsThePrompt(t *testing.T) {
 		t.Fatalf("↑ after clearing gives %q", v)
 	}
 	m.input.reset()
-	m.overlay = overlayHelp
+	m.showHelp()
 	if s := screen(t, m); !strings.Contains(s, "clear the prompt") {
 		t.Fatalf("the help does not say which key clears the prompt:\n%s", s)
 	}

@@ -50,7 +50,7 @@ type model struct {
 	sched      *schedtab.Tab
 	evals      evalState
 	dialog     dialog
-	overlay    overlay
+	overlays   overlayStack
 	sessions   sessionsOverlay
 	suggest    []string
 
@@ -156,14 +156,6 @@ type model struct {
 	// that run commands in line leave it out).
 	statusTimer func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 }
-
-type overlay int
-
-const (
-	overlayNone overlay = iota
-	overlayHelp
-	overlaySessions
-)
 
 func newModel(ctx context.Context, opts Options) (*model, error) {
 	cfg := opts.Config
@@ -391,6 +383,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.applyEvents(msg)
 	case confirmRequestMsg:
 		m.dialog.push(msg, m.now())
+		m.overlays.push(confirmOverlay{m})
 		return m, m.ensureTick()
 	case confirmGoneMsg:
 		m.dialog.remove(msg.callID, m.now())

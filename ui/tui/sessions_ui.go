@@ -91,7 +91,7 @@ func (m *model) showSessions(msg sessionListMsg) {
 	}
 	list, depth := sessionTree(msg.list)
 	m.sessions = sessionsOverlay{list: list, depth: depth}
-	m.overlay = overlaySessions
+	m.overlays.push(sessionsPicker{m})
 }
 
 func (m *model) sessionsKey(k tea.KeyMsg) tea.Cmd {
@@ -111,14 +111,14 @@ func (m *model) sessionsKey(k tea.KeyMsg) tea.Cmd {
 	case "end":
 		o.cursor = len(o.list) - 1
 	case "enter":
-		m.overlay = overlayNone
+		m.overlays.pop()
 		if m.running {
 			m.addNote("A turn is running: cancel it (esc) before opening another session.", true)
 			return nil
 		}
 		return m.loadSession(o.list[o.cursor].ID)
 	case "esc", "q":
-		m.overlay = overlayNone
+		m.overlays.pop()
 	}
 	o.cursor = min(max(o.cursor, 0), len(o.list)-1)
 	return nil

@@ -30,8 +30,8 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if m.dialog.open() {
-		return m.dialogKey(k, gap)
+	if cmd, handled := m.overlayKey(k, gap); handled {
+		return cmd
 	}
 	if m.held != nil {
 		if k.String() == "ctrl+c" {
@@ -40,9 +40,6 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 		m.breakHold(k)
 		return nil
-	}
-	if m.overlay != overlayNone {
-		return m.overlayKey(k)
 	}
 	if modalOpen {
 		// Typing into the pane's form is working in the pane: what
@@ -140,7 +137,7 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 	case "?":
 		if empty {
-			m.overlay, m.helpScroll = overlayHelp, 0
+			m.showHelp()
 			return nil
 		}
 	case "tab":
@@ -239,21 +236,8 @@ func (m *model) clampPane() {
 	m.pane.Update(tabs.Refresh{})
 }
 
-func (m *model) overlayKey(k tea.KeyMsg) tea.Cmd {
-	if k.String() == "ctrl+c" {
-		return m.ctrlC()
-	}
-	switch m.overlay {
-	case overlaySessions:
-		return m.sessionsKey(k)
-	case overlayHelp:
-		return m.helpKey(k)
-	}
-	return nil
-}
-
 func (m *model) handleMouse(msg tea.MouseMsg) tea.Cmd {
-	if m.dialog.open() || m.overlay != overlayNone {
+	if m.overlays.top() != nil {
 		return nil
 	}
 	rc := m.renderCtx(m.transcriptWidth())

@@ -46,16 +46,8 @@ func (m *model) View() string {
 			body = overlayBox(body, box, m.width)
 		}
 	}
-	switch {
-	case m.dialog.open():
-		body = overlayBox(body, m.dialog.view(m.st, m.width, len(body)), m.width)
-	case m.overlay == overlayHelp:
-		body = overlayBox(body, m.helpView(), m.width)
-	case m.overlay == overlaySessions:
-		w := sessionsWidth(m.width)
-		box := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1).Width(w).
-			Render(strings.Join(m.sessions.view(m.st, w-2, len(body)-2), "\n"))
-		body = overlayBox(body, box, m.width)
+	if o := m.overlays.top(); o != nil {
+		body = overlayBox(body, o.view(m.width, len(body)), m.width)
 	}
 
 	var b strings.Builder
