@@ -90,7 +90,7 @@ func (m *model) modelWarm() bool {
 }
 
 func (m *model) contextCmd(render, wanted bool) tea.Cmd {
-	if m.running || m.view == nil || m.modelName == "" {
+	if m.run.active || m.view == nil || m.modelName == "" {
 		return nil
 	}
 	m.ctxSeq++
@@ -184,7 +184,7 @@ func (m *model) ctxCommand(arg string) tea.Cmd {
 		}
 		n = v
 	}
-	if m.running {
+	if m.run.active {
 		m.addNote("A turn is running: change the window when it is done (esc cancels it).", true)
 		return nil
 	}
@@ -276,7 +276,7 @@ func (m *model) restoreWindow(n int, pinned bool) string {
 
 // compactCommand is /compact: summarise every turn before the last one.
 func (m *model) compactCommand() tea.Cmd {
-	if m.running {
+	if m.run.active {
 		m.addNote("A turn is running: compact when it is done (esc cancels it).", true)
 		return nil
 	}
@@ -319,7 +319,7 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if m.running {
+	if m.run.active {
 		// Cannot happen (runs wait for the compaction), but a summary
 		// must never replace a conversation an agent is using.
 		return nil

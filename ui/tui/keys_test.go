@@ -108,7 +108,7 @@ func TestCtrlCCancelsTheRunEverywhere(t *testing.T) {
 			m := newTestModel(t, 100, 30)
 			fakeRun(m, "long question")
 			cancelled := false
-			m.cancel = func() { cancelled = true }
+			m.run.cancel = func() { cancelled = true }
 			open(m)
 			if quits(press(m, "ctrl+c")) {
 				t.Fatal("ctrl+c quit with a turn running")
@@ -142,7 +142,7 @@ func TestQuitCommandCancelsARunningTurnFirst(t *testing.T) {
 	m := newTestModel(t, 100, 30)
 	fakeRun(m, "long question")
 	cancelled := false
-	m.cancel = func() { cancelled = true }
+	m.run.cancel = func() { cancelled = true }
 	if quits(send(m, "/quit")) || !cancelled {
 		t.Fatalf("/quit during a turn: quit without cancelling (cancelled %v)", cancelled)
 	}

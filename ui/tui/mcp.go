@@ -32,7 +32,7 @@ func (m *model) waitMCP() tea.Cmd {
 // a run the rebuild waits for the run to end.
 func (m *model) mcpChanged() tea.Cmd {
 	m.noteMCPOutages()
-	if m.running {
+	if m.run.active {
 		m.mcpDirty = true
 		return m.waitMCP()
 	}
@@ -105,8 +105,8 @@ func (m *model) noteMCPOutages() {
 // in progress during a run, else after the last item.
 func (m *model) mcpNote(text string, isErr bool) {
 	text = safe.Text(text)
-	if m.running && m.current != nil {
-		m.current.note(text, isErr)
+	if m.run.active && m.run.current != nil {
+		m.run.current.note(text, isErr)
 		return
 	}
 	m.addNote(text, isErr)

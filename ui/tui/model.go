@@ -110,7 +110,6 @@ type model struct {
 	sessionID string
 	title     string
 	totals    events.Usage
-	runUsage  events.Usage // the run in progress, until it is added to totals
 	toolCalls int
 
 	// MCP servers: a change signal rebuilds the tools (mcpDirty when it
@@ -120,19 +119,11 @@ type model struct {
 	mcpDirty   bool
 	mcpDown    map[string]bool // servers whose failure the transcript was told (mcp.go)
 
-	running   bool
-	runID     string
-	runSeq    int
-	runStart  time.Time
-	runModel  string // modelName when the run started
-	cancel    context.CancelFunc
-	question  *userItem // the running turn's question
-	current   *assistantItem
+	run       runState
 	lastReply *assistantItem
 
 	expand, showThinking bool
 	mouse                bool
-	focusPane            bool
 	// lastTypedAt is when the last key was typed as text; held is an
 	// answer waiting to stand, paneTyped the printable keys the focused
 	// side pane took in the current run of typing (see guard.go).
@@ -331,8 +322,8 @@ func closerOf(t tools.Tool) io.Closer {
 // shutdown runs after the program ends: stop the run, answer dialogs, end
 // tool processes.
 func (m *model) shutdown() {
-	if m.cancel != nil {
-		m.cancel()
+	if m.run.cancel != nil {
+		m.run.cancel()
 	}
 	m.cancelEval()
 	if m.mcpStop != nil {
@@ -420,7 +411,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case serverMsg:
 		return m, m.handleServer(msg)
 	case sessionCreatedMsg:
-		if msg.runID == m.runID || m.sessionID == "" {
+		if msg.runID == m.run.id || m.sessionID == "" {
 			m.sessionID = msg.id
 			m.takeLease(msg.lease)
 		} else {
@@ -467,7 +458,7 @@ func (m *model) ensureTick() tea.Cmd {
 	if m.ticking {
 		return nil
 	}
-	active := m.running || m.quitting || m.dialog.inGrace(m.now()) || m.held != nil
+	active := m.run.active || m.quitting || m.dialog.inGrace(m.now()) || m.held != nil
 	if !active {
 		return nil
 	}
@@ -555,17 +546,17 @@ func (m *model) stateText() string {
 	switch {
 	case m.dialog.open():
 		return "waiting for your approval"
-	case m.running && m.cancel == nil:
+	case m.run.active && m.run.cancel == nil:
 		return "cancelling…"
-	case m.running:
+	case m.run.active:
 		if name := m.runningTool(); name != "" {
-			return "running " + name + " · " + elapsed(m.now().Sub(m.runStart))
+			return "running " + name + " · " + elapsed(m.now().Sub(m.run.start))
 		}
 		what := "waiting for the model"
-		if m.current != nil {
-			what = m.current.activity()
+		if m.run.current != nil {
+			what = m.run.current.activity()
 		}
-		return what + " · " + elapsed(m.now().Sub(m.runStart)) + " · esc cancels"
+		return what + " · " + elapsed(m.now().Sub(m.run.start)) + " · esc cancels"
 	case m.savingText() != "":
 		return m.savingText()
 	case m.status != "":
@@ -575,10 +566,10 @@ func (m *model) stateText() string {
 }
 
 func (m *model) runningTool() string {
-	if m.current == nil {
+	if m.run.current == nil {
 		return ""
 	}
-	for _, p := range m.current.panels {
+	for _, p := range m.run.current.panels {
 		if p.state == panelRunning {
 			return p.tool
 		}
@@ -590,7 +581,7 @@ func (m *model) runningTool() string {
 // the status bar moves while a long run goes on.
 func (m *model) totalsText() string {
 	t := m.totals
-	t.Add(m.runUsage)
+	t.Add(m.run.usage)
 	return fmt.Sprintf("%s in · %s out · %s · %s", format.Tokens(t.PromptTokens),
 		format.Tokens(t.OutputTokens), format.Cost(t.CostUSD+t.ToolCostUSD, false), format.Count(m.toolCalls, "tool call"))
 }

@@ -106,7 +106,7 @@ func (m *model) applyModelState(msg modelStateMsg) tea.Cmd {
 				s.state, s.info, found = stateLoaded, l, true
 			}
 		}
-		if !found && !(s.state == stateLoading && m.running) {
+		if !found && !(s.state == stateLoading && m.run.active) {
 			s.state, s.info = stateCold, engine.LoadedModel{}
 		}
 		if !slices.ContainsFunc(msg.loaded, func(l engine.LoadedModel) bool { return engine.SameModel(l.Name, s.gone) }) {
@@ -189,7 +189,7 @@ func (m *model) unloadCommand(arg string) tea.Cmd {
 		m.addNote("No model is set: /unload NAME frees a loaded model.", true)
 		return nil
 	}
-	if m.running && endpoint == m.srvs.current && engine.SameModel(name, m.modelName) {
+	if m.run.active && endpoint == m.srvs.current && engine.SameModel(name, m.modelName) {
 		m.addNote("A turn is running on this model: unload it when the turn is done (esc cancels it).", true)
 		return nil
 	}

@@ -65,8 +65,9 @@ func TestATabAddedToThePaneIsDrivenByTheWorkbench(t *testing.T) {
 	}
 	press(m, "down")
 	press(m, "home")
-	if strings.Join(p.keys, ",") != "down,home" {
-		t.Fatalf("the tab got the keys %v, want down,home", p.keys)
+	m.Update(tea.KeyMsg{Type: tea.KeyUp, Alt: true}) // not the transcript's selection while the pane has focus
+	if strings.Join(p.keys, ",") != "down,home,alt+up" || m.convo.selected != nil {
+		t.Fatalf("the tab got the keys %v, want down,home,alt+up", p.keys)
 	}
 	if !strings.Contains(screen(t, m), "probe sees hello") || !m.transcript.atBottom() {
 		t.Fatal("the keys moved the transcript instead of reaching the tab")

@@ -112,7 +112,7 @@ func (m *model) sessionsKey(k tea.KeyMsg) tea.Cmd {
 		o.cursor = len(o.list) - 1
 	case "enter":
 		m.overlays.pop()
-		if m.running {
+		if m.run.active {
 			m.addNote("A turn is running: cancel it (esc) before opening another session.", true)
 			return nil
 		}
@@ -130,7 +130,7 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 		m.addNote("Cannot open the session: "+explain(msg.err), true)
 		return nil
 	}
-	if m.running {
+	if m.run.active {
 		m.releaseUnused(msg.lease)
 		m.addNote("A turn is running: cancel it (esc) before opening another session.", true)
 		return nil

@@ -55,7 +55,7 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	case "ctrl+c":
 		return m.ctrlC()
 	case "esc":
-		if m.running {
+		if m.run.active {
 			m.cancelRun()
 			return nil
 		}
@@ -174,7 +174,7 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 // quit when pressed twice within quitWindow. A turn already cancelling
 // counts as idle, so a turn that will not stop cannot keep jarvis open.
 func (m *model) ctrlC() tea.Cmd {
-	if m.running && m.cancel != nil {
+	if m.run.active && m.run.cancel != nil {
 		m.cancelRun()
 		return nil
 	}
@@ -206,7 +206,7 @@ func (m *model) submit() tea.Cmd {
 		m.input.reset()
 		return m.runCommand(text)
 	}
-	if m.running {
+	if m.run.active {
 		return m.setStatus("a turn is running: wait for it, or esc to cancel it")
 	}
 	if m.lease.elsewhere != nil {

@@ -212,7 +212,7 @@ func TestADiscardedCompactionLeavesOnlyItsNotice(t *testing.T) {
 	feed(m, events.Event{Type: events.ContextCompacting, Run: run, Turn: &events.TurnPayload{Context: &events.ContextPayload{Replaced: 4}}},
 		events.Event{Type: events.Notice, Run: run, Text: "The summary of the earlier turns was discarded: it did not finish within its 256 tokens; the request is sent whole, as it still fits the window."})
 	s := screen(t, m)
-	if strings.Contains(s, "Compacting…") || !strings.Contains(s, "was discarded") || m.current.compacting != nil {
+	if strings.Contains(s, "Compacting…") || !strings.Contains(s, "was discarded") || m.run.current.compacting != nil {
 		t.Fatalf("after a discarded summary:\n%s", s)
 	}
 }
