@@ -118,7 +118,7 @@ func (h helpOverlay) captures() bool                               { return fals
 func (h helpOverlay) closed() bool                                 { return false }
 func (h helpOverlay) close()                                       { h.m.helpScroll = 0 }
 
-// sessionsPicker is the /sessions list (sessions_ui.go).
+// sessionsPicker is the /sessions list (session_picker.go).
 type sessionsPicker struct{ m *model }
 
 func (p sessionsPicker) update(k tea.KeyMsg, _ time.Duration) tea.Cmd { return p.m.sessionsKey(k) }

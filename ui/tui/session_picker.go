@@ -72,7 +72,7 @@ func (m *model) loadLastSession() tea.Cmd {
 	}
 }
 
-// loaded takes the lease of the session a load read (see lease.go).
+// loaded takes the lease of the session a load read (see session_lease.go).
 func loaded(store SessionStore, mine *sessions.Lease, msg sessionLoadedMsg) sessionLoadedMsg {
 	if msg.err == nil {
 		msg.lease, msg.held, msg.leaseErr = holdSession(store, msg.summary.ID, mine)
