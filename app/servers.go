@@ -9,7 +9,6 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
-	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
 // Server is one model server jarvis is configured for: the default one
@@ -159,7 +158,7 @@ func (e *NoModelError) Error() string {
 	if e.Listed == 0 {
 		return fmt.Sprintf("no model is set and the server at %s has none; %s", e.Host, fix)
 	}
-	return fmt.Sprintf("no model is set and none of the server's %s can chat (embedding models, say); %s", format.Count(e.Listed, "model"), fix)
+	return fmt.Sprintf("no model is set and none of the server's %s can chat (embedding models, say); %s", models(e.Listed), fix)
 }
 
 // PickModel asks a server of kind which model to use when none is set:
@@ -198,4 +197,13 @@ func PickModel(ctx context.Context, eng engine.InferenceEngine, kind string) (st
 // for the default server) to the agents' and tools' signature.
 func Price(cfg *config.Config, endpoint string) func(model string, in, out int) float64 {
 	return func(model string, in, out int) float64 { return cfg.PriceAt(endpoint, model).Cost(in, out) }
+}
+
+// models counts a server's models in words ("1 model", "3 models"); app
+// sits below the front ends, so it does not borrow their formatting.
+func models(n int) string {
+	if n == 1 {
+		return "1 model"
+	}
+	return fmt.Sprintf("%d models", n)
 }

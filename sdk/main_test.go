@@ -14,7 +14,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-// The example program is the README's "jarvis plus my tools": built, it is
+// The example program is docs/sdk.md's "jarvis plus my tools": built, it is
 // the whole jarvis command line with my_tool beside the built-in tools.
 func TestAProgramOfAFewLinesIsJarvisWithItsTools(t *testing.T) {
 	if testing.Short() {

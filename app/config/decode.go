@@ -161,7 +161,7 @@ func (d *decoder) unknown(in reflect.Type, path, key string) {
 	if s := tools.Suggest(key, known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	d.report.at(path, msg, fmt.Sprintf("the keys %s are: %s (see the README's Configuration section)", sectionName(parentPath(path)), strings.Join(known, ", ")))
+	d.report.at(path, msg, fmt.Sprintf("the keys %s are: %s (docs/config.md has them all)", sectionName(parentPath(path)), strings.Join(known, ", ")))
 }
 
 // sectionName names the table at path as the file writes it: "at the top

@@ -207,20 +207,20 @@ func TestEverySectionIsChecked(t *testing.T) {
 	}
 }
 
-// A configuration that is right has no problems: the README's example,
+// A configuration that is right has no problems: the example in docs/config.md,
 // and an MCP tool of a configured server in tools.
-func TestTheREADMEExampleHasNoProblems(t *testing.T) {
+func TestTheDocumentedExampleHasNoProblems(t *testing.T) {
 	clearEnv(t)
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/config.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)## Configuration\n.*?```toml\n(.*?)```").FindSubmatch(readme)
+	m := regexp.MustCompile("(?s)# Configuration\n.*?```toml\n(.*?)```").FindSubmatch(doc)
 	if m == nil {
-		t.Fatal("no TOML example in the README's Configuration section")
+		t.Fatal("no TOML example in docs/config.md")
 	}
 	if _, problems := Read(Flags{ConfigPath: writeConfig(t, string(m[1]))}); len(problems) > 0 {
-		t.Fatalf("the README's example:\n%v", problems)
+		t.Fatalf("the example in docs/config.md:\n%v", problems)
 	}
 	p := writeConfig(t, "tools = [\"calculator\", \"files__read_file\"]\n[[mcp.servers]]\nname = \"files\"\ncommand = \"npx\"\n")
 	if _, err := Load(Flags{ConfigPath: p, ThemeNames: themes.Names()}); err != nil {
@@ -261,11 +261,11 @@ func TestDisabledServerTools(t *testing.T) {
 func BenchmarkRead(b *testing.B) {
 	dir := b.TempDir()
 	p := dir + "/config.toml"
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/config.md")
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)## Configuration\n.*?```toml\n(.*?)```").FindSubmatch(readme)
+	m := regexp.MustCompile("(?s)# Configuration\n.*?```toml\n(.*?)```").FindSubmatch(doc)
 	if err := os.WriteFile(p, m[1], 0o600); err != nil {
 		b.Fatal(err)
 	}
