@@ -83,10 +83,13 @@ func (m *model) helpBlocks(colW int) []helpBlock {
 	}
 	blocks := []helpBlock{title("Keys")}
 	for _, k := range keyHelp {
-		if k[0] == paneKeys {
-			k = m.paneHelp()
+		if k[0] != paneKeys {
+			blocks = append(blocks, entry(k[0], k[1]))
+			continue
 		}
-		blocks = append(blocks, entry(k[0], k[1]))
+		for _, t := range m.paneHelp() {
+			blocks = append(blocks, entry(t[0], t[1]))
+		}
 	}
 	blocks = append(blocks, title("Commands"))
 	for _, c := range commands {

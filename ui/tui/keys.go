@@ -30,8 +30,8 @@ var commands = []command{
 	{"quit", "", "leave jarvis"},
 }
 
-// paneKeys stands in keyHelp for the side pane's F-keys, which the help
-// lists from the pane's tabs.
+// paneKeys stands in keyHelp for the side pane's tabs, which the help
+// lists from the pane: each tab's F-key, name and keys.
 const paneKeys = "F3…"
 
 // keyHelp lists the keys, grouped as the help overlay shows them.
@@ -56,12 +56,8 @@ var keyHelp = [][2]string{
 	{"ctrl+e", "expand / collapse tool panels"},
 	{"ctrl+r", "show / hide thinking"},
 	{"ctrl+t", "show / hide the side pane"},
-	{paneKeys, ""}, // the pane's F-keys, one a tab: paneHelp
+	{paneKeys, ""}, // each tab of the side pane: its F-key and keys (paneHelp)
 	{"?", "this help (prompt empty)"},
 	{"dialog: a / s / A", "allow once / for the session / always (until revoked)"},
 	{"dialog: e / r / d", "edit the arguments / deny with a reason / deny (esc denies)"},
-	{"pane: space, A, c, $", "toggle tool, always allow it, category lines, cost lines"},
-	{"events: ↑ ↓, enter", "select an event, show it in full (arguments, result, text)"},
-	{"scheduler: n p r x", "new task, pause, resume, cancel"},
-	{"scheduler: g l f", "run now, run logs, show finished tasks"},
 }

@@ -67,17 +67,6 @@ func (o *overlayStack) pop() {
 	t.close()
 }
 
-// closeAll closes every overlay (the program ends).
-func (o *overlayStack) closeAll() {
-	for len(o.s) > 0 {
-		t := o.s[len(o.s)-1]
-		o.s = o.s[:len(o.s)-1]
-		if !t.closed() {
-			t.close()
-		}
-	}
-}
-
 // overlayKey gives a key to the front overlay; handled is false when
 // there is none. A capturing one sees the key first; the others after
 // ctrl+c and a held key have been dealt with.

@@ -3,8 +3,6 @@ package tui
 import (
 	"time"
 
-	"strings"
-
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
@@ -37,20 +35,15 @@ func (m *model) newPane() *tabs.Pane {
 	)
 }
 
-// paneHelp is the help's line on the pane's F-keys ("F3 F4 F5 F6",
-// "side pane: Tools, Events, …").
-func (m *model) paneHelp() [2]string {
-	var keys, names []string
+// paneHelp is the help's lines on the side pane's tabs: each one's F-key
+// and name, and the keys it takes while the pane has focus.
+func (m *model) paneHelp() [][2]string {
+	var out [][2]string
 	for i, t := range m.pane.Tabs() {
-		keys = append(keys, tabs.KeyName(i))
-		names = append(names, t.Title())
+		out = append(out, [2]string{tabs.KeyName(i) + " " + t.Title(), "side pane tab: " + t.Hint()})
 	}
-	return [2]string{strings.Join(keys, " "), "side pane: " + strings.Join(names, ", ")}
+	return out
 }
-
-// refreshPane tells the tabs that what they show from the workbench may
-// have changed, so each keeps its positions in range.
-func (m *model) refreshPane() tea.Cmd { return m.pane.Update(tabs.Refresh{}) }
 
 // toolsHost is the model as the Tools tab's host.
 type toolsHost struct{ m *model }

@@ -79,7 +79,7 @@ func New(host Host) *Tab { return &Tab{host: host} }
 func (c *Tab) Title() string { return "Context" }
 
 // Hint is the tab's keys.
-func (c *Tab) Hint() string { return "↑↓ scroll · r: render the prompt" }
+func (c *Tab) Hint() string { return "↑↓ pgup pgdn scroll · r renders the prompt" }
 
 // Scroll is how far down the tab is scrolled.
 func (c *Tab) Scroll() int { return c.scroll }

@@ -29,7 +29,7 @@ func (t *Tab) Title() string { return "Scheduler" }
 
 // Hint is the tab's keys.
 func (t *Tab) Hint() string {
-	return "n new · p pause · r resume · x cancel · g run now · l logs · f finished"
+	return "n new · p pause · r resume · x cancel · ⏎/g run now · l logs · f: hide finished"
 }
 
 // Init loads the tasks and starts watching them.
