@@ -165,7 +165,7 @@ func (m *model) ctxCommand(arg string) tea.Cmd {
 		if _, fixed := engine.WindowAdvice(m.opts.Engine); fixed {
 			how = "The server fixed it when it loaded the model: /ctx N tells jarvis the size it runs with, /ctx auto takes what the server reports."
 		}
-		m.addNote("Context window: "+w+". "+how+" F6 shows what fills it.", false)
+		m.addNote("Context window: "+w+". "+how+" "+m.pane.KeyOf(m.ctxTab)+" shows what fills it.", false)
 		return m.refreshContext(false)
 	}
 	n := 0

@@ -92,8 +92,8 @@ func (m *model) noteMCPOutages() {
 		case s.State == mcp.StateFailed && !m.mcpDown[s.Name]:
 			m.mcpDown[s.Name] = true
 			m.mcpNote(fmt.Sprintf("MCP server '%s' failed: %s. Its tools are unavailable while jarvis restarts it; "+
-				"the Tools tab (F3) shows its state, and `jarvis mcp tools %s` in a shell starts it alone and shows the whole error.",
-				s.Name, strings.TrimSuffix(s.Reason, "."), s.Name), true)
+				"the Tools tab (%s) shows its state, and `jarvis mcp tools %s` in a shell starts it alone and shows the whole error.",
+				s.Name, strings.TrimSuffix(s.Reason, "."), m.pane.KeyOf(m.tools), s.Name), true)
 		case s.State == mcp.StateReady && m.mcpDown[s.Name]:
 			delete(m.mcpDown, s.Name)
 			m.mcpNote(fmt.Sprintf("MCP server '%s' is back, with %s.", s.Name, format.Count(len(s.Tools), "tool")), false)

@@ -166,6 +166,10 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 		statusTimer: tea.Tick,
 		ctxSet:      flagWindow(cfg),
 	}
+	if opts.Scheduler != nil {
+		m.sched = schedtab.New(schedtab.Options{Scheduler: opts.Scheduler, Validate: opts.ValidateTask, ToolNames: opts.Registry.Names})
+	}
+	m.pane = m.newPane()
 	m.initServers()
 	closeSpare, err := m.rebuildTools(m.enabled, true)
 	if err != nil {
@@ -174,10 +178,6 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 	if closeSpare != nil {
 		closeSpare() // before the program starts: no frame waits for it
 	}
-	if opts.Scheduler != nil {
-		m.sched = schedtab.New(schedtab.Options{Scheduler: opts.Scheduler, Validate: opts.ValidateTask, ToolNames: opts.Registry.Names})
-	}
-	m.pane = m.newPane()
 	return m, nil
 }
 

@@ -147,7 +147,7 @@ func (m *model) describeTools(category, cost bool) string {
 	case agent.ReAct:
 		return "react: the model reads exactly this text, in its system prompt.\n\n" + text
 	case agent.Orchestrator:
-		return "orchestrator: the model reads these tools as JSON schemas rendered by its chat template (F6 shows the prompt); this is the text react would send.\n\n" + text
+		return "orchestrator: the model reads these tools as JSON schemas rendered by its chat template (" + m.pane.KeyOf(m.ctxTab) + " shows the prompt); this is the text react would send.\n\n" + text
 	}
 	return "simple: no tools are offered to the model.\n\n" + text
 }

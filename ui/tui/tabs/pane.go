@@ -84,6 +84,17 @@ func (p *Pane) FKey(key string) (int, bool) {
 	return i, i >= 0 && i < len(p.tabs)
 }
 
+// KeyOf is t's F-key as the help writes it ("F6"), "" for a tab not in
+// the pane.
+func (p *Pane) KeyOf(t Tab) string {
+	for i, u := range p.tabs {
+		if u == t {
+			return KeyName(i)
+		}
+	}
+	return ""
+}
+
 // KeyName is tab i's F-key as the help writes it ("F3").
 func KeyName(i int) string { return fmt.Sprintf("F%d", i+firstFKey) }
 

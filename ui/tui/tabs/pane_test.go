@@ -72,6 +72,9 @@ func TestANewTabIsALine(t *testing.T) {
 	if i, ok := p.FKey("f4"); !ok || i != 1 {
 		t.Fatalf("f4 selects %d (%v), want the second tab", i, ok)
 	}
+	if k := p.KeyOf(added); k != "F4" {
+		t.Fatalf("the added tab's key is written %q, want F4", k)
+	}
 	if _, ok := p.FKey("f5"); ok {
 		t.Fatal("f5 selects a tab the pane does not have")
 	}
