@@ -2,6 +2,7 @@ package tabs
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,8 +77,13 @@ func (p *Pane) Show(on bool, now time.Time) tea.Cmd {
 // FKey is the tab an F-key selects ("f3" the first), ok false for a key
 // no tab has.
 func (p *Pane) FKey(key string) (int, bool) {
-	var n int
-	if _, err := fmt.Sscanf(key, "f%d", &n); err != nil || fmt.Sprintf("f%d", n) != key {
+	// Every key pressed comes here: no formatting, no allocation.
+	digits, ok := strings.CutPrefix(key, "f")
+	if !ok || digits == "" || digits[0] == '0' || len(digits) > 2 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
 		return 0, false
 	}
 	i := n - firstFKey
@@ -112,11 +118,16 @@ func (p *Pane) Resize(width, height int) tea.Cmd {
 // Size is the room a tab's body has now.
 func (p *Pane) Size() Size { return p.size }
 
-// Update passes msg to every tab.
+// Update passes msg to every tab (a Refresh says to each whether it is
+// on screen).
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
 	for _, t := range p.tabs {
-		if cmd := t.Update(msg); cmd != nil {
+		m := msg
+		if _, ok := msg.(Refresh); ok {
+			m = Refresh{Visible: p.Visible, Showing: p.Showing(t)}
+		}
+		if cmd := t.Update(m); cmd != nil {
 			cmds = append(cmds, cmd)
 		}
 	}

@@ -65,7 +65,9 @@ type Closer interface{ Close() }
 // The messages the pane sends its tabs.
 type (
 	// Size is the room a tab's body has: the pane less its tab bar and
-	// the column of air after the separator.
+	// the column of air after the separator. It comes with every layout
+	// (a key that shows the pane, a resize): a tab only keeps it, and
+	// keeps its positions in range at the Refresh that follows a resize.
 	Size struct{ Width, Height int }
 	// Focus says whether the pane has the keyboard's focus; a tab draws
 	// its selection and hint only while it does.
@@ -74,7 +76,10 @@ type (
 	// pane shown), At the time it did.
 	Shown struct{ At time.Time }
 	// Refresh is sent when what the tabs show from the workbench may
-	// have changed (the tools, the agent, the conversation): a tab keeps
-	// its positions in range for it.
-	Refresh struct{}
+	// have changed (the tools, the agent, the conversation, the screen's
+	// size): a tab keeps its positions in range for it, and starts
+	// nothing. Visible says whether the pane is on screen, Showing
+	// whether the tab is: a tab not on screen may leave costly work to
+	// when it is (its View clamps a copy for drawing).
+	Refresh struct{ Visible, Showing bool }
 )

@@ -92,9 +92,10 @@ func (c *Tab) Update(msg tea.Msg) tea.Cmd {
 		return c.host.Refresh()
 	case tabs.Size:
 		c.size = msg
-		c.clamp()
 	case tabs.Refresh:
-		c.clamp()
+		if msg.Showing {
+			c.clamp() // it draws the whole tab to count its lines
+		}
 	}
 	return nil
 }

@@ -72,12 +72,13 @@ func (p *Tab) Update(msg tea.Msg) tea.Cmd {
 		p.Record(msg)
 	case tabs.Size:
 		p.size = msg
-		p.clampLog(p.layout())
 	case tabs.Focus:
 		p.focused = msg.Focused
 		p.clampLog(p.layout())
 	case tabs.Refresh:
-		p.clampLog(p.layout())
+		if msg.Visible {
+			p.clampLog(p.layout())
+		}
 	}
 	return nil
 }

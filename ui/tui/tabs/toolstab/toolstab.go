@@ -111,11 +111,13 @@ func (t *Tab) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tabs.Size:
 		t.size = msg
-		t.clamp()
 	case tabs.Focus:
 		t.focused = msg.Focused
 	case tabs.Refresh:
-		t.clamp()
+		t.cursor = min(max(t.cursor, 0), max(len(t.host.Rows())-1, 0))
+		if msg.Visible {
+			t.clamp()
+		}
 	}
 	return nil
 }

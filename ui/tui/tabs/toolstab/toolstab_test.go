@@ -61,7 +61,7 @@ func TestTheToolsTabActsThroughItsHost(t *testing.T) {
 		t.Error("c or ↓ counts as a change of what may run")
 	}
 	h.rows = h.rows[:1]
-	tab.Update(tabs.Refresh{})
+	tab.Update(tabs.Refresh{Visible: true, Showing: true})
 	if tab.Cursor() != 0 {
 		t.Fatalf("the cursor stayed at %d on a list of one", tab.Cursor())
 	}
