@@ -204,15 +204,16 @@ func (r *run) fixedNotice(b Budget) string {
 	return s
 }
 
-// lengthNotice says why a reply stopped before its end: the window was
-// full, or it reached num_predict.
-func (r *run) lengthNotice(b Budget, u events.Usage, msgs []engine.Message) string {
+// lengthNotice says why a reply stopped before its end, as a Stop* value
+// and in words: the window was full (StopWindowFull), or it reached
+// num_predict or the server's cap (StopLength).
+func (r *run) lengthNotice(b Budget, u events.Usage, msgs []engine.Message) (string, string) {
 	numPredict := r.cfg.Options.NumPredict
 	switch {
 	case numPredict > 0 && u.OutputTokens >= numPredict:
-		return fmt.Sprintf("The reply stopped at its length limit (num_predict = %s tokens); raise num_predict to let it finish.", engine.GroupDigits(numPredict))
+		return StopLength, fmt.Sprintf("The reply stopped at its length limit (num_predict = %s tokens); raise num_predict to let it finish.", engine.GroupDigits(numPredict))
 	case u.PromptTokens+u.OutputTokens < b.Window.Tokens*9/10:
-		return fmt.Sprintf("The reply stopped at the server's length limit after %s tokens, with room left in the window; the server or the model caps replies (num_predict in its settings).", engine.GroupDigits(u.OutputTokens))
+		return StopLength, fmt.Sprintf("The reply stopped at the server's length limit after %s tokens, with room left in the window; the server or the model caps replies (num_predict in its settings).", engine.GroupDigits(u.OutputTokens))
 	}
 	s := fmt.Sprintf("The reply stopped: the %s-token window is full (the prompt took %s tokens and the reply %s).",
 		engine.GroupDigits(b.Window.Tokens), engine.GroupDigits(u.PromptTokens), engine.GroupDigits(u.OutputTokens))
@@ -224,5 +225,5 @@ func (r *run) lengthNotice(b Budget, u events.Usage, msgs []engine.Message) stri
 	if f := fix.sentence(); f != "" {
 		s += " " + f
 	}
-	return s
+	return StopWindowFull, s
 }

@@ -44,8 +44,23 @@ var Names = []string{Simple, Orchestrator, ReAct}
 // DefaultMaxTurns bounds a run when Config.MaxTurns is 0.
 const DefaultMaxTurns = 10
 
-// MaxTurnsText is the answer of a run that used every turn on tool calls.
-const MaxTurnsText = "Maximum turns reached without a final answer."
+// Why a run stopped without the model's whole answer (Result.Stopped).
+// The notice the run published says it in words; the answer (Content) is
+// only ever what the model wrote, never jarvis's notice.
+const (
+	// StopMaxTurns: every turn the run had went on tool calls.
+	StopMaxTurns = "max_turns"
+	// StopLoop: the model repeated a call (LoopGuardLimit) and the loop
+	// guard stopped the run.
+	StopLoop = "loop"
+	// StopLength: the reply reached its length limit (num_predict, or
+	// the server's cap) before the model finished it.
+	StopLength = "length"
+	// StopWindowFull: the reply filled the context window.
+	StopWindowFull = "window_full"
+	// StopCancelled: the run was cancelled, or ran out of time.
+	StopCancelled = "cancelled"
+)
 
 // Conversation is the history of a chat: user, assistant and tool messages.
 // The system prompt is not stored; each agent adds its own on every request,
@@ -128,7 +143,11 @@ const (
 
 // Result is what a run produced.
 type Result struct {
-	Content     string         `json:"content"`
+	// Content is the model's answer: the last turn's text. A run that
+	// stopped (Stopped) holds what the model wrote of it, if anything.
+	Content string `json:"content"`
+	// Thinking is every turn's thinking, in order, a blank line between
+	// turns.
 	Thinking    string         `json:"thinking,omitempty"`
 	ToolResults []tools.Result `json:"tool_results"`
 	Usage       events.Usage   `json:"usage"`
@@ -138,8 +157,8 @@ type Result struct {
 	Agent string `json:"agent"`
 	// Notices are things the person should know (a fallback, a loop guard).
 	Notices []string `json:"notices,omitempty"`
-	// Stopped says why a run ended without a model answer: "max_turns",
-	// "loop_guard", "cancelled", or "" for a normal answer.
+	// Stopped says why a run ended without the model's whole answer (one
+	// of the Stop* values), "" when the model answered.
 	Stopped string `json:"stopped,omitempty"`
 	// Context says what the run's requests took of the window.
 	Context RunContext `json:"context"`
@@ -208,8 +227,10 @@ func newRunID() string {
 
 // maxTurnsNotice says a run used every turn it had.
 func maxTurnsNotice(n int) string {
-	if n == 1 {
-		return "Stopped after 1 turn (max_turns)."
-	}
-	return fmt.Sprintf("Stopped after %d turns (max_turns).", n)
+	return fmt.Sprintf("Stopped after %s (max_turns) without a final answer: every turn went on tool calls. Allow more turns ({{turns}}) or ask a narrower question.", countOf(n, "turn"))
+}
+
+// loopNotice says the loop guard stopped a run.
+func loopNotice(tool string) string {
+	return fmt.Sprintf("Stopped: the model called %s with the same arguments %d times without reaching an answer.", tool, LoopGuardLimit)
 }

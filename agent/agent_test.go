@@ -206,7 +206,7 @@ func TestMaxTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Turns != 5 || res.Stopped != "max_turns" || res.Content != MaxTurnsText || eng.count() != 5 {
+	if res.Turns != 5 || res.Stopped != StopMaxTurns || res.Content != "" || eng.count() != 5 {
 		t.Fatalf("result = %+v, requests %d", res, eng.count())
 	}
 	checkConsistent(t, conv)
@@ -224,7 +224,7 @@ func TestLoopGuardStopsRepeatedCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stopped != "loop_guard" || eng.count() != 3 || !strings.Contains(res.Content, "calculator with the same arguments 3 times") {
+	if res.Stopped != StopLoop || eng.count() != 3 || res.Content != "" || !strings.Contains(strings.Join(res.Notices, "\n"), "calculator with the same arguments 3 times") {
 		t.Fatalf("result = %+v requests=%d", res, eng.count())
 	}
 	// The third call was answered, not run.

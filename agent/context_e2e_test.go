@@ -240,8 +240,8 @@ func TestFullWindowEndsTheReplyWithANotice(t *testing.T) {
 	for _, n := range res.Notices {
 		found = found || strings.Contains(n, "the 512-token window is full")
 	}
-	if !found || res.Content == "" {
-		t.Fatalf("notices %q, content %d bytes", res.Notices, len(res.Content))
+	if !found || res.Content == "" || res.Stopped != agent.StopWindowFull {
+		t.Fatalf("notices %q, content %d bytes, stopped %q", res.Notices, len(res.Content), res.Stopped)
 	}
 }
 

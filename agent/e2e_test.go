@@ -179,7 +179,7 @@ func TestE2EMaxTurnsAndLoopGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stopped != "max_turns" || res.Turns != 4 || res.Content != agent.MaxTurnsText {
+	if res.Stopped != agent.StopMaxTurns || res.Turns != 4 || res.Content != "" {
 		t.Fatalf("max turns: %+v", res)
 	}
 	assertConsistent(t, conv)
@@ -191,7 +191,7 @@ func TestE2EMaxTurnsAndLoopGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stopped != "loop_guard" || len(srv2.Chats()) != 3 {
+	if res.Stopped != agent.StopLoop || len(srv2.Chats()) != 3 {
 		t.Fatalf("loop guard: %+v after %d requests", res, len(srv2.Chats()))
 	}
 	assertConsistent(t, conv)

@@ -74,14 +74,35 @@ func (l *loop) begin(ctx context.Context, conv *Conversation, in Input, appendIn
 		text = conv.Messages[len(conv.Messages)-1].Content
 	}
 	r.publish(events.Event{Type: events.RunStart, Text: text, Turn: &events.TurnPayload{Model: l.cfg.Model}})
+	r.thinkNotice()
 	return r, r.accept(in, appendInput)
 }
 
-// accept checks the input against the conversation and appends it:
-// answering again needs a question to answer, and images (new or earlier
-// in the conversation) need a model that reads them, which is checked
-// before anything is appended or sent.
+// thinkNotice says, once per view, that the server gets another think
+// setting than the one asked for (a level sent as true to a model that
+// takes only on or off).
+func (r *run) thinkNotice() {
+	ta, ok := r.cfg.Engine.(engine.ThinkAdjuster)
+	if !ok || r.cfg.Options.Think == "" {
+		return
+	}
+	if _, note := ta.ThinkFor(r.ctx, r.cfg.Model, r.cfg.Options.Think); note != "" && r.view.once("think "+r.cfg.Model+" "+r.cfg.Options.Think) {
+		r.notice(note)
+	}
+}
+
+// accept checks the input against the model and the conversation and
+// appends it: the model must be able to chat, answering again needs a
+// question to answer, and images (new or earlier in the conversation)
+// need a model that reads them, which is checked before anything is
+// appended or sent.
 func (r *run) accept(in Input, appendInput bool) error {
+	// An embedding model cannot answer: refused before anything is sent,
+	// whichever front end asks. A server that does not say what the
+	// model can do lets the chat go; it then says what is wrong.
+	if caps, err := r.cfg.Engine.Capabilities(r.ctx, r.cfg.Model); err == nil && engine.EmbeddingOnly(caps) {
+		return &engine.NotAChatModelError{Model: r.cfg.Model}
+	}
 	msgs := r.conv.Messages
 	if in.Again {
 		if n := len(msgs); n == 0 || msgs[n-1].Role != engine.RoleUser || isResult(msgs[n-1]) || strings.HasPrefix(msgs[n-1].Content, SummaryPrefix) {
@@ -163,13 +184,26 @@ func (r *run) notice(msg string) {
 	r.publish(events.Event{Type: events.Notice, Text: msg})
 }
 
+// stop says the run ends without the model's whole answer: why (a Stop*
+// value) and the notice that says it in words. A run stopped before the
+// model answered (the turn limit, the loop guard) has no answer: its
+// Content stays empty rather than holding the notice or the text that
+// came with the last calls.
+func (r *run) stop(why, notice string) {
+	r.result.Stopped = why
+	if why == StopMaxTurns || why == StopLoop {
+		r.result.Content = ""
+	}
+	r.notice(notice)
+}
+
 // finish publishes run_end (or the error) and returns the result.
 func (r *run) finish(err error) (*Result, error) {
 	r.release()
 	r.result.Usage.WallSeconds = time.Since(r.started).Seconds()
 	if err != nil {
 		if r.ctx.Err() != nil && r.result.Stopped == "" {
-			r.result.Stopped = "cancelled"
+			r.result.Stopped = StopCancelled
 		}
 		r.publish(events.Event{Type: events.Error, Err: err, Text: err.Error()})
 	}
@@ -244,7 +278,10 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 	resp.Usage = usage
 	r.incomplete = incompleteReason(r.ctx, resp, err)
 	if resp.Message.Thinking != "" {
-		r.result.Thinking = resp.Message.Thinking
+		if r.result.Thinking != "" {
+			r.result.Thinking += "\n\n"
+		}
+		r.result.Thinking += resp.Message.Thinking
 	}
 	if errors.As(err, &overflow) && overflow.Window == 0 {
 		// The server refused what the estimate fit even after a retry:
@@ -265,12 +302,6 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		prompt, estimated = budget.Prompt, true
 	}
 	r.result.Context.Window, r.result.Context.PromptTokens = budget.Window.Tokens, prompt
-	switch {
-	case err == nil && resp.DoneReason == "length":
-		r.notice(r.lengthNotice(budget, usage, r.conv.Messages))
-	case err == nil && resp.DoneReason == "content_filter":
-		r.notice("The server stopped the reply (a content filter): it is incomplete.")
-	}
 	window := &events.ContextPayload{Window: budget.Window.Tokens, PromptTokens: prompt, Estimated: estimated, CutResults: budget.CutResults}
 	r.window = nil
 	if window.Window > 0 {
@@ -280,6 +311,19 @@ func (r *run) turn(system string, toolDefs []engine.ToolDef) (engine.ChatRespons
 		Turn: n, Model: r.result.Model, Content: resp.Message.Content, Thinking: resp.Message.Thinking,
 		Usage: usage, ToolCalls: len(resp.Message.ToolCalls), Context: window,
 	}})
+	// What cut the reply short is said after the turn's end, which
+	// carries the reply whole: a transcript draws the reply, then why it
+	// stopped, once each.
+	if r.result.Stopped == StopLength || r.result.Stopped == StopWindowFull {
+		r.result.Stopped = "" // an earlier turn's: this one went on
+	}
+	switch {
+	case err == nil && resp.DoneReason == "length":
+		why, notice := r.lengthNotice(budget, usage, r.conv.Messages)
+		r.stop(why, notice)
+	case err == nil && resp.DoneReason == "content_filter":
+		r.notice("The server stopped the reply (a content filter): it is incomplete.")
+	}
 	return resp, err
 }
 
@@ -526,7 +570,7 @@ func (r *run) appendResults(calls []engine.ToolCall, results []tools.Result, asO
 // cancelled reports whether the run's context ended, as an error to return.
 func (r *run) cancelled() error {
 	if err := r.ctx.Err(); err != nil {
-		r.result.Stopped = "cancelled"
+		r.result.Stopped = StopCancelled
 		if errors.Is(err, context.DeadlineExceeded) {
 			return errors.New("the run took too long and was stopped")
 		}

@@ -23,7 +23,8 @@ func (a *orchestratorAgent) Run(ctx context.Context, conv *Conversation, input s
 func (a *orchestratorAgent) Answer(ctx context.Context, conv *Conversation, input Input) (*Result, error) {
 	defs := a.toolDefs()
 	if len(defs) > 0 {
-		if caps, err := a.cfg.Engine.Capabilities(ctx, a.cfg.Model); err == nil && caps != nil && !slices.Contains(caps, engine.CapTools) {
+		// An embedding model is refused by begin, not sent on to react.
+		if caps, err := a.cfg.Engine.Capabilities(ctx, a.cfg.Model); err == nil && caps != nil && !slices.Contains(caps, engine.CapTools) && !engine.EmbeddingOnly(caps) {
 			return a.fallback(ctx, conv, input, nil)
 		}
 		// When capabilities cannot be read, or the server does not say
@@ -69,9 +70,7 @@ func (a *orchestratorAgent) Answer(ctx context.Context, conv *Conversation, inpu
 		if call, looping := guard.repeated(msg.ToolCalls); looping {
 			r.append(reply, &resp.Usage, nil)
 			a.refuseCalls(r, msg.ToolCalls, call)
-			r.result.Stopped = "loop_guard"
-			r.result.Content = fmt.Sprintf("Stopped: the model called %s with the same arguments %d times without reaching an answer.", call.Name, LoopGuardLimit)
-			r.notice(r.result.Content)
+			r.stop(StopLoop, loopNotice(call.Name))
 			return r.finish(nil)
 		}
 		r.runCalls(reply, &resp.Usage)
@@ -79,11 +78,7 @@ func (a *orchestratorAgent) Answer(ctx context.Context, conv *Conversation, inpu
 			return r.finish(err)
 		}
 	}
-	r.result.Stopped = "max_turns"
-	if r.result.Content == "" {
-		r.result.Content = MaxTurnsText
-	}
-	r.notice(maxTurnsNotice(a.cfg.MaxTurns))
+	r.stop(StopMaxTurns, maxTurnsNotice(a.cfg.MaxTurns))
 	return r.finish(nil)
 }
 

@@ -112,9 +112,7 @@ func (a *reactAgent) steps(r *run) (*Result, error) {
 		calls++
 		call := engine.ToolCall{ID: fmt.Sprintf("react_%d", calls), Name: step.action, Arguments: a.arguments(step)}
 		if looping, hit := guard.repeated([]engine.ToolCall{call}); hit {
-			r.result.Stopped = "loop_guard"
-			r.result.Content = fmt.Sprintf("Stopped: the model called %s with the same arguments %d times without reaching an answer.", looping.Name, LoopGuardLimit)
-			r.notice(r.result.Content)
+			r.stop(StopLoop, loopNotice(looping.Name))
 			return r.finish(nil)
 		}
 		r.runTools([]engine.ToolCall{call}, true)
@@ -122,9 +120,7 @@ func (a *reactAgent) steps(r *run) (*Result, error) {
 			return r.finish(err)
 		}
 	}
-	r.result.Stopped = "max_turns"
-	r.result.Content = MaxTurnsText
-	r.notice(maxTurnsNotice(a.cfg.MaxTurns))
+	r.stop(StopMaxTurns, maxTurnsNotice(a.cfg.MaxTurns))
 	return r.finish(nil)
 }
 

@@ -195,16 +195,4 @@ func (e *Env) ValidateTask(agentName string, names []string) error {
 
 // CloseTool releases what a tool holds (a REPL's interpreter), looking
 // under settings wrappers; tools without anything to release are left.
-func CloseTool(t tools.Tool) {
-	for {
-		if c, ok := t.(interface{ Close() error }); ok {
-			c.Close()
-			return
-		}
-		u, ok := t.(interface{ Unwrap() tools.Tool })
-		if !ok {
-			return
-		}
-		t = u.Unwrap()
-	}
-}
+func CloseTool(t tools.Tool) { tools.Close(t) }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
@@ -36,8 +37,9 @@ type MCPOptions struct {
 	// Progress, with Wait, is told while servers are still starting (a
 	// terminal shows it), and once with none when the wait ends.
 	Progress func(starting []mcp.ServerStatus)
-	// Log receives the servers' warnings and a note for each server that
-	// failed; nil discards them (errors only).
+	// Log receives notes for a person: each server that failed (once, not
+	// at every retry), each tool a server offers that is left out, and why;
+	// nil says nothing.
 	Log io.Writer
 	// ClientVersion is this program's version, sent to the servers.
 	ClientVersion string
@@ -54,14 +56,13 @@ func (e *Env) StartMCP(ctx context.Context, o MCPOptions) (*mcp.Manager, error) 
 	if m := e.MCP(); m != nil {
 		return m, nil
 	}
-	logTo, level := o.Log, slog.LevelWarn
-	if logTo == nil {
-		logTo, level = io.Discard, slog.LevelError
+	var notes *mcpNotes
+	logger := slog.New(slog.DiscardHandler)
+	if o.Log != nil {
+		notes = newMCPNotes(o.Log, o.Wait)
+		logger = slog.New(notes)
 	}
-	m, err := mcp.New(e.Config.MCP, mcp.Options{
-		Logger:        slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level})),
-		ClientVersion: o.ClientVersion,
-	})
+	m, err := mcp.New(e.Config.MCP, mcp.Options{Logger: logger, ClientVersion: o.ClientVersion})
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
@@ -81,16 +82,25 @@ func (e *Env) StartMCP(ctx context.Context, o MCPOptions) (*mcp.Manager, error) 
 			return nil, ctx.Err()
 		}
 		for _, s := range m.Status() {
-			if o.Log == nil {
+			if notes == nil {
 				break
 			}
 			switch s.State {
 			case mcp.StateFailed:
-				fmt.Fprintf(o.Log, "note: MCP server %s is not available, so its tools are left out: %s\n", s.Name, safe.Text(s.Reason))
+				notes.say("failed "+s.Name, fmt.Sprintf("MCP server %s is not available, so its tools are left out: %s", s.Name, s.Reason))
 			case mcp.StateStarting:
-				fmt.Fprintf(o.Log, "note: MCP server %s has not finished starting, so its tools are left out (%s)\n", s.Name, safe.Text(s.Waiting(time.Now())))
+				why := s.Waiting(time.Now())
+				if s.Restarts > 0 && s.LastError != "" {
+					// It failed and is being started again.
+					why = "it failed: " + s.LastError + "; jarvis is starting it again"
+				}
+				notes.say("failed "+s.Name, fmt.Sprintf("MCP server %s is not available, so its tools are left out (%s)", s.Name, why))
+			}
+			for _, skipped := range s.Skipped {
+				notes.say("skipped "+s.Name+" "+skipped, fmt.Sprintf("MCP server %s: a tool is left out: %s", s.Name, skipped))
 			}
 		}
+		notes.speak()
 	}
 	m.Register(e.Registry)
 	e.mcp.Store(m)
@@ -103,3 +113,90 @@ type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
+
+// mcpNotes turns what the MCP servers report (the manager's log) into
+// notes for a person, each said once: a server's failure, not every retry
+// after it; a tool left out; a problem. While StartMCP waits for the
+// servers it holds its tongue, since the notes after the wait say what
+// came of each server; then it speaks.
+type mcpNotes struct {
+	shared *notesState
+	attrs  []slog.Attr
+}
+
+type notesState struct {
+	mu    sync.Mutex
+	w     io.Writer
+	quiet bool
+	said  map[string]bool
+}
+
+func newMCPNotes(w io.Writer, quiet bool) *mcpNotes {
+	return &mcpNotes{shared: &notesState{w: w, quiet: quiet, said: map[string]bool{}}}
+}
+
+// say writes a note once per key.
+func (n *mcpNotes) say(key, text string) {
+	st := n.shared
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.said[key] {
+		return
+	}
+	st.said[key] = true
+	fmt.Fprintln(st.w, "note: "+safe.Text(text))
+}
+
+// speak ends the quiet of the wait.
+func (n *mcpNotes) speak() {
+	n.shared.mu.Lock()
+	n.shared.quiet = false
+	n.shared.mu.Unlock()
+}
+
+func (n *mcpNotes) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (n *mcpNotes) Handle(_ context.Context, r slog.Record) error {
+	n.shared.mu.Lock()
+	quiet := n.shared.quiet
+	n.shared.mu.Unlock()
+	attr := map[string]string{}
+	for _, a := range n.attrs {
+		attr[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		attr[a.Key] = a.Value.String()
+		return true
+	})
+	server := attr["mcp_server"]
+	var key, text string
+	switch r.Message {
+	case "mcp server ready":
+		// Back up: a later failure is news again.
+		n.shared.mu.Lock()
+		delete(n.shared.said, "failed "+server)
+		n.shared.mu.Unlock()
+		return nil
+	case "mcp server failed":
+		key, text = "failed "+server, fmt.Sprintf("MCP server %s failed: %s; jarvis starts it again in the background, and its tools are back when it is", server, attr["reason"])
+	case "mcp tool skipped":
+		key, text = "skipped "+server+" "+attr["reason"], fmt.Sprintf("MCP server %s: a tool is left out: %s", server, attr["reason"])
+	case "mcp server problem":
+		key, text = "problem "+server+" "+attr["error"], fmt.Sprintf("MCP server %s: %s", server, attr["error"])
+	case "mcp tool not registered":
+		key, text = "unregistered "+attr["tool"], fmt.Sprintf("MCP tool %s is left out: %s", attr["tool"], attr["error"])
+	default:
+		return nil
+	}
+	if quiet {
+		return nil
+	}
+	n.say(key, text)
+	return nil
+}
+
+func (n *mcpNotes) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &mcpNotes{shared: n.shared, attrs: append(slices.Clip(n.attrs), attrs...)}
+}
+
+func (n *mcpNotes) WithGroup(string) slog.Handler { return n }

@@ -97,7 +97,9 @@ func (e *Env) TurnOn(eng engine.InferenceEngine, endpoint, agentName, model stri
 // tools hold (a REPL's interpreter); call it when the turn is over. An
 // unknown name is a *tools.UnknownToolError.
 func (e *Env) Executor(names []string, pol *tools.Policy, bus events.Publisher) (exec *tools.Executor, close func(), err error) {
-	list, err := e.BuildTools(names)
+	deps := e.Deps
+	deps.Bus = bus // a tool with news of its own publishes with the run's events
+	list, err := e.Registry.BuildList(names, deps)
 	if err != nil {
 		return nil, func() {}, err
 	}

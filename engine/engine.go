@@ -227,6 +227,17 @@ type (
 	}
 )
 
+// ThinkAdjuster is implemented by engines whose server takes the think
+// option in only some forms for some models (Ollama takes a level, low,
+// medium or high, only from models with levels, such as gpt-oss, and
+// refuses it from the others). ThinkFor returns what the engine sends
+// for model in place of think, and, when that differs from think, a
+// sentence saying so for the person; the engine's Chat and Generate send
+// the same.
+type ThinkAdjuster interface {
+	ThinkFor(ctx context.Context, model, think string) (sent, note string)
+}
+
 // WindowAdvisor is implemented by engines whose server fixes a model's
 // context window when it loads the model, as every OpenAI-compatible
 // server does (llama-server -c, vllm serve --max-model-len, LM Studio's

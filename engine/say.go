@@ -24,7 +24,7 @@ import (
 //	point jarvis at it with {{host}}     --host
 //	download it ({{pull MODEL}})         jarvis models pull MODEL
 //	compact it ({{compact}}), start a new one ({{new}}),
-//	turn thinking off ({{think}})
+//	turn thinking off ({{think}}), allow more turns ({{turns}})
 
 // Controls name a front end's controls for the placeholders. A nil field
 // falls back to Plain's words.
@@ -37,8 +37,8 @@ type Controls struct {
 	Host   func() string
 	Pull   func(model string) string
 	// Compact, New and Think: compacting the conversation, starting a
-	// new one, turning thinking off.
-	Compact, New, Think func() string
+	// new one, turning thinking off; Turns: allowing a run more turns.
+	Compact, New, Think, Turns func() string
 }
 
 // Plain says every control in words, for whoever has no keys or flags of
@@ -55,6 +55,7 @@ var Plain = Controls{
 	Compact: func() string { return "compaction in the workbench" },
 	New:     func() string { return "a new conversation" },
 	Think:   func() string { return "think = \"false\" in the configuration" },
+	Turns:   func() string { return "the max_turns setting" },
 }
 
 // Say renders the placeholders of s with c.
@@ -120,6 +121,8 @@ func (c Controls) control(p string) string {
 		return pick(c.New, Plain.New)
 	case "think":
 		return pick(c.Think, Plain.Think)
+	case "turns":
+		return pick(c.Turns, Plain.Turns)
 	}
 	return "{{" + p + "}}"
 }

@@ -2,9 +2,7 @@ package sdk
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/jarvis-workbench/jarvis/agent"
@@ -55,58 +53,12 @@ type Result = agent.Result
 // the usage). An unknown tool is a *tools.UnknownToolError; a model the
 // server does not have, or a server that does not answer, is the engine's
 // error. Nothing is saved as a session; approvals are decided and audited
-// as everywhere in jarvis (source "sdk").
+// as everywhere in jarvis (source "sdk"). For a conversation, where each
+// question goes on from the answers before it, use NewSession.
 func (j *Jarvis) Ask(ctx context.Context, prompt string, o AskOptions) (*Result, error) {
-	cfg := j.env.Config
-	res := &Result{Agent: cfg.Agent, Model: j.env.Model, ToolResults: []tools.Result{}}
-	if o.Agent != "" {
-		res.Agent = o.Agent
-	}
-	if strings.TrimSpace(prompt) == "" {
-		return res, errors.New("ask: the question is empty")
-	}
-	names := cfg.Tools
-	if o.Tools != nil {
-		names = tools.ParseList(strings.Join(o.Tools, ","))
-	}
-	if len(names) > 0 && app.NeedsMCP(cfg.MCP, names) {
-		if err := j.startMCP(ctx); err != nil {
-			return res, err
-		}
-	}
-	list, err := j.env.BuildTools(names)
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		for _, t := range list {
-			app.CloseTool(t)
-		}
-	}()
-	model, note, err := j.env.ResolveModel(ctx)
-	if err != nil {
-		return res, err
-	}
-	res.Model = model
-	if note != "" {
-		res.Notices = append(res.Notices, note)
-	}
-	bus := newEventFunc(o.OnEvent)
-	exec, err := app.NewExecutor(list, j.policy(o), bus)
-	if err != nil {
-		return res, err
-	}
-	turn := j.env.Turn(res.Agent, model, exec, bus)
-	if o.System != "" {
-		turn.System = o.System
-	}
-	run, err := app.RunTurn(ctx, turn, nil, agent.Input{Text: prompt})
-	if run != nil {
-		notices := res.Notices
-		*res = fromAgent(run)
-		res.Notices = append(notices, res.Notices...)
-	}
-	return res, err
+	s := j.NewSession(o)
+	defer s.Close()
+	return s.Ask(ctx, prompt)
 }
 
 // policy is the approval policy of one question: the one every entry

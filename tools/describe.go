@@ -97,6 +97,34 @@ func describe(b *strings.Builder, s *Spec, includeCategory, includeCost bool) {
 			b.WriteString(": ")
 			b.WriteString(p.Description)
 		}
+		if p != nil && len(p.Enum) > 0 {
+			// A model that reads only this text (react) learns the
+			// allowed values here or nowhere.
+			if p.Description != "" {
+				b.WriteString(" (one of: ")
+			} else {
+				b.WriteString(": one of: ")
+			}
+			writeEnum(b, p.Enum)
+			if p.Description != "" {
+				b.WriteByte(')')
+			}
+		}
+	}
+}
+
+// writeEnum writes allowed values as a person reads them: strings as they
+// are, anything else as JSON.
+func writeEnum(b *strings.Builder, enum []any) {
+	for i, v := range enum {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s, ok := v.(string); ok {
+			b.WriteString(s)
+		} else {
+			b.WriteString(formatValue(v))
+		}
 	}
 }
 

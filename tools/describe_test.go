@@ -23,6 +23,11 @@ func TestBuildToolDescriptionsFormat(t *testing.T) {
 		),
 	})
 	bare := specTool(tools.Spec{Name: "bare", Description: "No params."})
+	method := tools.StringParam("method", "HTTP method", true)
+	method.Schema.Enum = []any{"GET", "POST"}
+	level := tools.IntegerParam("level", "", false)
+	level.Schema.Enum = []any{1, 2, 3}
+	http := specTool(tools.Spec{Name: "http", Description: "Fetch.", Parameters: tools.Params(method, level)})
 
 	cases := []struct {
 		name           string
@@ -37,6 +42,9 @@ func TestBuildToolDescriptionsFormat(t *testing.T) {
 			"### calculator\nEvaluate a mathematical expression safely.\nParameters:\n  - expression (string, required): Math expression to evaluate"},
 		{"cost lines, order kept, any type, no description", []tools.Tool{web}, true, true,
 			"### web\nSearch.\nCategory: search\nCost estimate: $0.0012\nLatency estimate: 1.5s\nParameters:\n  - query (string, required): Search query\n  - top_k (integer)\n  - raw (any)"},
+		// A react model reads only this text: the allowed values are in it.
+		{"allowed values", []tools.Tool{http}, true, false,
+			"### http\nFetch.\nParameters:\n  - method (string, required): HTTP method (one of: GET, POST)\n  - level (integer): one of: 1, 2, 3"},
 		{"zero cost lines are left out", []tools.Tool{calc}, true, true,
 			"### calculator\nEvaluate a mathematical expression safely.\nCategory: math\nParameters:\n  - expression (string, required): Math expression to evaluate"},
 	}

@@ -396,6 +396,17 @@ func (e *Executor) runInline(ctx context.Context, en *entry, args Args) (r Resul
 }
 
 // unwrap returns the tool under any settings wrapper.
+// Close releases what a tool holds (a REPL's interpreter), looking under
+// settings wrappers; a tool without anything to release is left as it is.
+func Close(t Tool) {
+	if t == nil {
+		return
+	}
+	if c, ok := under[interface{ Close() error }](t); ok {
+		c.Close()
+	}
+}
+
 func unwrap(t Tool) Tool {
 	for {
 		u, ok := t.(interface{ Unwrap() Tool })

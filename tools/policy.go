@@ -53,6 +53,7 @@ const (
 	BySession    = "session approval"
 	ByAlways     = "always-approval"
 	ByYes        = "yes to all"
+	ByApprove    = "approved for the run"
 	ByTask       = "task approve list"
 	ByNoTerminal = "no terminal"
 	ByNobody     = "nobody to ask"
@@ -135,6 +136,10 @@ type PolicyOptions struct {
 	Always AlwaysApprovals
 	// Yes approves every call (`--yes`).
 	Yes bool
+	// Approve lists the tools a command approves for its run (`ask
+	// --approve`): tool-wide, as a task's approve list is, so never a
+	// file tool's reach past the working directory (Scope.WideGrantable).
+	Approve []string
 	// Task, for a scheduled run: its approve list, and nobody is asked.
 	Task *TaskApproval
 	// Asker asks a person; nil when nobody can be asked.
@@ -311,6 +316,9 @@ func (p *Policy) decide(ctx context.Context, req ConfirmRequest, bus events.Publ
 		if req.Reason != "" {
 			why = " (it " + req.Reason + ")"
 		}
+		if slices.Contains(o.Approve, name) {
+			why += narrowNote(req)
+		}
 		return verdict{by: by, reason: "nobody could be asked", status: StatusDenied,
 			msg: fmt.Sprintf("Tool '%s' requires confirmation%s but no confirmation callback is available.", req.Call.Name, why)}
 	}
@@ -384,6 +392,9 @@ func (p *Policy) decideWithoutAsking(name string, scope Scope) (verdict, bool) {
 	}
 	if o.Yes {
 		return verdict{allow: true, by: ByYes}, true
+	}
+	if scope.WideGrantable() && slices.Contains(o.Approve, name) {
+		return verdict{allow: true, by: ByApprove}, true
 	}
 	if o.Task != nil && scope.WideGrantable() && slices.Contains(o.Task.Approved, name) {
 		return verdict{allow: true, by: ByTask}, true

@@ -10,6 +10,10 @@ import (
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/store/memory"
 )
 
 // Factory builds a tool from its dependencies. A factory must succeed when a
@@ -43,12 +47,32 @@ type Settings struct {
 // rewordsSpec reports whether s changes what the model reads.
 func (s Settings) rewordsSpec() bool { return s.Description != nil || len(s.Parameters) > 0 }
 
-// Deps are what factories may need. ui/cli fills them once from the
-// configuration. A nil dependency is allowed: the tools that need it fail at
-// Execute with a message saying what is missing.
+// Deps are what factories may need: the same for the built-in tools and
+// for those a program registers (package sdk), filled by the application
+// layer (app) from the configuration and the run. A nil dependency is
+// allowed: the tools that need it fail at Execute with a message saying
+// what is missing.
 type Deps struct {
 	// Settings holds per-tool overrides, keyed by tool name.
 	Settings map[string]Settings
+	// Engine and Model are where a tool's own questions to a model go
+	// (the llm tool's sub-queries): the configured model on its server;
+	// Options are the configured generation options. nil and "" when no
+	// model is configured.
+	Engine  engine.InferenceEngine
+	Model   string
+	Options engine.Options
+	// Memory is the long-term memory store (nil: none).
+	Memory *memory.Store
+	// Bus receives the events of the run the tool is built for, for a
+	// tool that has news of its own to publish (nil: none).
+	Bus events.Publisher
+	// WorkDir is the working directory of the tools built: where a
+	// relative path in a call resolves, what a file tool reaches without
+	// asking, where commands and git run. "" is the process's own; an
+	// evaluation gives each case its scratch directory, so a case never
+	// acts in the person's.
+	WorkDir string
 }
 
 // For returns the settings for one tool (zero when none).

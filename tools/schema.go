@@ -206,6 +206,11 @@ func newValidator(s *jsonschema.Schema) (*validator, error) {
 	if s == nil {
 		return v, nil
 	}
+	if err := checkTypes(s); err != nil {
+		// A schema no call can satisfy would fail every call: the tool
+		// is refused instead (an MCP server's is then left out).
+		return nil, fmt.Errorf("invalid parameter schema: %w", err)
+	}
 	v.required = s.Required
 	if needsFullValidation(s) {
 		resolved, err := s.Resolve(nil)
@@ -215,6 +220,39 @@ func newValidator(s *jsonschema.Schema) (*validator, error) {
 		v.full = resolved
 	}
 	return v, nil
+}
+
+// jsonTypes are the types JSON Schema knows.
+var jsonTypes = []string{"object", "array", "string", "number", "integer", "boolean", "null"}
+
+// checkTypes checks the types the quick checks read: a tool's arguments
+// are an object, so a schema of another type accepts no call, and a
+// property's type must be one JSON Schema knows ("strnig" accepts no
+// value). The full validator checks deeper schemas when it resolves them.
+func checkTypes(s *jsonschema.Schema) error {
+	top := s.Types
+	if s.Type != "" {
+		top = []string{s.Type}
+	}
+	if len(top) > 0 && !slices.Contains(top, "object") {
+		return fmt.Errorf("the arguments are a JSON object, but the schema's type is %s", strings.Join(top, " or "))
+	}
+	for _, name := range orderedProperties(s) {
+		p := s.Properties[name]
+		if p == nil {
+			continue
+		}
+		types := p.Types
+		if p.Type != "" {
+			types = []string{p.Type}
+		}
+		for _, t := range types {
+			if !slices.Contains(jsonTypes, t) {
+				return fmt.Errorf("parameter '%s' has type %q, which is not a JSON Schema type (%s)", name, t, strings.Join(jsonTypes, ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // needsFullValidation reports whether s uses keywords beyond quickKeywords at

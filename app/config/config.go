@@ -180,6 +180,13 @@ type Flags struct {
 	Theme  string
 	// NumCtx is --num-ctx (0: not given).
 	NumCtx int
+	// Temperature, Seed, Think and MaxTurns are what a command sets for
+	// one run (ask's --temperature, --seed, --think, --max-turns): nil,
+	// "" and 0 when not given.
+	Temperature *float64
+	Seed        *int
+	Think       string
+	MaxTurns    int
 	// ToolNames are the names of the tools besides the commands (built in
 	// and registered by the program), to check tools, [tool.NAME] and
 	// command names against (nil: those of tools/builtin, registered
@@ -354,6 +361,21 @@ func (c *Config) applyFlags(f Flags) {
 	if f.NumCtx != 0 {
 		c.Options.NumCtx = f.NumCtx
 		c.sources["options.num_ctx"] = "flag --num-ctx"
+	}
+	if f.Temperature != nil {
+		t := *f.Temperature
+		c.Options.Temperature = &t
+		c.sources["options.temperature"] = "flag --temperature"
+	}
+	if f.Seed != nil {
+		n := *f.Seed
+		c.Options.Seed = &n
+		c.sources["options.seed"] = "flag --seed"
+	}
+	c.set("options.think", f.Think, "flag --think", &c.Options.Think)
+	if f.MaxTurns != 0 {
+		c.MaxTurns = f.MaxTurns
+		c.sources["max_turns"] = "flag --max-turns"
 	}
 }
 

@@ -99,6 +99,7 @@ func (d *decoder) value(prim toml.Primitive, rv reflect.Value, path string) {
 	}
 	rv.Set(fresh.Elem())
 	d.decoded(path)
+	d.checkZero(path, rv)
 }
 
 func decodesItself(t reflect.Type) bool {

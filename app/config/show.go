@@ -119,7 +119,7 @@ func init() {
 			s.add(key, orNone(s.c.DB, store.DefaultPath()), s.source(path))
 		},
 		"options.num_ctx": func(s *shower, _ reflect.Value, key, path string) {
-			if s.c.Options.NumCtx == 0 {
+			if s.c.Options.NumCtx == 0 && s.source(path) == "default" {
 				s.add(key, "(the server's window for the model, else min(its maximum, 4096))", "default")
 				return
 			}
@@ -271,7 +271,10 @@ func (s *shower) entry(v reflect.Value, key, path, pattern string) {
 
 // leaf lists a value that is not a table.
 func (s *shower) leaf(v reflect.Value, key, path, pattern string, entry bool) {
-	set := !v.IsZero()
+	// A value the file (or a flag) gave is shown as given with where it
+	// came from, even when it is the zero that means "not set".
+	_, given := s.c.sources[path]
+	set := !v.IsZero() || given
 	if !set {
 		if entry {
 			return

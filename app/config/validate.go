@@ -196,7 +196,7 @@ func checkOptions(c *Config, r *report) {
 		r.at("options.num_predict", fmt.Sprintf("must be a number of tokens, -1 (no limit) or -2 (fill the window), got %d", o.NumPredict), "")
 	}
 	if t := o.Temperature; t != nil && (*t < 0 || math.IsNaN(*t) || math.IsInf(*t, 0)) {
-		r.at("options.temperature", fmt.Sprintf("must be 0 or more, got %v", *t), "use e.g. 0.2 for steady answers, 0.8 for varied ones")
+		r.value("options.temperature", fmt.Sprintf("must be 0 or more, got %v", *t), "use e.g. 0.2 for steady answers, 0.8 for varied ones")
 	}
 	if o.KeepAlive != "" {
 		if _, err := time.ParseDuration(o.KeepAlive); err != nil {
@@ -207,7 +207,7 @@ func checkOptions(c *Config, r *report) {
 	switch o.Think {
 	case "", "true", "false", "low", "medium", "high":
 	default:
-		r.at("options.think", fmt.Sprintf("%q is not a thinking setting", o.Think), "use true, false, low, medium or high")
+		r.value("options.think", fmt.Sprintf("%q is not a thinking setting", o.Think), "use true, false, low, medium or high")
 	}
 }
 

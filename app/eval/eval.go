@@ -30,8 +30,9 @@
 // calculator"; "argument expression: got 0.15*340, expected 15/100*340").
 //
 // Every case runs in a sandbox of its own: a scratch directory holding the
-// case's files ({dir} in a prompt or an expected value is its path), and a
-// scratch database for the memory and scheduler tools, so an evaluation
+// case's files ({dir} in a prompt or an expected value is its path), the
+// working directory of its tools (a relative path in a call resolves
+// there, commands and git run there), and a scratch database for the memory and scheduler tools, so an evaluation
 // never writes to the person's files or database. Tools that need
 // confirmation are denied unless the suite or the case approves them.
 package eval

@@ -13,7 +13,12 @@ import (
 // CaseRun is one run of one case.
 type CaseRun struct {
 	Passed bool `json:"passed"`
-	// Reason is the first failure in one line, with a count of the others.
+	// NotRun is set when the run could not be made (the server failed,
+	// the request did not fit the window, the sandbox could not be laid
+	// out): it is neither a pass nor the model's failure, and Reason says
+	// why.
+	NotRun bool `json:"not_run,omitempty"`
+	// Reason is every failure, in one line.
 	Reason   string   `json:"reason,omitempty"`
 	Failures []string `json:"failures,omitempty"`
 	Calls    []Call   `json:"calls"`
@@ -36,13 +41,15 @@ type CaseResult struct {
 	ID       string `json:"id"`
 	Category string `json:"category"`
 	Prompt   string `json:"prompt"`
-	// Passed is true when every repetition passed.
+	// Passed is true when every repetition made passed; Repeats counts
+	// the repetitions made, NotRun those that could not be.
 	Passed   bool    `json:"passed"`
 	Passes   int     `json:"passes"`
 	Repeats  int     `json:"repeats"`
+	NotRun   int     `json:"not_run,omitempty"`
 	PassRate float64 `json:"pass_rate"`
-	// Reason, Calls and Answer are the first failed repetition's (the
-	// last repetition's when all passed).
+	// Reason, Calls and Answer are the first failed repetition's (else
+	// the first that could not run, else the last's).
 	Reason string `json:"reason,omitempty"`
 	Calls  []Call `json:"calls"`
 	Answer string `json:"answer"`
@@ -60,22 +67,32 @@ type CaseResult struct {
 
 // finish fills the summary fields from the runs.
 func (c CaseResult) finish() CaseResult {
-	c.Repeats = len(c.Runs)
 	secs := make([]float64, 0, len(c.Runs))
 	var evalSecs float64
-	shown := -1
+	shown, notRun := -1, -1
 	for i, r := range c.Runs {
-		if r.Passed {
+		switch {
+		case r.NotRun:
+			c.NotRun++
+			if notRun < 0 {
+				notRun = i
+			}
+			continue
+		case r.Passed:
 			c.Passes++
-		} else if shown < 0 {
+		case shown < 0:
 			shown = i
 		}
+		c.Repeats++
 		secs = append(secs, r.Seconds)
 		c.Turns += r.Turns
 		c.PromptTokens += r.PromptTokens
 		c.OutputTokens += r.OutputTokens
 		c.CostUSD += r.CostUSD
 		evalSecs += r.EvalSeconds
+	}
+	if shown < 0 {
+		shown = notRun
 	}
 	if shown < 0 {
 		shown = len(c.Runs) - 1
@@ -112,10 +129,17 @@ type Result struct {
 	Model   string    `json:"model"`
 	Agent   string    `json:"agent"`
 	Started time.Time `json:"started"`
-	// Passed and Total count case runs (cases times repetitions).
-	Passed     int            `json:"passed"`
-	Total      int            `json:"total"`
-	PassRate   float64        `json:"pass_rate"`
+	// Passed and Total count the case runs made (cases times
+	// repetitions); NotRun counts those that could not be made, which
+	// are left out of the rate.
+	Passed   int     `json:"passed"`
+	Total    int     `json:"total"`
+	NotRun   int     `json:"not_run,omitempty"`
+	PassRate float64 `json:"pass_rate"`
+	// NoCalls is set, saying so, when the model never called a tool
+	// though cases needed it: its rate is then only that of the cases
+	// that need no call, and says nothing of its skill with tools.
+	NoCalls    string         `json:"no_calls,omitempty"`
 	Categories []CategoryRate `json:"categories"`
 	// MedianSeconds is the median wall time of a case run; TokensPerSec
 	// is the output tokens over the time the model spent writing them.
@@ -152,6 +176,7 @@ func (r *Result) finish() {
 		cat.Total += c.Repeats
 		r.Passed += c.Passes
 		r.Total += c.Repeats
+		r.NotRun += c.NotRun
 		for _, run := range c.Runs {
 			secs = append(secs, run.Seconds)
 			evalSecs += run.EvalSeconds
@@ -182,11 +207,22 @@ func (r *Result) finish() {
 	}
 }
 
-// Failed returns the cases that failed at least once.
+// Failed returns the cases the model failed at least once.
 func (r Result) Failed() []CaseResult {
 	var out []CaseResult
 	for _, c := range r.Cases {
-		if !c.Passed {
+		if c.Passes < c.Repeats {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// NotRunCases returns the cases with a repetition that could not be made.
+func (r Result) NotRunCases() []CaseResult {
+	var out []CaseResult
+	for _, c := range r.Cases {
+		if c.NotRun > 0 {
 			out = append(out, c)
 		}
 	}
@@ -202,9 +238,10 @@ type Report struct {
 	Repeat  int       `json:"repeat"`
 	Started time.Time `json:"started"`
 	// Reworded names the tools whose descriptions the suite or the
-	// configuration changed.
-	Reworded []string `json:"reworded,omitempty"`
-	Results  []Result `json:"results"`
+	// configuration changed; Wording holds their words.
+	Reworded []string        `json:"reworded,omitempty"`
+	Wording  []evals.Wording `json:"wording,omitempty"`
+	Results  []Result        `json:"results"`
 }
 
 // reworded lists the tools whose descriptions a suite and the settings
@@ -227,6 +264,57 @@ func reworded(s *Suite, settings map[string]tools.Settings) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
+// wording is what the settings and the suite make the model read of each
+// reworded tool: the words for the whole suite, then each case's own.
+func wording(s *Suite, settings map[string]tools.Settings) []evals.Wording {
+	layer := func(w evals.Wording, description *string, params map[string]string) evals.Wording {
+		if description != nil {
+			w.Description = *description
+		}
+		if len(params) > 0 {
+			m := maps.Clone(w.Parameters)
+			if m == nil {
+				m = map[string]string{}
+			}
+			maps.Copy(m, params)
+			w.Parameters = m
+		}
+		return w
+	}
+	suiteWide := map[string]evals.Wording{}
+	for _, name := range reworded(&Suite{Overrides: s.Overrides}, settings) {
+		w := evals.Wording{Tool: name}
+		if st, ok := settings[name]; ok {
+			w = layer(w, st.Description, st.Parameters)
+		}
+		if o, ok := s.Overrides[name]; ok {
+			w = layer(w, nonEmpty(o.Description), o.Parameters)
+		}
+		suiteWide[name] = w
+	}
+	out := slices.SortedFunc(maps.Values(suiteWide), func(a, b evals.Wording) int { return strings.Compare(a.Tool, b.Tool) })
+	for _, c := range s.Cases {
+		for _, name := range slices.Sorted(maps.Keys(c.Overrides)) {
+			w, ok := suiteWide[name]
+			if !ok {
+				w = evals.Wording{Tool: name}
+			}
+			o := c.Overrides[name]
+			w = layer(w, nonEmpty(o.Description), o.Parameters)
+			w.Case = c.ID
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // Records converts the report into database records, one per target, ids
 // taken from the results (set them first with AssignIDs).
 func (rep *Report) Records() []evals.Run {
@@ -235,10 +323,10 @@ func (rep *Report) Records() []evals.Run {
 		run := evals.Run{
 			ID: r.ID, Batch: rep.Batch, Started: r.Started, Seconds: r.Seconds,
 			Suite: rep.Suite, Source: rep.Source, Engine: r.Engine, Host: r.Host, Model: r.Model, Agent: r.Agent,
-			Repeat: rep.Repeat, Passed: r.Passed, Total: r.Total,
+			Repeat: rep.Repeat, Passed: r.Passed, Total: r.Total, NotRun: r.NotRun, NoCalls: r.NoCalls,
 			MedianSeconds: r.MedianSeconds, TokensPerSec: r.TokensPerSec,
 			PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD,
-			Reworded: rep.Reworded, Error: r.Error,
+			Reworded: rep.Reworded, Wording: rep.Wording, Error: r.Error,
 		}
 		for _, c := range r.Cases {
 			calls := make([]string, len(c.Calls))
@@ -246,7 +334,7 @@ func (rep *Report) Records() []evals.Run {
 				calls[i] = call.String()
 			}
 			run.Cases = append(run.Cases, evals.Case{
-				ID: c.ID, Category: c.Category, Passes: c.Passes, Runs: c.Repeats,
+				ID: c.ID, Category: c.Category, Passes: c.Passes, Runs: c.Repeats, NotRun: c.NotRun,
 				Reason: c.Reason, Calls: strings.Join(calls, "; "), Seconds: c.Seconds,
 			})
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
@@ -84,8 +83,9 @@ type Progress struct {
 	// repetitions); Rep is the repetition, from 1.
 	Index, Runs, Rep int
 	Done             *CaseRun
-	// Passed and Failed count the target's finished case runs.
-	Passed, Failed int
+	// Passed and Failed count the target's finished case runs; NotRun
+	// those that could not be made (see CaseRun.NotRun).
+	Passed, Failed, NotRun int
 }
 
 // Runner runs a suite against targets.
@@ -128,9 +128,10 @@ func (r *Runner) Check(ctx context.Context) error {
 	s := r.cfg.Suite
 	reg := r.cfg.Tools(nil, r.cfg.Targets[0])
 	build := func(c Case, name string) error {
-		_, err := reg.Build(name, tools.Deps{Settings: r.settings(c, os.TempDir())})
+		t, err := reg.Build(name, tools.Deps{Settings: r.settings(c, os.TempDir())})
 		if err == nil {
-			return nil
+			defer tools.Close(t)
+			return checkArgs(s, c, t.Spec())
 		}
 		if _, inCase := c.Overrides[name]; inCase {
 			return &SuiteError{Source: s.Source, Case: fmt.Sprintf("case %q", c.ID), Field: "overrides." + name, Msg: err.Error()}
@@ -166,6 +167,33 @@ func (r *Runner) Check(ctx context.Context) error {
 	return nil
 }
 
+// checkArgs refuses an expected argument the tool does not take: no model
+// could ever pass the case, and the suite would score the model for it.
+func checkArgs(s *Suite, c Case, spec tools.Spec) error {
+	params := spec.Parameters
+	if params == nil || len(params.Properties) == 0 && params.AdditionalProperties == nil {
+		return nil // a schema that names no parameters takes any
+	}
+	for i, call := range c.Expect.Calls {
+		if call.Tool != spec.Name {
+			continue
+		}
+		for _, key := range slices.Sorted(maps.Keys(call.Args)) {
+			if _, ok := params.Properties[key]; ok {
+				continue
+			}
+			taken := slices.Sorted(maps.Keys(params.Properties))
+			msg := fmt.Sprintf("%s takes no argument %q", spec.Name, key)
+			if sug := tools.Suggest(key, taken); sug != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", sug)
+			}
+			return &SuiteError{Source: s.Source, Case: fmt.Sprintf("case %q", c.ID), Field: fmt.Sprintf("expect.calls[%d].args.%s", i, key),
+				Msg: msg + "; it takes " + strings.Join(taken, ", ")}
+		}
+	}
+	return nil
+}
+
 // Run runs every case against every target, in order. It returns the
 // report of what ran; when ctx ends first, the report holds the case runs
 // that finished and the error says the run was stopped.
@@ -180,7 +208,7 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 		root = dir
 	}
 	s := r.cfg.Suite
-	rep := &Report{Suite: s.Name, Source: s.Source, Repeat: r.cfg.Repeat, Started: r.cfg.Now(), Reworded: reworded(s, r.cfg.Settings)}
+	rep := &Report{Suite: s.Name, Source: s.Source, Repeat: r.cfg.Repeat, Started: r.cfg.Now(), Reworded: reworded(s, r.cfg.Settings), Wording: wording(s, r.cfg.Settings)}
 	for i, t := range r.cfg.Targets {
 		res := r.runTarget(ctx, root, t, i+1)
 		rep.Results = append(rep.Results, res)
@@ -196,6 +224,7 @@ func (r *Runner) runTarget(ctx context.Context, root string, t Target, index int
 	started := r.cfg.Now()
 	res := Result{Target: t, Engine: t.EngineName, Host: t.Engine.Host(), Model: t.Model, Agent: t.Agent, Started: started}
 	p := Progress{Target: t, TargetIndex: index, Targets: len(r.cfg.Targets), Runs: len(s.Cases) * r.cfg.Repeat}
+	needCalls, calls := 0, 0
 	for _, c := range s.Cases {
 		cr := CaseResult{ID: c.ID, Category: c.Category, Prompt: c.Prompt}
 		for rep := 1; rep <= r.cfg.Repeat; rep++ {
@@ -212,9 +241,13 @@ func (r *Runner) runTarget(ctx context.Context, root string, t Target, index int
 				break
 			}
 			cr.Runs = append(cr.Runs, run)
-			if run.Passed {
+			calls += len(run.Calls)
+			switch {
+			case run.NotRun:
+				p.NotRun++
+			case run.Passed:
 				p.Passed++
-			} else {
+			default:
 				p.Failed++
 			}
 			p.Done = &run
@@ -222,6 +255,9 @@ func (r *Runner) runTarget(ctx context.Context, root string, t Target, index int
 		}
 		if len(cr.Runs) > 0 {
 			res.Cases = append(res.Cases, cr.finish())
+			if c.Expect.CheckCalls && len(c.Expect.Calls) > 0 {
+				needCalls++
+			}
 		}
 		if ctx.Err() != nil {
 			res.Error = "stopped before its end"
@@ -230,6 +266,11 @@ func (r *Runner) runTarget(ctx context.Context, root string, t Target, index int
 	}
 	res.Seconds = r.cfg.Now().Sub(started).Seconds()
 	res.finish()
+	if calls == 0 && needCalls > 0 && res.Total > 0 {
+		// Its score is the share of cases that need no call: what a
+		// model that only chats (or answers at random) gets.
+		res.NoCalls = fmt.Sprintf("never called a tool: it passes only the cases that need none (%d of the %d cases need a call)", needCalls, len(res.Cases))
+	}
 	return res
 }
 
@@ -245,18 +286,20 @@ func (r *Runner) runCase(ctx context.Context, root string, t Target, c Case) Cas
 	begin := time.Now()
 	sb, err := newSandbox(ctx, root, c)
 	if err != nil {
-		return failedRun(fmt.Sprintf("could not prepare the case's sandbox: %v", err), begin)
+		return notRun(fmt.Sprintf("the case's sandbox could not be prepared: %v", err), begin)
 	}
 	defer sb.Close()
 	reg := r.cfg.Tools(sb, t)
-	list, err := reg.BuildList(c.Tools, tools.Deps{Settings: r.settings(c, sb.Dir)})
+	// The scratch directory is the tools' working directory: a relative
+	// path in a call resolves there, and commands run there.
+	list, err := reg.BuildList(c.Tools, tools.Deps{Settings: r.settings(c, sb.Dir), WorkDir: sb.Dir})
 	if err != nil {
-		return failedRun(err.Error(), begin)
+		return notRun(err.Error(), begin)
 	}
 	defer closeAll(list)
 	exec, err := app.NewExecutor(list, tools.EvalPolicy(append(slices.Clone(s.Approve), c.Approve...), false, tools.ConfigOverrides(r.cfg.Settings), r.cfg.Audit), r.cfg.Bus)
 	if err != nil {
-		return failedRun(err.Error(), begin)
+		return notRun(err.Error(), begin)
 	}
 	system := r.cfg.System
 	if s.System != "" {
@@ -272,7 +315,7 @@ func (r *Runner) runCase(ctx context.Context, root string, t Target, c Case) Cas
 		Options: s.Options.over(r.cfg.Options), MaxTurns: maxTurns, Price: r.cfg.Price, OnMessage: rec.add,
 	}.Build()
 	if err != nil {
-		return failedRun(err.Error(), begin)
+		return notRun(err.Error(), begin)
 	}
 	timeout := s.Timeout
 	if timeout <= 0 {
@@ -303,14 +346,42 @@ func (r *Runner) runCase(ctx context.Context, root string, t Target, c Case) Cas
 	if run.Calls == nil {
 		run.Calls = []Call{}
 	}
+	if err != nil && couldNotRun(err) {
+		// The case was not measured: the server failed, or the request
+		// did not fit the window. The model is not scored on it.
+		nr := notRun(run.Error, begin)
+		nr.Calls, nr.Turns, nr.Answer = run.Calls, run.Turns, run.Answer
+		return nr
+	}
 	run.Failures = Score(expandExpect(c.Expect, sb.Dir), out)
 	run.Passed, run.Reason = len(run.Failures) == 0, Reason(run.Failures)
 	run.Seconds = time.Since(begin).Seconds()
 	return run
 }
 
-func failedRun(reason string, begin time.Time) CaseRun {
-	return CaseRun{Calls: []Call{}, Error: reason, Failures: []string{reason}, Reason: reason, Seconds: time.Since(begin).Seconds()}
+// notRun is a case run that could not be made, and why: it is counted
+// apart from the model's passes and failures.
+func notRun(reason string, begin time.Time) CaseRun {
+	reason = "could not run: " + reason
+	return CaseRun{NotRun: true, Calls: []Call{}, Error: reason, Reason: reason, Seconds: time.Since(begin).Seconds()}
+}
+
+// couldNotRun reports whether a run's error is the run's, not the model's:
+// the server failed or went away, refused the model, or the request did
+// not fit the window. A model that is slow, loops or answers wrongly
+// fails the case instead.
+func couldNotRun(err error) bool {
+	var (
+		overflow *engine.ContextOverflowError
+		server   *engine.ServerError
+		lost     *engine.StreamError
+		missing  *engine.ModelNotFoundError
+		notChat  *engine.NotAChatModelError
+		vision   *engine.VisionUnsupportedError
+		thinking *engine.ThinkingUnsupportedError
+	)
+	return errors.Is(err, engine.ErrUnreachable) || errors.As(err, &overflow) || errors.As(err, &server) || errors.As(err, &lost) ||
+		errors.As(err, &missing) || errors.As(err, &notChat) || errors.As(err, &vision) || errors.As(err, &thinking)
 }
 
 // settings returns the tool settings of a case: the person's, with the
@@ -352,17 +423,7 @@ func (r *Runner) settings(c Case, dir string) map[string]tools.Settings {
 // closeAll ends the tools that hold processes (a REPL).
 func closeAll(list []tools.Tool) {
 	for _, t := range list {
-		for {
-			if c, ok := t.(io.Closer); ok {
-				c.Close()
-				break
-			}
-			u, ok := t.(interface{ Unwrap() tools.Tool })
-			if !ok {
-				break
-			}
-			t = u.Unwrap()
-		}
+		tools.Close(t)
 	}
 }
 

@@ -234,7 +234,7 @@ func TestRecordsForTheDatabase(t *testing.T) {
 		t.Fatalf("%+v", recs)
 	}
 	c := recs[0].Cases[0]
-	if c.ID != "percent" || c.Reason != "called think, expected calculator (and 1 more)" || c.Calls != "think(thought=It is about 50.)" || c.Passed() {
+	if c.ID != "percent" || c.Reason != `called think, expected calculator; answer lacks "51": 15% of 340 is about 50.` || c.Calls != "think(thought=It is about 50.)" || c.Passed() {
 		t.Errorf("case record: %+v", c)
 	}
 }

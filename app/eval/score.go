@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/jarvis-workbench/jarvis/agent"
 )
 
 // Call is a tool call the model made.
@@ -37,7 +39,8 @@ type Outcome struct {
 	Answer string
 	// Err is why the run failed ("" when it answered).
 	Err string
-	// Stopped is why it ended without an answer: max_turns, loop_guard.
+	// Stopped is why it ended without the model's whole answer (one of
+	// agent's Stop* values).
 	Stopped string
 }
 
@@ -48,7 +51,7 @@ func Score(e Expect, o Outcome) []string {
 	if o.Err != "" {
 		fails = append(fails, "run failed: "+strings.Join(strings.Fields(o.Err), " "))
 	} else if o.Stopped != "" {
-		fails = append(fails, "stopped without an answer ("+strings.ReplaceAll(o.Stopped, "_", " ")+")")
+		fails = append(fails, "stopped without an answer ("+stopWords(o.Stopped)+")")
 	}
 	if e.CheckCalls {
 		fails = append(fails, scoreCalls(e, o.Calls)...)
@@ -64,6 +67,19 @@ func Score(e Expect, o Outcome) []string {
 	return fails
 }
 
+// stopWords names why a run stopped (agent.Result.Stopped) in words.
+func stopWords(stopped string) string {
+	switch stopped {
+	case agent.StopLoop:
+		return "loop guard"
+	case agent.StopLength:
+		return "the reply reached its length limit"
+	case agent.StopWindowFull:
+		return "the reply filled the window"
+	}
+	return strings.ReplaceAll(stopped, "_", " ")
+}
+
 func orEmpty(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "(empty)"
@@ -71,17 +87,9 @@ func orEmpty(s string) string {
 	return s
 }
 
-// Reason is the one line that says why a case failed: the first failure,
-// with a count of the others.
-func Reason(fails []string) string {
-	switch len(fails) {
-	case 0:
-		return ""
-	case 1:
-		return fails[0]
-	}
-	return fmt.Sprintf("%s (and %d more)", fails[0], len(fails)-1)
-}
+// Reason is the line that says why a case failed: every failure, the
+// most telling first, none hidden behind a count.
+func Reason(fails []string) string { return strings.Join(fails, "; ") }
 
 func scoreCalls(e Expect, calls []Call) []string {
 	if len(e.Calls) == 0 {

@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkChatFlood measures a whole streamed reply over loopback: the
-// fake server writing NDJSON, the official client decoding it, and the
+// fake server writing NDJSON, the engine's reader decoding it, and the
 // engine accumulating and delivering each chunk. ns/chunk is the cost per
 // token of everything between the socket and onChunk.
 func BenchmarkChatFlood(b *testing.B) {

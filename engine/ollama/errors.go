@@ -31,6 +31,10 @@ func (e *Engine) classify(ctx context.Context, err error, model, what string) er
 	}
 	var status api.StatusError
 	if errors.As(err, &status) {
+		if status.StatusCode == http.StatusNotFound && isOpenAIPath(e.host) && !strings.Contains(status.ErrorMessage, "model") {
+			return &engine.ServerError{Status: status.StatusCode, Message: fmt.Sprintf(
+				"%s has no Ollama API: an address ending in /v1 is an OpenAI-compatible API's. Use --engine openai for it (engine = \"openai\" for an endpoint), or drop /v1 to speak Ollama's own API", e.host)}
+		}
 		return statusError(status.StatusCode, status.ErrorMessage, model)
 	}
 	var auth api.AuthorizationError
@@ -56,6 +60,13 @@ func (e *Engine) classify(ctx context.Context, err error, model, what string) er
 	// The client turns an {"error": ...} line inside a 200 stream into a
 	// plain error: the server gave up after it had started to answer.
 	return &engine.ServerError{Message: err.Error()}
+}
+
+// isOpenAIPath reports whether host's path is where OpenAI-compatible
+// APIs live (/v1), which Ollama's native API never is.
+func isOpenAIPath(host string) bool {
+	u, err := url.Parse(host)
+	return err == nil && strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
 }
 
 // statusError maps an HTTP error answer. The matches are on the messages the

@@ -43,9 +43,53 @@ func (e *Engine) Show(ctx context.Context, model string) (engine.ModelDetails, e
 	}
 	e.mu.Lock()
 	e.shown[key] = d
+	e.levels[key] = takesLevels(sr)
 	e.mu.Unlock()
 	d.Capabilities = slices.Clone(d.Capabilities)
 	return d, nil
+}
+
+// levelParser is the output parser of the models Ollama takes a thinking
+// level from (gpt-oss's harmony format); it refuses a level from any other
+// model with 400 "think value ... is not supported for this model".
+const levelParser = "harmony"
+
+// takesLevels reports whether the server takes a thinking level from the
+// model sr shows: its output parser is harmony, as its Modelfile says
+// (PARSER harmony), or as the server infers it for a gpt-oss model whose
+// template has harmony's tags.
+func takesLevels(sr *api.ShowResponse) bool {
+	if sr.Parser == levelParser {
+		return true
+	}
+	for _, line := range strings.Split(sr.Modelfile, "\n") {
+		if name, arg, ok := strings.Cut(strings.TrimSpace(line), " "); ok && strings.EqualFold(name, "PARSER") && strings.Trim(arg, `" `) == levelParser {
+			return true
+		}
+	}
+	family := strings.ToLower(sr.Details.Family)
+	return (family == "gptoss" || family == "gpt-oss") && strings.Contains(sr.Template, "<|start|>") && strings.Contains(sr.Template, "<|end|>")
+}
+
+// ThinkFor says what is sent for think to model: a level goes as it is to
+// a model that takes levels, and as true (thinking on) to any other, which
+// the server would refuse it from; the note then says so. What cannot be
+// read leaves think as it is, and the server says what is wrong.
+func (e *Engine) ThinkFor(ctx context.Context, model, think string) (string, string) {
+	level := strings.ToLower(strings.TrimSpace(think))
+	if level != "low" && level != "medium" && level != "high" {
+		return think, ""
+	}
+	if _, err := e.Show(ctx, model); err != nil {
+		return think, ""
+	}
+	e.mu.Lock()
+	takes := e.levels[normalizeModel(model)]
+	e.mu.Unlock()
+	if takes {
+		return think, ""
+	}
+	return "true", fmt.Sprintf("%s takes thinking on or off, not a level: think %q was sent as true (thinking on). Levels are for models that have them, such as gpt-oss", model, level)
 }
 
 // contextLength finds the model's own maximum window in model_info, where
@@ -130,7 +174,7 @@ func (e *Engine) RenderPrompt(ctx context.Context, req engine.ChatRequest) (stri
 	answered := false
 	what := "rendering the prompt of " + req.Model
 	tctx, tracker := withTracker(ctx)
-	err = e.client.Chat(tctx, areq, func(r api.ChatResponse) error {
+	err = e.chat(tctx, areq, func(r api.ChatResponse) error {
 		answered = true
 		if r.DebugInfo != nil {
 			s := r.DebugInfo.RenderedTemplate
@@ -179,7 +223,7 @@ func (e *Engine) Pull(ctx context.Context, model string, progress func(engine.Pu
 	what := "pulling " + model
 	succeeded := false
 	tctx, tracker := withTracker(ctx)
-	err := e.client.Pull(tctx, &api.PullRequest{Model: model}, func(p api.ProgressResponse) error {
+	err := e.pull(tctx, &api.PullRequest{Model: model}, func(p api.ProgressResponse) error {
 		succeeded = p.Status == "success"
 		if progress != nil {
 			progress(engine.PullProgress{Status: p.Status, Digest: p.Digest, Total: p.Total, Completed: p.Completed})
@@ -212,7 +256,7 @@ func (e *Engine) Unload(ctx context.Context, model string) error {
 	what := "unloading " + model
 	done := false
 	tctx, tracker := withTracker(ctx)
-	err := e.client.Generate(tctx, &api.GenerateRequest{
+	err := e.generate(tctx, &api.GenerateRequest{
 		Model: model, Stream: &stream, KeepAlive: &api.Duration{Duration: 0},
 	}, func(r api.GenerateResponse) error {
 		done = r.Done

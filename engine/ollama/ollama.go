@@ -1,7 +1,8 @@
 // Package ollama implements engine.InferenceEngine (and engine.Embedder) on
 // Ollama's official Go client, github.com/ollama/ollama/api, speaking the
 // native API: /api/chat streamed as NDJSON, /api/generate, /api/show,
-// /api/tags, /api/version and /api/embed.
+// /api/tags, /api/version and /api/embed. The streamed calls read the
+// client's types with a reader of the engine's own (see stream.go).
 //
 // Besides converting types, the engine adds what the client leaves out:
 // errors a person can act on (engine.UnreachableError, ModelNotFoundError,
@@ -32,10 +33,15 @@ import (
 // Engine talks to one Ollama server. It is safe for concurrent use.
 type Engine struct {
 	host   string
+	base   *url.URL
+	http   *http.Client
 	client *api.Client
 
 	mu    sync.Mutex
 	shown map[string]engine.ModelDetails // by normalized model name
+	// levels holds, by normalized model name, whether the model takes a
+	// thinking level (see ThinkFor); filled by Show.
+	levels map[string]bool
 	// noRender is set once the server showed it cannot render a prompt
 	// without answering (it lacks _debug_render_only).
 	noRender bool
@@ -49,6 +55,7 @@ var (
 	_ engine.Renderer        = (*Engine)(nil)
 	_ engine.Puller          = (*Engine)(nil)
 	_ engine.Unloader        = (*Engine)(nil)
+	_ engine.ThinkAdjuster   = (*Engine)(nil)
 )
 
 // Option configures New.
@@ -91,7 +98,7 @@ func New(host string, opts ...Option) (*Engine, error) {
 		c.Transport = trackingTransport{base: rt}
 		hc = &c
 	}
-	return &Engine{host: base, client: api.NewClient(u, hc), shown: make(map[string]engine.ModelDetails)}, nil
+	return &Engine{host: base, base: u, http: hc, client: api.NewClient(u, hc), shown: make(map[string]engine.ModelDetails), levels: map[string]bool{}}, nil
 }
 
 // defaultHTTPClient bounds only the connect: an unreachable server fails in
@@ -122,7 +129,8 @@ func (e *Engine) Chat(ctx context.Context, req engine.ChatRequest, onChunk func(
 	if err != nil {
 		return resp, fmt.Errorf("%s: %w", what, err)
 	}
-	think, err := thinkValue(req.Options.Think)
+	sent, _ := e.ThinkFor(ctx, req.Model, req.Options.Think)
+	think, err := thinkValue(sent)
 	if err != nil {
 		return resp, err
 	}
@@ -144,7 +152,7 @@ func (e *Engine) Chat(ctx context.Context, req engine.ChatRequest, onChunk func(
 
 	acc := accumulator{onChunk: onChunk, nextID: priorToolCalls(req.Messages) + 1}
 	tctx, tracker := withTracker(ctx)
-	err = e.client.Chat(tctx, areq, acc.add)
+	err = e.chat(tctx, areq, acc.add)
 	acc.finish(&resp)
 	resp.Usage.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
@@ -226,8 +234,10 @@ func (a *accumulator) finish(resp *engine.ChatResponse) {
 	if a.model != "" {
 		resp.Model = a.model
 	}
-	resp.Message.Content = a.content.String()
-	resp.Message.Thinking = a.thinking.String()
+	// Copies: the builders' buffers have grown by doubling, and the reply
+	// is kept for the rest of the session.
+	resp.Message.Content = strings.Clone(a.content.String())
+	resp.Message.Thinking = strings.Clone(a.thinking.String())
 	resp.Message.ToolCalls = a.calls
 	if a.done {
 		resp.DoneReason = a.final.DoneReason
@@ -256,7 +266,8 @@ func (e *Engine) Generate(ctx context.Context, req engine.GenerateRequest) (engi
 	start := time.Now()
 	out := engine.GenerateResponse{Model: req.Model}
 	what := "generate with " + req.Model
-	think, err := thinkValue(req.Options.Think)
+	sent, _ := e.ThinkFor(ctx, req.Model, req.Options.Think)
+	think, err := thinkValue(sent)
 	if err != nil {
 		return out, err
 	}
@@ -273,7 +284,7 @@ func (e *Engine) Generate(ctx context.Context, req engine.GenerateRequest) (engi
 	var final *api.GenerateResponse
 	var text strings.Builder
 	tctx, tracker := withTracker(ctx)
-	err = e.client.Generate(tctx, areq, func(r api.GenerateResponse) error {
+	err = e.generate(tctx, areq, func(r api.GenerateResponse) error {
 		text.WriteString(r.Response)
 		if r.Done {
 			final = &r

@@ -181,12 +181,13 @@ func TestChatSendsToolsMessagesAndOptionsOnTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The level asks first whether the model takes one (/api/show).
 	reqs := srv.Requests()
-	if len(reqs) != 1 || reqs[0].Chat == nil {
+	if len(reqs) != 2 || reqs[0].Show == nil || reqs[1].Chat == nil {
 		t.Fatalf("requests = %+v", reqs)
 	}
-	got := reqs[0].Chat
-	body := string(reqs[0].Body)
+	got := reqs[1].Chat
+	body := string(reqs[1].Body)
 
 	if got.Stream != nil {
 		t.Errorf("stream = %v, want unset (the server streams by default)", *got.Stream)
@@ -282,8 +283,10 @@ func TestThinkOptionForms(t *testing.T) {
 		{"qwen3", "on", `"think":true`, "hmm"},
 		{"qwen3", "false", `"think":false`, ""},
 		{"qwen3", "off", `"think":false`, ""},
-		// Levels are for gpt-oss: a real server refuses them for others.
+		// Levels are for gpt-oss: a real server refuses them for
+		// others, which are asked to think (and told so, see ThinkFor).
 		{"gpt-oss", "low", `"think":"low"`, "hmm"},
+		{"qwen3", "high", `"think":true`, "hmm"},
 	}
 	for _, c := range cases {
 		before := len(srv.Requests())
@@ -291,12 +294,19 @@ func TestThinkOptionForms(t *testing.T) {
 		if err != nil {
 			t.Fatalf("think %q: %v", c.think, err)
 		}
-		if body := string(srv.Requests()[before].Body); !strings.Contains(body, c.wire) {
+		reqs := srv.Requests()
+		if body := string(reqs[len(reqs)-1].Body); len(reqs) == before || !strings.Contains(body, c.wire) {
 			t.Errorf("think %q: body %s lacks %s", c.think, body, c.wire)
 		}
 		if resp.Message.Thinking != c.thinking {
 			t.Errorf("think %q: thinking %q, want %q", c.think, resp.Message.Thinking, c.thinking)
 		}
+	}
+	if sent, note := e.ThinkFor(context.Background(), "qwen3", "high"); sent != "true" || !strings.Contains(note, `qwen3 takes thinking on or off, not a level: think "high" was sent as true`) {
+		t.Errorf("qwen3 high: sent %q, note %q", sent, note)
+	}
+	if sent, note := e.ThinkFor(context.Background(), "gpt-oss", "high"); sent != "high" || note != "" {
+		t.Errorf("gpt-oss high: sent %q, note %q", sent, note)
 	}
 	before := len(srv.Requests())
 	_, err := e.Chat(context.Background(), engine.ChatRequest{Model: "qwen3", Messages: ask("x"), Options: engine.Options{Think: "maximum"}}, nil)

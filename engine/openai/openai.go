@@ -343,8 +343,10 @@ func (e *Engine) finishReply(resp *engine.ChatResponse, a *assembler, sentChars 
 	if a.model != "" {
 		resp.Model = a.model
 	}
-	resp.Message.Content = a.content.String()
-	resp.Message.Thinking = a.thinking.String()
+	// Copies: the builders' buffers have grown by doubling, and the reply
+	// is kept for the rest of the session.
+	resp.Message.Content = strings.Clone(a.content.String())
+	resp.Message.Thinking = strings.Clone(a.thinking.String())
 	if complete {
 		resp.Message.ToolCalls = a.toolCalls()
 		resp.DoneReason = a.finish

@@ -77,9 +77,15 @@ type Run struct {
 	Agent  string `json:"agent"`
 	// Repeat is how many times each case ran.
 	Repeat int `json:"repeat"`
-	// Passed and Total count case runs (cases times Repeat).
+	// Passed and Total count the case runs made (cases times Repeat);
+	// NotRun those that could not be made (the server failed, a request
+	// did not fit the window), left out of the rate.
 	Passed int `json:"passed"`
 	Total  int `json:"total"`
+	NotRun int `json:"not_run,omitempty"`
+	// NoCalls says the model never called a tool though cases needed it
+	// ("" when it did): its rate is only that of the no-call cases.
+	NoCalls string `json:"no_calls,omitempty"`
 	// MedianSeconds is the median wall time of a case run; TokensPerSec
 	// the output tokens over the time the model spent writing them.
 	MedianSeconds float64 `json:"median_seconds"`
@@ -88,12 +94,38 @@ type Run struct {
 	OutputTokens  int     `json:"output_tokens"`
 	CostUSD       float64 `json:"cost_usd"`
 	// Reworded lists the tools whose descriptions the suite or the
-	// config changed, so a comparison says what was being measured.
-	Reworded []string `json:"reworded,omitempty"`
+	// config changed, so a comparison says what was being measured, and
+	// Wording holds the words themselves, so it says which wording won.
+	Reworded []string  `json:"reworded,omitempty"`
+	Wording  []Wording `json:"wording,omitempty"`
 	// Error says why the run stopped before its end ("" when it ran
 	// every case).
 	Error string `json:"error,omitempty"`
 	Cases []Case `json:"cases"`
+}
+
+// Wording is what the model read of a reworded tool: its description and
+// its parameters' descriptions, where the suite or the config changed them
+// ("" and absent where the tool's own were kept), for the whole suite (Case
+// "") or one case.
+type Wording struct {
+	Tool        string            `json:"tool"`
+	Case        string            `json:"case,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Parameters  map[string]string `json:"parameters,omitempty"`
+}
+
+// Same reports whether two wordings give the model the same words.
+func (w Wording) Same(o Wording) bool {
+	if w.Description != o.Description || len(w.Parameters) != len(o.Parameters) {
+		return false
+	}
+	for k, v := range w.Parameters {
+		if o.Parameters[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Case is one case's outcome over its repetitions.
@@ -102,6 +134,7 @@ type Case struct {
 	Category string `json:"category"`
 	Passes   int    `json:"passes"`
 	Runs     int    `json:"runs"`
+	NotRun   int    `json:"not_run,omitempty"`
 	// Reason is why the first failed repetition failed ("" when all
 	// passed).
 	Reason string `json:"reason,omitempty"`
@@ -244,14 +277,18 @@ type Flip struct {
 }
 
 // Change says how the case moved: "fixed" (failed, now passes), "broken"
-// (passed, now fails), "same", "added" or "removed". A case repeated
-// several times counts as passing only when every repetition passed.
+// (passed, now fails), "same", "added", "removed", or "not run" when a run
+// could not make it (a server failure is not the model breaking it). A
+// case repeated several times counts as passing only when every
+// repetition passed.
 func (f Flip) Change() string {
 	switch {
 	case f.Before == nil:
 		return "added"
 	case f.After == nil:
 		return "removed"
+	case f.Before.Runs == 0 || f.After.Runs == 0:
+		return "not run"
 	case !f.Before.Passed() && f.After.Passed():
 		return "fixed"
 	case f.Before.Passed() && !f.After.Passed():

@@ -20,10 +20,6 @@ const analyzerVersion = 3
 // also bounds a compound identifier's whole term.
 const maxTermBytes = 64
 
-// stemCacheMax bounds the stem cache; it is cleared when full. A working
-// vocabulary fits easily, and clearing keeps memory bounded on odd corpora.
-const stemCacheMax = 200_000
-
 // analyzer turns text into index terms, identically for documents and
 // queries:
 //
@@ -50,26 +46,36 @@ const stemCacheMax = 200_000
 //
 // It is safe for concurrent use.
 type analyzer struct {
-	mu    sync.RWMutex
-	stems map[string]string
+	vocabMu sync.Mutex
+	dict    *dict
+	idle    []*vocab // see takeVocab
 }
 
-func newAnalyzer() *analyzer { return &analyzer{stems: make(map[string]string, 4096)} }
-
-// stemMemo is a caller's own cache in front of the shared one, so that
-// goroutines analysing a batch together do not contend for its lock.
-type stemMemo map[string]string
+func newAnalyzer() *analyzer { return &analyzer{} }
 
 // each calls fn with every term of text, in order, repeats included. parts
 // is 1 for a word, which counts towards the text's length, and n >= 2 for
 // the whole of an identifier made of n words, which is indexed besides its
 // parts (at the same place, so it does not count). The string passed to fn
-// may be retained. memo may be nil.
-func (a *analyzer) each(text string, memo stemMemo, fn func(term string, parts int)) {
+// may be retained.
+func (a *analyzer) each(text string, fn func(term string, parts int)) {
+	v := a.takeVocab()
+	defer a.putVocabs(v)
+	words(text, func(word []byte, latin bool, parts int) {
+		n := v.number(word, latin)
+		fn(v.d.names()[n], parts)
+	})
+}
+
+// words calls fn with every word of text folded (lower case, Latin
+// diacritics removed) but not yet stemmed: see each. latin says whether
+// the word is made of Latin letters only, which the stemmer takes. word is
+// valid only during the call.
+func words(text string, fn func(word []byte, latin bool, parts int)) {
 	if !norm.NFC.IsNormalString(text) {
 		text = norm.NFC.String(text)
 	}
-	t := tokenizer{a: a, memo: memo, fn: fn}
+	t := tokenizer{fn: fn}
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
@@ -109,9 +115,7 @@ func (a *analyzer) each(text string, memo stemMemo, fn func(term string, parts i
 // identifier (runs joined by '_', '-' or '.') it belongs to. Its buffers
 // are fixed, so analysis allocates only the terms it hands out.
 type tokenizer struct {
-	a    *analyzer
-	memo stemMemo
-	fn   func(string, int)
+	fn func(word []byte, latin bool, parts int)
 
 	word      [maxTermBytes + 2*utf8.UTFMax]byte // the last run, folded
 	wordLen   int
@@ -357,7 +361,7 @@ func hasLetter(b []byte) bool {
 
 func (t *tokenizer) emit(word []byte, latin bool, parts int) {
 	if len(word) > 0 {
-		t.fn(t.a.term(word, latin, t.memo), parts)
+		t.fn(word, latin, parts)
 	}
 }
 
@@ -383,7 +387,7 @@ func (a *analyzer) query(text string) query {
 	var all []queryTerm
 	index := map[string]int{}
 	content := 0
-	a.each(text, nil, func(t string, parts int) {
+	a.each(text, func(t string, parts int) {
 		if i, ok := index[t]; ok {
 			all[i].weight = max(all[i].weight, wholeWeight(parts))
 			return
@@ -419,55 +423,6 @@ func wholeWeight(parts int) float64 {
 		return 1
 	}
 	return 2 * float64(parts)
-}
-
-// frequencies counts the terms of text and returns the map and the text's
-// length in words (the document length BM25 uses). memo may be nil.
-func (a *analyzer) frequencies(text string, memo stemMemo) (map[string]uint32, int) {
-	// Sized for the distinct terms of typical text (about one per 12
-	// bytes), so that the map rarely grows while it fills.
-	tf := make(map[string]uint32, min(len(text)/12+8, 4096))
-	n := 0
-	a.each(text, memo, func(t string, parts int) {
-		tf[t]++
-		if parts == 1 {
-			n++
-		}
-	})
-	return tf, n
-}
-
-// term maps one lower-cased, folded word to its index term.
-func (a *analyzer) term(word []byte, latin bool, memo stemMemo) string {
-	if t, ok := memo[string(word)]; ok { // no allocation for the lookup
-		return t
-	}
-	a.mu.RLock()
-	t, ok := a.stems[string(word)]
-	a.mu.RUnlock()
-	if ok {
-		if memo != nil {
-			memo[string(word)] = t
-		}
-		return t
-	}
-	w := string(word)
-	switch {
-	case latin && !english.IsStopWord(w):
-		t = english.Stem(w, true)
-	default:
-		t = w
-	}
-	a.mu.Lock()
-	if len(a.stems) >= stemCacheMax {
-		clear(a.stems)
-	}
-	a.stems[w] = t
-	a.mu.Unlock()
-	if memo != nil {
-		memo[w] = t
-	}
-	return t
 }
 
 // appendFolded appends r lower-cased and, for a Latin letter, without its

@@ -9,7 +9,7 @@ import (
 
 func allTerms(text string) []string {
 	var out []string
-	newAnalyzer().each(text, nil, func(t string, _ int) { out = append(out, t) })
+	newAnalyzer().each(text, func(t string, _ int) { out = append(out, t) })
 	return out
 }
 
@@ -152,7 +152,7 @@ func TestIdentifiersIndexedWholeAndInParts(t *testing.T) {
 			t.Errorf("terms of %q = %v, want %v", c.in, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 		}
 		// The length counts the words, not the whole terms stacked on them.
-		if _, dl := a.frequencies(c.in, nil); dl != len(allTerms(c.parts)) {
+		if _, dl := a.frequencies(c.in); dl != len(allTerms(c.parts)) {
 			t.Errorf("length of %q = %d, want %d (its words)", c.in, dl, len(allTerms(c.parts)))
 		}
 	}

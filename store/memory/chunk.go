@@ -124,20 +124,52 @@ func bestBreak(words []word, lo, hi int) int {
 	return best
 }
 
-// scanWords finds the words of text and the kind of break after each.
+// scanWords finds the words of text and the kind of break after each. Text
+// is mostly ASCII, so bytes below utf8.RuneSelf are classified by a table
+// and a word's run of ASCII bytes is skipped in one loop; other runes take
+// the general path.
 func scanWords(text string) []word {
 	words := make([]word, 0, len(text)/6+1)
 	inWord := false
 	newlines := 0
-	var last rune // the word's last rune that is not a closing quote or bracket
-	for i, r := range text {
+	var last rune // the last rune that is not a closing quote or bracket
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch asciiClass[c] {
+			case asciiSpace, asciiNewline:
+				if inWord && len(words) > 0 && endsSentence(last) {
+					words[len(words)-1].strong = max(words[len(words)-1].strong, breakSentence)
+				}
+				if c == '\n' {
+					newlines++
+				}
+				inWord = false
+				last = rune(c)
+				i++
+				continue
+			}
+			if !inWord {
+				words = appendWord(words, i, newlines)
+				newlines, inWord = 0, true
+			}
+			// The rest of the word's ASCII run; last is its last byte that
+			// is not a closer, if it has one.
+			j := i
+			for j < len(text) && text[j] < utf8.RuneSelf && asciiClass[text[j]] >= asciiWord {
+				if asciiClass[text[j]] == asciiWord {
+					last = rune(text[j])
+				}
+				j++
+			}
+			i = j
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
 		case isSpace(r):
 			if inWord && len(words) > 0 && endsSentence(last) {
 				words[len(words)-1].strong = max(words[len(words)-1].strong, breakSentence)
-			}
-			if r == '\n' {
-				newlines++
 			}
 			inWord = false
 		case r >= firstIdeographic && isIdeographic(r):
@@ -150,16 +182,42 @@ func scanWords(text string) []word {
 			}
 			// Full stops of scripts written without spaces end a sentence
 			// with no space after them.
-			if len(words) > 0 && (r == '。' || r == '！' || r == '？') {
+			if r == '。' || r == '！' || r == '？' {
 				words[len(words)-1].strong = breakSentence
 			}
 		}
 		if !isCloser(r) {
 			last = r
 		}
+		i += size
 	}
 	return words
 }
+
+// Classes of ASCII bytes for scanWords. The classes from asciiWord on
+// belong to words.
+const (
+	asciiSpace = iota
+	asciiNewline
+	asciiWord
+	asciiCloser // a closing quote or bracket: part of a word, but not its end
+)
+
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case c == '\n':
+			t[c] = asciiNewline
+		case isSpace(rune(c)):
+			t[c] = asciiSpace
+		case isCloser(rune(c)):
+			t[c] = asciiCloser
+		default:
+			t[c] = asciiWord
+		}
+	}
+	return t
+}()
 
 // firstIdeographic is below every Han, Hiragana and Katakana character.
 const firstIdeographic = 0x2E80

@@ -128,6 +128,27 @@ func BenchmarkIndexGoDistribution(b *testing.B) {
 	}
 }
 
+// BenchmarkAnalyseGoSource measures the part of indexing the standard
+// library that needs no database: chunking each file and analysing its
+// chunks into terms (BenchmarkIndexGoDistribution/std is the whole of
+// it), on one goroutine, to tell the cost of the text from the cost of
+// the writes.
+func BenchmarkAnalyseGoSource(b *testing.B) {
+	files, err := benchdata.GoSources(benchdata.Std)
+	if err != nil {
+		b.Skipf("Go sources not available: %v", err)
+	}
+	s := openBench(b)
+	b.SetBytes(int64(benchdata.Bytes(files)))
+	b.ResetTimer()
+	for range b.N {
+		vocab := s.an.takeVocab()
+		for _, f := range files {
+			s.analyse(&prepared{in: Input{Content: f.Text}, size: DefaultChunkSize, overlap: DefaultChunkOverlap}, vocab)
+		}
+	}
+}
+
 // goCorpora are the code corpora of the index benchmarks.
 var goCorpora = []struct {
 	name          string

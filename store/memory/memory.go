@@ -28,6 +28,7 @@ package memory
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,6 +138,8 @@ type Store struct {
 	// not kept: the next call tries again.
 	readyMu sync.Mutex
 	ready   bool
+
+	onReindex atomic.Pointer[func(Reindex)]
 }
 
 // New returns the memory in db. It checks the options now and touches the
@@ -184,6 +187,7 @@ func (s *Store) ensure() error {
 func (s *Store) init() error {
 	db := s.db
 	create, start, finish := false, false, false
+	var st statsRecord
 	err := db.View(func(n storm.Node) error {
 		k := openKV(n)
 		raw, err := k.get(bucketMeta, statsKey)
@@ -191,20 +195,20 @@ func (s *Store) init() error {
 			create = raw == nil
 			return err
 		}
-		st, err := decodeStats(raw)
-		if err != nil {
+		if st, err = decodeStats(raw); err != nil {
 			return err
 		}
-		if st.Format != formatVersion {
-			return formatError(db, st)
+		if err := checkFormat(db, st); err != nil {
+			return err
 		}
-		start = st.Analyzer != analyzerVersion
+		start = st.Format != formatVersion || st.Analyzer != analyzerVersion
 		_, finish, err = k.rebuildState()
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("opening memory: %w", err)
 	}
+	why := "going on with a re-indexing that was interrupted"
 	if create || start {
 		err = db.Update(func(n storm.Node) error {
 			k := openKV(n)
@@ -215,15 +219,18 @@ func (s *Store) init() error {
 			if raw == nil {
 				return k.put(bucketMeta, statsKey, statsRecord{Format: formatVersion, Analyzer: analyzerVersion}.encode())
 			}
-			st, err := decodeStats(raw)
-			if err != nil {
+			if st, err = decodeStats(raw); err != nil {
 				return err
 			}
-			if st.Format != formatVersion {
-				return formatError(db, st)
+			if err := checkFormat(db, st); err != nil {
+				return err
 			}
-			if st.Analyzer != analyzerVersion {
-				finish = true
+			switch {
+			case st.Format != formatVersion:
+				finish, why = true, fmt.Sprintf("its index is in format %d, this jarvis uses format %d", st.Format, formatVersion)
+				return startRebuild(k, st)
+			case st.Analyzer != analyzerVersion:
+				finish, why = true, "this jarvis analyses text by other rules than the one that indexed it"
 				return startRebuild(k, st)
 			}
 			_, finish, err = k.rebuildState() // another process started it
@@ -233,13 +240,46 @@ func (s *Store) init() error {
 			return fmt.Errorf("opening memory: %w", err)
 		}
 	}
-	if finish {
-		return s.finishRebuild()
+	if !finish {
+		return nil
+	}
+	fn := s.onReindex.Load()
+	started := time.Now()
+	if fn != nil {
+		(*fn)(Reindex{Reason: why, Chunks: int(st.Chunks)})
+	}
+	if err := s.finishRebuild(); err != nil {
+		return err
+	}
+	if fn != nil {
+		(*fn)(Reindex{Reason: why, Chunks: int(st.Chunks), Done: true, Took: time.Since(started)})
 	}
 	return nil
 }
 
-func formatError(db *store.DB, st statsRecord) error {
+// Reindex tells a front end about a re-indexing that a memory's first use
+// runs before anything else, so that it can say why that use waits: once
+// when it starts, with Done false, and once when it is over.
+type Reindex struct {
+	// Reason says why the memory is re-indexed.
+	Reason string
+	// Chunks is how many chunks are indexed again.
+	Chunks int
+	Done   bool
+	Took   time.Duration
+}
+
+// OnReindex sets the function told about re-indexings (see Reindex). A
+// re-indexing loses nothing: documents, texts, metadata and embeddings
+// stay; only the index of their words is built again.
+func (s *Store) OnReindex(fn func(Reindex)) { s.onReindex.Store(&fn) }
+
+// checkFormat accepts the index formats this jarvis reads: its own, and
+// format 1, which it converts.
+func checkFormat(db *store.DB, st statsRecord) error {
+	if st.Format == formatVersion || st.Format == 1 {
+		return nil
+	}
 	return fmt.Errorf("the memory in %s has index format %d; this jarvis reads format %d. Use the jarvis version that wrote it, or another database (--db)", db.Path(), st.Format, formatVersion)
 }
 
@@ -263,20 +303,21 @@ func (s *Store) Get(ctx context.Context, id string) (Document, error) {
 			return err
 		}
 		doc = rec.document()
-		var sb strings.Builder
-		sb.Grow(rec.Bytes)
-		end := 0 // bytes of content rebuilt so far
-		for i := 0; i < rec.Chunks; i++ {
-			c, err := k.chunk(rec.FirstChunk + uint32(i))
-			if err != nil {
-				return err
-			}
-			if skip := end - c.Start; skip >= 0 && skip <= len(c.Text) {
-				sb.WriteString(c.Text[skip:])
-				end = c.Start + len(c.Text)
-			}
+		if rec.Chunks == 0 {
+			return nil // a text without words keeps no content
 		}
-		doc.Content = sb.String()
+		raw, err := k.get(bucketTexts, u32key(rec.FirstChunk))
+		if err != nil {
+			return err
+		}
+		if raw == nil {
+			return fmt.Errorf("%w: the text of document %s is missing", errCorrupt, id)
+		}
+		t, err := decodeText(raw)
+		if err != nil {
+			return err
+		}
+		doc.Content = string(t.content)
 		return nil
 	})
 	return doc, err
@@ -392,8 +433,8 @@ func openKV(n storm.Node) kv {
 // appendOnly are the buckets whose keys are chunk numbers, which only
 // grow: their pages are filled whole rather than split in halves, as
 // bbolt does for keys that may later land between them. That halves the
-// space the chunk texts take.
-var appendOnly = map[string]bool{bucketChunks: true, bucketLens: true, bucketVecs: true}
+// space the texts take.
+var appendOnly = map[string]bool{bucketTexts: true, bucketLens: true, bucketVecs: true}
 
 // bucket returns the named bucket, creating it (and the root) when create
 // is set; nil when it does not exist and create is not set.
@@ -523,13 +564,25 @@ func (k kv) setSourceIDs(source string, ids []string) error {
 	return k.put(bucketSources, []byte(source), b)
 }
 
-func (k kv) chunk(num uint32) (chunkRecord, error) {
-	raw, err := k.get(bucketChunks, u32key(num))
+// chunk returns the text record holding chunk num and the chunk's
+// position in it.
+func (k kv) chunk(num uint32) (textView, int, error) {
+	b, err := k.bucket(bucketTexts, false)
 	if err != nil {
-		return chunkRecord{}, err
+		return textView{}, 0, err
 	}
-	if raw == nil {
-		return chunkRecord{}, fmt.Errorf("%w: chunk %d is missing", errCorrupt, num)
+	if b != nil {
+		c := b.Cursor()
+		key, raw := c.Seek(u32key(num))
+		if key == nil || binary.BigEndian.Uint32(key) != num {
+			key, raw = c.Prev()
+		}
+		if len(key) == 4 && raw != nil {
+			t, err := decodeText(raw)
+			if i := int(num - binary.BigEndian.Uint32(key)); err != nil || i < len(t.spans) {
+				return t, i, err
+			}
+		}
 	}
-	return decodeChunk(raw)
+	return textView{}, 0, fmt.Errorf("%w: chunk %d is missing", errCorrupt, num)
 }

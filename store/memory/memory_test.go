@@ -201,12 +201,12 @@ func TestSameSourceTwiceInOneBatch(t *testing.T) {
 	checkIndex(t, db)
 }
 
-// TestSegments makes segments tiny so that additions split tails into
-// segments and deletions shrink, merge and drop them, then checks the
-// index against the chunks.
+// TestSegments makes merges run in tiny steps, so that additions and
+// deletions interleave with merges in progress, and forgotten texts leave
+// postings to drop and dead counts to keep, then checks the index against
+// the texts.
 func TestSegments(t *testing.T) {
-	defer func(old int) { segCap = old }(segCap)
-	segCap = 4
+	tinyMerges(t)
 	s, db := openTest(t, Options{})
 	var ids []string
 	for i := range 60 {
@@ -371,10 +371,11 @@ func TestRebuildAfterAnalyzerChange(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		st.Analyzer = analyzerVersion + 1
-		if err := k.put(bucketTerms, []byte("stale"), termHead{df: 1, tailCount: 1, tailLast: 0, tail: encodePostings(0, []posting{{0, 1}})}.encode()); err != nil {
+		putStale(t, n)
+		if st, err = k.stats(); err != nil {
 			return err
 		}
+		st.Analyzer = analyzerVersion + 1
 		return k.put(bucketMeta, statsKey, st.encode())
 	})
 	if err != nil {

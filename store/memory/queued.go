@@ -55,7 +55,7 @@ func applyStore(n storm.Node, data json.RawMessage) error {
 	} else if st, err := decodeStats(raw); err != nil {
 		return err
 	} else if st.Format != formatVersion || st.Analyzer != analyzerVersion {
-		return errors.New("the memory was indexed by another version of jarvis and is being re-indexed; the text was not stored")
+		return errors.New("the memory was indexed by another version of jarvis and must be re-indexed first (any memory command does it); the text was not stored")
 	}
 	if _, err := k.doc(op.ID); err == nil {
 		return nil // stored already: a write replayed after a crash
@@ -68,7 +68,9 @@ func applyStore(n storm.Node, data json.RawMessage) error {
 		return err
 	}
 	p.id, p.embedErr = op.ID, op.EmbedError
-	s.analyse(p, nil)
+	v := s.an.takeVocab()
+	s.analyse(p, v)
+	defer s.an.putVocabs(v)
 	if len(op.Vectors) == len(p.spans) {
 		p.vecs = op.Vectors
 	}
@@ -93,7 +95,8 @@ func (s *Store) AddQueued(ctx context.Context, in Input) (Added, error) {
 	if err != nil {
 		return Added{}, err
 	}
-	s.analyse(p, nil)
+	s.analyse(p, s.an.takeVocab())
+	s.an.putVocabs(p.v)
 	if s.Semantic() {
 		s.embedAll(ctx, []*prepared{p})
 	}

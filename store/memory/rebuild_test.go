@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -17,15 +18,13 @@ import (
 func markStale(t testing.TB, db *store.DB) {
 	t.Helper()
 	err := db.Update(func(n storm.Node) error {
+		putStale(t, n)
 		k := openKV(n)
 		st, err := k.stats()
 		if err != nil {
 			return err
 		}
 		st.Analyzer = analyzerVersion - 1
-		if err := k.put(bucketTerms, []byte("stale"), termHead{df: 1, tailCount: 1, tail: encodePostings(0, []posting{{0, 1}})}.encode()); err != nil {
-			return err
-		}
 		return startRebuild(k, st)
 	})
 	if err != nil {
@@ -35,9 +34,9 @@ func markStale(t testing.TB, db *store.DB) {
 
 // rebuildProgress is what a test can see of a rebuild between steps.
 type rebuildProgress struct {
-	state     rebuildState
-	running   bool
-	indexKeys int // keys in the terms, post and lens buckets
+	state    rebuildState
+	running  bool
+	segments int // index segments, listed or not
 }
 
 func readProgress(t *testing.T, db *store.DB) rebuildProgress {
@@ -49,12 +48,10 @@ func readProgress(t *testing.T, db *store.DB) rebuildProgress {
 		if p.state, p.running, err = k.rebuildState(); err != nil {
 			return err
 		}
-		for _, b := range []string{bucketTerms, bucketPost, bucketLens} {
-			if err := k.n.Select().Bucket(b).RawEach(func(_, _ []byte) error { p.indexKeys++; return nil }); err != nil {
-				return err
-			}
+		if b, err := k.bucket(bucketSegs, false); err != nil || b == nil {
+			return err
 		}
-		return nil
+		return k.n.From(bucketSegs).Select().RawEach(func(_, _ []byte) error { p.segments++; return nil })
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -69,18 +66,14 @@ func chunkBytes(t *testing.T, db *store.DB, from, to uint32) []int {
 	err := db.View(func(n storm.Node) error {
 		k := openKV(n)
 		for num := from; num < to; num++ {
-			raw, err := k.get(bucketChunks, u32key(num))
-			if err != nil || raw == nil {
-				if err != nil {
-					return err
-				}
-				continue
+			text, i, err := k.chunk(num)
+			if errors.Is(err, errCorrupt) {
+				continue // a forgotten chunk's number
 			}
-			c, err := decodeChunk(raw)
 			if err != nil {
 				return err
 			}
-			sizes = append(sizes, len(c.Text))
+			sizes = append(sizes, len(text.chunk(i)))
 		}
 		return nil
 	})
@@ -91,14 +84,15 @@ func chunkBytes(t *testing.T, db *store.DB, from, to uint32) []int {
 }
 
 // TestRebuildRunsInBoundedSteps: re-indexing after a change of analysis
-// rules is a series of transactions, each deleting or indexing a bounded
-// amount, with its progress in the database, so that another process can
-// take the file between two steps and even finish the work.
+// rules is a series of transactions, each dropping the old index or
+// indexing a bounded amount, with its progress in the database, so that
+// another process can take the file between two steps and even finish the
+// work.
 func TestRebuildRunsInBoundedSteps(t *testing.T) {
-	defer func(keys, bytes, chunks int) {
-		rebuildClearKeys, rebuildStepBytes, rebuildStepChunks = keys, bytes, chunks
-	}(rebuildClearKeys, rebuildStepBytes, rebuildStepChunks)
-	rebuildClearKeys, rebuildStepBytes, rebuildStepChunks = 7, 300, 4
+	defer func(bytes, chunks int) {
+		rebuildStepBytes, rebuildStepChunks = bytes, chunks
+	}(rebuildStepBytes, rebuildStepChunks)
+	rebuildStepBytes, rebuildStepChunks = 300, 4
 
 	s, db := openTest(t, Options{ChunkSize: 12, ChunkOverlap: 2})
 	var ids []string
@@ -128,8 +122,8 @@ func TestRebuildRunsInBoundedSteps(t *testing.T) {
 		switch before.state.phase {
 		case rebuildClear:
 			clearSteps++
-			if deleted := before.indexKeys - after.indexKeys; deleted > rebuildClearKeys || (deleted == 0 && after.state.phase == rebuildClear) {
-				t.Fatalf("a clearing step deleted %d keys (bound %d)", deleted, rebuildClearKeys)
+			if after.segments != 0 || after.state.phase != rebuildIndex {
+				t.Fatalf("after the clearing step: %d segments left, phase %d", after.segments, after.state.phase)
 			}
 		case rebuildIndex:
 			indexSteps++
@@ -141,13 +135,15 @@ func TestRebuildRunsInBoundedSteps(t *testing.T) {
 			if len(sizes) == 0 || len(sizes) > rebuildStepChunks || sum >= rebuildStepBytes {
 				t.Fatalf("an indexing step indexed %d chunks (%v bytes); bounds %d chunks, %d bytes", len(sizes), sizes, rebuildStepChunks, rebuildStepBytes)
 			}
+		default:
+			t.Fatalf("phase %d in a rebuild of format %d", before.state.phase, formatVersion)
 		}
 		if !after.running {
 			t.Fatal("the progress record disappeared mid-rebuild")
 		}
 	}
-	if clearSteps < 3 {
-		t.Errorf("clearing took %d steps; the old index should need several", clearSteps)
+	if clearSteps != 1 {
+		t.Errorf("clearing took %d steps, want one", clearSteps)
 	}
 
 	// Another process opens the memory mid-rebuild: it resumes from the
@@ -197,22 +193,20 @@ func TestRebuildAppliesTheNewRules(t *testing.T) {
 	// Write the postings an analyzer without folding or splitting made.
 	err := db.Update(func(n storm.Node) error {
 		k := openKV(n)
-		if err := k.n.Drop(bucketTerms); err != nil {
+		if err := k.dropBucket(bucketSegs); err != nil {
 			return err
 		}
-		st, err := k.stats()
-		if err != nil {
+		if err := k.del(bucketMeta, segmentsKey); err != nil {
 			return err
 		}
-		st.Terms = 0
 		w, err := newWriter(s, k)
 		if err != nil {
 			return err
 		}
-		w.st = st
 		for _, term := range []string{"the", "naïv", "parsedur", "at", "café"} {
-			w.delta(term).add = []posting{{0, 1}}
+			w.post(w.vocab(), 0, []termFreq{{term: w.vocab().number([]byte(term), false), tf: 1}})
 		}
+		w.postLo, w.postHi = 0, w.st.NextChunk
 		return w.finish()
 	})
 	if err != nil {

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -51,28 +53,63 @@ type Results struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// normCache holds, per chunk number, BM25's length normalisation
-// k1*(1-b+b*dl/avgdl) for the generation it was read at; 0 marks a free
-// chunk number.
+// normCache holds, per chunk number, BM25's length normalisation for the
+// generation it was read at, and that generation's segment list.
 type normCache struct {
-	gen  uint64
-	norm []float32
-	inv1 []float32 // 1/(1+norm): the tf = 1 factor, precomputed
+	gen   uint64
+	pairs []normPair
+	segs  []segInfo
 }
 
-// accumulator is a search's per-chunk score table, reused across searches.
-// count is how many of the query's terms each chunk holds, kept only when
-// all of them are required.
-type accumulator struct {
-	score    []float32
-	count    []uint16
-	touched  []uint32
-	matching []uint32 // the touched chunks holding every required term
+// normPair is a chunk's k1*(1-b+b*dl/avgdl), 0 for a free chunk number,
+// and 1/(1+norm), the factor of a term found once: side by side, as a
+// search reads them.
+type normPair struct{ norm, inv1 float32 }
+
+// termPostings is a query term's entries in the segments that have one.
+type termPostings struct {
+	text    string
+	df      int64
+	entries []segEntry
+	weight  float32
+	avgdl   float64 // the memory's average chunk length
 }
 
-type cand struct {
-	chunk uint32
-	score float32
+// segEntry is a term's entry in one segment.
+type segEntry struct {
+	entry
+	base  uint32  // the segment's lo: the postings are relative to it
+	avgdl float64 // the segment's, for which the impacts were computed
+}
+
+// postings finds a term's entries in segs and sums its document
+// frequency.
+func (k kv) postings(segs []segInfo, term string) (termPostings, error) {
+	tp := termPostings{text: term}
+	key := []byte(term)
+	var buf []byte
+	for _, s := range segs {
+		b, err := k.segBucket(s.id, false)
+		if err != nil {
+			return tp, err
+		}
+		var raw []byte
+		if raw, buf, err = lookup(b, key, buf); err != nil || raw == nil {
+			if err != nil {
+				return tp, err
+			}
+			continue
+		}
+		e, err := decodeEntry(raw, s.lo, true)
+		if err != nil {
+			return tp, err
+		}
+		tp.df += int64(e.n) - e.dead
+		if e.n > 0 {
+			tp.entries = append(tp.entries, segEntry{entry: e, base: s.lo, avgdl: s.avgdl})
+		}
+	}
+	return tp, nil
 }
 
 // MaxResults bounds a search's k.
@@ -146,8 +183,8 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 		if qvec != nil {
 			res.Semantic = true
 			if st.Vectors <= bruteForceVectors {
-				for num, v := range nc.norm {
-					if _, seen := byChunk[uint32(num)]; v != 0 && !seen {
+				for num, p := range nc.pairs {
+					if _, seen := byChunk[uint32(num)]; p.norm != 0 && !seen {
 						byChunk[uint32(num)] = len(hits)
 						hits = append(hits, Hit{})
 						nums = append(nums, uint32(num))
@@ -173,18 +210,18 @@ func (s *Store) Search(ctx context.Context, query string, k int) (Results, error
 			case hits[a].Score < hits[b].Score:
 				return 1
 			}
-			return cmpU32(nums[a], nums[b])
+			return cmp.Compare(nums[a], nums[b])
 		})
 		for _, i := range order[:min(k, len(order))] {
 			if qvec != nil && hits[i].Score <= 0 {
 				break
 			}
-			c, err := kvs.chunk(nums[i])
+			t, seq, err := kvs.chunk(nums[i])
 			if err != nil {
 				return err
 			}
 			h := hits[i]
-			h.DocID, h.Source, h.Chunk, h.Content = c.DocID, c.Source, c.Seq, chunkText(c.Text, span{0, len(c.Text)})
+			h.DocID, h.Source, h.Chunk, h.Content = string(t.docID), string(t.source), seq, string(bytes.TrimSpace(t.chunk(seq)))
 			res.Hits = append(res.Hits, h)
 		}
 		return nil
@@ -209,179 +246,6 @@ func scoreScale(idf, weight, chunks float64, stop bool) float64 {
 	return weight * max(idf, floor) * (bm25K1 + 1)
 }
 
-// bm25 scores every chunk holding a query term (every term, for a query
-// of stop words alone) and returns the best limit, best first, with the
-// query's scoreScale.
-func (s *Store) bm25(k kv, st statsRecord, nc *normCache, q query, limit int) ([]cand, float64, error) {
-	type termPostings struct {
-		text   string
-		head   termHead
-		weight float32
-	}
-	n := float64(st.Chunks)
-	scale := 0.0
-	terms := make([]termPostings, 0, len(q.terms))
-	for _, qt := range q.terms {
-		raw, err := k.get(bucketTerms, []byte(qt.text))
-		if err != nil {
-			return nil, 0, err
-		}
-		if raw == nil {
-			if q.stopOnly {
-				return nil, 0, nil // no chunk holds them all
-			}
-			continue
-		}
-		h, err := decodeHead(raw)
-		if err != nil {
-			return nil, 0, err
-		}
-		df := float64(h.df)
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		scale += scoreScale(idf, qt.weight, n, qt.stop)
-		terms = append(terms, termPostings{text: qt.text, head: h, weight: float32(qt.weight * idf * (bm25K1 + 1))})
-	}
-
-	acc, _ := s.accs.Get().(*accumulator)
-	if acc == nil {
-		acc = &accumulator{}
-	}
-	defer s.accs.Put(acc)
-	if len(acc.score) < len(nc.norm) {
-		acc.score = make([]float32, len(nc.norm)+len(nc.norm)/4)
-	}
-	// A query of stop words requires them all: the rarest one picks the
-	// candidates, and each further term scores only the chunks that hold
-	// every term before it, so the commonest words cost little.
-	all := q.stopOnly && len(terms) > 1
-	if all {
-		if len(acc.count) < len(nc.norm) {
-			acc.count = make([]uint16, len(acc.score))
-		}
-		slices.SortFunc(terms, func(a, b termPostings) int { return a.head.df - b.head.df })
-	}
-	score, count, touched := acc.score, acc.count, acc.touched[:0]
-	defer func() {
-		for _, c := range touched {
-			score[c] = 0
-		}
-		if all {
-			for _, c := range touched {
-				count[c] = 0
-			}
-		}
-		acc.touched = touched[:0]
-	}()
-	for ti, tp := range terms {
-		t, h, w := tp.text, tp.head, tp.weight
-		for i := 0; i <= len(h.segs); i++ {
-			b, prev := h.tail, uint32(0)
-			if i < len(h.segs) {
-				var err error
-				if b, err = k.get(bucketPost, segKey(t, h.segs[i].id)); err != nil {
-					return nil, 0, err
-				}
-				prev = h.segs[i].id
-			}
-			for len(b) > 0 {
-				var c, tf uint32
-				if b[0]&0x81 == 0x01 { // one byte, tf 1: most postings
-					c, tf = prev+uint32(b[0]>>1), 1
-					b = b[1:]
-				} else {
-					var n int
-					if c, tf, n = nextPosting(b, prev); n == 0 {
-						return nil, 0, fmt.Errorf("%w: postings of %q", errCorrupt, t)
-					}
-					b = b[n:]
-				}
-				prev = c
-				if int(c) >= len(nc.norm) {
-					return nil, 0, fmt.Errorf("%w: posting of %q for chunk %d past the end", errCorrupt, t, c)
-				}
-				if all {
-					if int(count[c]) != ti {
-						continue // lacks an earlier term
-					}
-					count[c]++
-				}
-				if score[c] == 0 {
-					touched = append(touched, c)
-				}
-				if tf == 1 {
-					score[c] += w * nc.inv1[c]
-				} else {
-					f := float32(tf)
-					score[c] += w * f / (f + nc.norm[c])
-				}
-			}
-		}
-	}
-	matching := touched
-	if all {
-		matching = acc.matching[:0]
-		for _, c := range touched {
-			if int(count[c]) == len(terms) {
-				matching = append(matching, c)
-			}
-		}
-		acc.matching = matching[:0]
-	}
-	return topK(score, matching, limit), scale, nil
-}
-
-// topK selects the limit best of the touched chunks with a min-heap, ties
-// going to the older chunk.
-func topK(score []float32, touched []uint32, limit int) []cand {
-	worse := func(a, b cand) bool { return a.score < b.score || (a.score == b.score && a.chunk > b.chunk) }
-	heap := make([]cand, 0, limit)
-	down := func(i int) {
-		for {
-			l, m := 2*i+1, i
-			if l < len(heap) && worse(heap[l], heap[m]) {
-				m = l
-			}
-			if r := l + 1; r < len(heap) && worse(heap[r], heap[m]) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			heap[i], heap[m] = heap[m], heap[i]
-			i = m
-		}
-	}
-	for _, c := range touched {
-		x := cand{chunk: c, score: score[c]}
-		if len(heap) < limit {
-			heap = append(heap, x)
-			for i := len(heap) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !worse(heap[i], heap[p]) {
-					break
-				}
-				heap[i], heap[p] = heap[p], heap[i]
-				i = p
-			}
-			continue
-		}
-		if worse(heap[0], x) {
-			heap[0] = x
-			down(0)
-		}
-	}
-	slices.SortFunc(heap, func(a, b cand) int {
-		if worse(b, a) {
-			return -1
-		}
-		if worse(a, b) {
-			return 1
-		}
-		return 0
-	})
-	return heap
-}
-
 // normsFor returns the length normalisation for st's generation, reading
 // the length blocks again when the memory has changed since the last read.
 func (s *Store) normsFor(k kv, st statsRecord) (*normCache, error) {
@@ -392,7 +256,11 @@ func (s *Store) normsFor(k kv, st statsRecord) (*normCache, error) {
 	if avgdl <= 0 {
 		avgdl = 1
 	}
-	c := &normCache{gen: st.Gen, norm: make([]float32, st.NextChunk), inv1: make([]float32, st.NextChunk)}
+	segs, err := k.segments()
+	if err != nil {
+		return nil, err
+	}
+	c := &normCache{gen: st.Gen, pairs: make([]normPair, st.NextChunk), segs: segs}
 	for blk := uint32(0); blk*lensPerBlock < st.NextChunk; blk++ {
 		raw, err := k.get(bucketLens, u32key(blk))
 		if err != nil {
@@ -406,8 +274,7 @@ func (s *Store) normsFor(k kv, st statsRecord) (*normCache, error) {
 			}
 			dl := float64(v - 1)
 			norm := bm25K1 * (1 - bm25B + bm25B*dl/avgdl)
-			c.norm[base+uint32(i/2)] = float32(norm)
-			c.inv1[base+uint32(i/2)] = float32(1 / (1 + norm))
+			c.pairs[base+uint32(i/2)] = normPair{norm: float32(norm), inv1: float32(1 / (1 + norm))}
 		}
 	}
 	s.norms.Store(c)

@@ -4,14 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,10 +65,14 @@ type prepared struct {
 	size, overlap int
 	unchanged     bool
 	spans         []span
-	tfs           []map[string]uint32
-	lens          []int
-	vecs          [][]float32
-	embedErr      string
+	// The chunks' terms, by their numbers in v: those of chunk i are
+	// tfs[ends[i-1]:ends[i]]. lens are the chunks' lengths in words.
+	v        *vocab
+	tfs      []termFreq
+	ends     []int
+	lens     []int
+	vecs     [][]float32
+	embedErr string
 	// id is the document's id when it was chosen before the write (a
 	// queued write); empty means a new one.
 	id string
@@ -125,6 +125,9 @@ func (s *Store) AddBatch(ctx context.Context, ins []Input) ([]Added, error) {
 		}
 		return w.finish()
 	})
+	for _, p := range preps {
+		s.an.putVocabs(p.v)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -195,13 +198,16 @@ func (s *Store) analyseAll(ctx context.Context, preps []*prepared) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			memo := stemMemo{}
+			v := s.an.takeVocab()
 			for ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= len(work) {
-					return
+					break
 				}
-				s.analyse(work[i], memo)
+				s.analyse(work[i], v)
+			}
+			if ctx.Err() != nil {
+				s.an.putVocabs(v) // no prepared input holds it
 			}
 		}()
 	}
@@ -209,12 +215,14 @@ func (s *Store) analyseAll(ctx context.Context, preps []*prepared) error {
 	return ctx.Err()
 }
 
-func (s *Store) analyse(p *prepared, memo stemMemo) {
+// analyse chunks p's text and counts its chunks' terms in v.
+func (s *Store) analyse(p *prepared, v *vocab) {
 	p.spans = chunkSpans(p.in.Content, p.size, p.overlap)
-	p.tfs = make([]map[string]uint32, len(p.spans))
-	p.lens = make([]int, len(p.spans))
+	p.v, p.tfs = v, make([]termFreq, 0, len(p.in.Content)/12+8)
+	p.ends, p.lens = make([]int, len(p.spans)), make([]int, len(p.spans))
 	for i, sp := range p.spans {
-		p.tfs[i], p.lens[i] = s.an.frequencies(p.in.Content[sp.start:sp.end], memo)
+		p.tfs, p.lens[i] = v.count(p.in.Content[sp.start:sp.end], p.tfs)
+		p.ends[i] = len(p.tfs)
 	}
 }
 
@@ -332,259 +340,6 @@ func (s *Store) sameAs(k kv, old []docRecord, p *prepared) (*docRecord, error) {
 		}
 	}
 	return r, nil
-}
-
-// writer applies changes inside one transaction. Posting changes are
-// gathered per term and written once per term in finish.
-type writer struct {
-	s      *Store
-	k      kv
-	st     statsRecord
-	deltas map[string]*termDelta
-	lens   map[uint32][]byte // lens blocks read or written in this transaction
-	dirty  map[uint32]bool
-	memo   stemMemo
-}
-
-type termDelta struct {
-	add []posting // ascending chunk numbers, all newer than any stored
-	del []uint32
-}
-
-func newWriter(s *Store, k kv) (*writer, error) {
-	st, err := k.stats()
-	if err != nil {
-		return nil, err
-	}
-	return &writer{s: s, k: k, st: st, deltas: map[string]*termDelta{}, lens: map[uint32][]byte{}, dirty: map[uint32]bool{}, memo: stemMemo{}}, nil
-}
-
-func (w *writer) delta(term string) *termDelta {
-	d := w.deltas[term]
-	if d == nil {
-		d = &termDelta{}
-		w.deltas[term] = d
-	}
-	return d
-}
-
-// store writes one prepared input (or finds it unchanged).
-func (w *writer) store(p *prepared, now time.Time) (Added, error) {
-	added := Added{Source: p.in.Source, EmbedError: p.embedErr}
-	if p.in.Replace && p.in.Source != "" {
-		old, err := w.k.bySource(p.in.Source)
-		if err != nil {
-			return added, err
-		}
-		same, err := w.s.sameAs(w.k, old, p)
-		if err != nil {
-			return added, err
-		}
-		if same != nil {
-			added.ID, added.Chunks, added.Unchanged, added.EmbedError = same.ID, same.Chunks, true, ""
-			return added, nil
-		}
-		if p.unchanged { // unchanged before, changed since: analyse now
-			w.s.analyse(p, nil)
-		}
-		for _, rec := range old {
-			if err := w.removeDoc(rec); err != nil {
-				return added, err
-			}
-		}
-		added.Replaced = len(old)
-	}
-	if uint64(w.st.NextChunk)+uint64(len(p.spans)) > 1<<32-1 {
-		return added, errors.New("the memory is full (4 billion chunks); start another database with --db")
-	}
-	id := p.id
-	if id == "" {
-		var err error
-		if id, err = newID(); err != nil {
-			return added, err
-		}
-	}
-	rec := docRecord{ID: id, Source: p.in.Source, Metadata: p.in.Metadata, Created: now, Hash: p.hash,
-		Bytes: len(p.in.Content), FirstChunk: w.st.NextChunk, Chunks: len(p.spans), ChunkSize: p.size, ChunkOverlap: p.overlap}
-	for i, sp := range p.spans {
-		num := w.st.NextChunk
-		w.st.NextChunk++
-		c := chunkRecord{DocID: id, Source: p.in.Source, Seq: i, Start: sp.start, Text: p.in.Content[sp.start:sp.end]}
-		if err := w.k.put(bucketChunks, u32key(num), c.encode()); err != nil {
-			return added, err
-		}
-		for term, tf := range p.tfs[i] {
-			d := w.delta(term)
-			d.add = append(d.add, posting{chunk: num, tf: tf})
-		}
-		if err := w.setLen(num, p.lens[i]); err != nil {
-			return added, err
-		}
-		w.st.Chunks++
-		w.st.Tokens += uint64(p.lens[i])
-		if p.vecs != nil {
-			if err := w.k.put(bucketVecs, u32key(num), encodeVec(w.s.opts.EmbedModel, p.vecs[i])); err != nil {
-				return added, err
-			}
-			w.st.Vectors++
-		}
-	}
-	if err := w.putDoc(rec); err != nil {
-		return added, err
-	}
-	w.st.Docs++
-	added.ID, added.Chunks = id, rec.Chunks
-	return added, nil
-}
-
-// removeDoc deletes a document, its chunks, vectors and postings. The
-// postings to delete are found by analysing the chunk texts again: the
-// analyser version is part of the index, so this gives the terms that were
-// indexed.
-func (w *writer) removeDoc(rec docRecord) error {
-	for i := 0; i < rec.Chunks; i++ {
-		num := rec.FirstChunk + uint32(i)
-		key := u32key(num)
-		raw, err := w.k.get(bucketChunks, key)
-		if err != nil {
-			return err
-		}
-		if raw != nil {
-			c, err := decodeChunk(raw)
-			if err != nil {
-				return err
-			}
-			tf, _ := w.s.an.frequencies(c.Text, w.memo)
-			for term := range tf {
-				d := w.delta(term)
-				d.del = append(d.del, num)
-			}
-			if err := w.k.del(bucketChunks, key); err != nil {
-				return err
-			}
-		}
-		dl, live, err := w.getLen(num)
-		if err != nil {
-			return err
-		}
-		if live {
-			w.st.Chunks--
-			w.st.Tokens -= uint64(dl)
-			if err := w.setFree(num); err != nil {
-				return err
-			}
-		}
-		if v, err := w.k.get(bucketVecs, key); err != nil {
-			return err
-		} else if v != nil {
-			w.st.Vectors--
-			if err := w.k.del(bucketVecs, key); err != nil {
-				return err
-			}
-		}
-	}
-	if err := w.k.del(bucketDocs, []byte(rec.ID)); err != nil {
-		return err
-	}
-	if rec.Source != "" {
-		ids, err := w.k.sourceIDs(rec.Source)
-		if err != nil {
-			return err
-		}
-		if err := w.k.setSourceIDs(rec.Source, slices.DeleteFunc(ids, func(id string) bool { return id == rec.ID })); err != nil {
-			return err
-		}
-	}
-	w.st.Docs--
-	return nil
-}
-
-// putDoc writes a new document record and lists it under its source.
-func (w *writer) putDoc(rec docRecord) error {
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("document metadata cannot be stored: %w", err)
-	}
-	if err := w.k.put(bucketDocs, []byte(rec.ID), raw); err != nil {
-		return err
-	}
-	if rec.Source == "" {
-		return nil
-	}
-	ids, err := w.k.sourceIDs(rec.Source)
-	if err != nil {
-		return err
-	}
-	return w.k.setSourceIDs(rec.Source, append(ids, rec.ID))
-}
-
-// lensBlock returns the block of lengths holding chunk num.
-func (w *writer) lensBlock(num uint32) ([]byte, int, error) {
-	blk := num / lensPerBlock
-	b, ok := w.lens[blk]
-	if !ok {
-		raw, err := w.k.get(bucketLens, u32key(blk))
-		if err != nil {
-			return nil, 0, err
-		}
-		b = make([]byte, 2*lensPerBlock)
-		copy(b, raw)
-		w.lens[blk] = b
-	}
-	return b, int(num%lensPerBlock) * 2, nil
-}
-
-// Lengths are stored plus one, so that 0 marks a free slot and a chunk of
-// only stop words (length 0) is still live.
-func (w *writer) setLen(num uint32, dl int) error {
-	b, off, err := w.lensBlock(num)
-	if err != nil {
-		return err
-	}
-	binary.LittleEndian.PutUint16(b[off:], uint16(min(dl, 65534)+1))
-	w.dirty[num/lensPerBlock] = true
-	return nil
-}
-
-func (w *writer) setFree(num uint32) error {
-	b, off, err := w.lensBlock(num)
-	if err != nil {
-		return err
-	}
-	binary.LittleEndian.PutUint16(b[off:], 0)
-	w.dirty[num/lensPerBlock] = true
-	return nil
-}
-
-func (w *writer) getLen(num uint32) (dl int, live bool, err error) {
-	b, off, err := w.lensBlock(num)
-	if err != nil {
-		return 0, false, err
-	}
-	v := binary.LittleEndian.Uint16(b[off:])
-	return int(v) - 1, v != 0, nil
-}
-
-// finish writes the gathered postings, the length blocks and the stats,
-// bumping the generation.
-func (w *writer) finish() error {
-	terms := make([]string, 0, len(w.deltas))
-	for t := range w.deltas {
-		terms = append(terms, t)
-	}
-	sort.Strings(terms) // sequential keys make for denser B+tree pages
-	for _, t := range terms {
-		if err := w.applyTerm(t, w.deltas[t]); err != nil {
-			return err
-		}
-	}
-	for blk := range w.dirty {
-		if err := w.k.put(bucketLens, u32key(blk), w.lens[blk]); err != nil {
-			return err
-		}
-	}
-	w.st.Gen++
-	return w.k.put(bucketMeta, statsKey, w.st.encode())
 }
 
 // newID returns 16 random hex digits.

@@ -62,7 +62,7 @@ type Deps struct {
 func Registry(d Deps) *tools.Registry {
 	r := tools.NewRegistry()
 	registerBuiltins(r, d)
-	registerExtras(r)
+	registerExtras(r, d)
 	return r
 }
 
@@ -99,7 +99,22 @@ func registerActing(r *tools.Registry, d Deps) {
 }
 
 // ToolDeps returns the tools.Deps that Registry's Build calls take.
-func (d Deps) ToolDeps() tools.Deps { return tools.Deps{Settings: d.Settings} }
+func (d Deps) ToolDeps() tools.Deps {
+	return tools.Deps{Settings: d.Settings, Engine: d.Engine, Model: d.Model, Options: d.Options, Memory: d.Memory}
+}
+
+// fill gives td what d has and td lacks: a registry built from d hands a
+// registered tool the engine, model and memory the built-in ones close
+// over, whoever builds it (an evaluation passes only the settings).
+func (d Deps) fill(td tools.Deps) tools.Deps {
+	if td.Engine == nil {
+		td.Engine, td.Model, td.Options = d.Engine, d.Model, d.Options
+	}
+	if td.Memory == nil {
+		td.Memory = d.Memory
+	}
+	return td
+}
 
 // must panics on a registration error, which can only be a duplicate name
 // in the lists above (Register refuses the others): a bug caught by the

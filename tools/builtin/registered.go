@@ -43,9 +43,27 @@ func Register(name string, f tools.Factory) error {
 	if slices.Contains(builtinNames(), name) {
 		return fmt.Errorf("register tool %q: a built-in tool has that name; choose another", name)
 	}
+	taken := func() bool {
+		_, dup := registered.factories[name]
+		return dup
+	}
+	registered.Lock()
+	dup := taken()
+	registered.Unlock()
+	if dup {
+		return fmt.Errorf("register tool %q: already registered", name)
+	}
+	// Built once now, without dependencies (a factory must succeed
+	// without them): a spec under another name, a nil tool or a panic is
+	// refused at once, not at the first run that lists the tools.
+	probe, err := guard(name, f)(tools.Deps{})
+	if err != nil {
+		return fmt.Errorf("register tool %q: %w", name, err)
+	}
+	tools.Close(probe)
 	registered.Lock()
 	defer registered.Unlock()
-	if _, dup := registered.factories[name]; dup {
+	if taken() {
 		return fmt.Errorf("register tool %q: already registered", name)
 	}
 	if registered.factories == nil {
@@ -74,12 +92,14 @@ func Names() []string {
 	return out
 }
 
-// registerExtras adds the registered tools to r, each factory guarded.
-func registerExtras(r *tools.Registry) {
+// registerExtras adds the registered tools to r, each factory guarded and
+// given what the built-in tools get from d.
+func registerExtras(r *tools.Registry, d Deps) {
 	registered.Lock()
 	defer registered.Unlock()
 	for _, name := range registered.names {
-		must(r.Register(name, guard(name, registered.factories[name])))
+		f := guard(name, registered.factories[name])
+		must(r.Register(name, func(td tools.Deps) (tools.Tool, error) { return f(d.fill(td)) }))
 	}
 }
 

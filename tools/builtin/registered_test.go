@@ -84,13 +84,30 @@ func TestRegisterRefusesClashesAndBadNames(t *testing.T) {
 
 func TestABrokenFactoryIsAnErrorNamingTheTool(t *testing.T) {
 	isolateRegistrations(t)
-	must(Register("panics", func(tools.Deps) (tools.Tool, error) { panic("boom") }))
-	must(Register("nothing", func(tools.Deps) (tools.Tool, error) { return nil, nil }))
-	must(Register("misnamed", echoFactory("other_name")))
-	r := Registry(Deps{})
-	for name, want := range map[string]string{"panics": "panicked: boom", "nothing": "no tool", "misnamed": `spec is named "other_name"`} {
-		if _, err := r.Build(name, tools.Deps{}); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), name) {
-			t.Errorf("Build(%q) = %v, want an error with %q", name, err, want)
+	// Refused by Register itself, at once.
+	for name, f := range map[string]tools.Factory{
+		"panics":   func(tools.Deps) (tools.Tool, error) { panic("boom") },
+		"nothing":  func(tools.Deps) (tools.Tool, error) { return nil, nil },
+		"misnamed": echoFactory("other_name"),
+	} {
+		want := map[string]string{"panics": "panicked: boom", "nothing": "no tool", "misnamed": `spec is named "other_name"`}[name]
+		if err := Register(name, f); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), name) {
+			t.Errorf("Register(%q) = %v, want an error with %q", name, err, want)
 		}
+	}
+	if slices.Contains(Registered(), "misnamed") {
+		t.Fatal("a refused tool was registered")
+	}
+	// A factory that breaks only with its dependencies is an error when
+	// it is built, naming the tool.
+	must(Register("late", func(d tools.Deps) (tools.Tool, error) {
+		if d.Memory != nil || d.Settings != nil {
+			panic("boom")
+		}
+		return echoFactory("late")(d)
+	}))
+	r := Registry(Deps{Settings: map[string]tools.Settings{}})
+	if _, err := r.Build("late", tools.Deps{Settings: map[string]tools.Settings{}}); err == nil || !strings.Contains(err.Error(), "panicked: boom") || !strings.Contains(err.Error(), "late") {
+		t.Errorf("Build(late) = %v", err)
 	}
 }

@@ -47,13 +47,13 @@ type changer struct {
 }
 
 func newChanger(name string, deps tools.Deps, log ChangeLog) changer {
-	return changer{name: name, reach: NewReach("[tool."+name+"] allowed_dirs", deps.For(name).AllowedDirs), log: log}
+	return changer{name: name, reach: NewReachIn("[tool."+name+"] allowed_dirs", deps.For(name).AllowedDirs, deps.WorkDir), log: log}
 }
 
 // refuse refuses, before anyone is asked, a secret by name and a path past
 // allowed_dirs.
 func (c changer) refuse(paths ...string) *tools.Refusal {
-	secrets := NewSecrets()
+	secrets := c.reach.Secrets()
 	for _, p := range paths {
 		if strings.TrimSpace(p) == "" {
 			continue
@@ -88,10 +88,10 @@ func (c changer) scope(paths ...string) tools.Scope {
 		if strings.TrimSpace(p) == "" {
 			continue
 		}
-		s := DirScope(p, false, "%s")
+		s := c.reach.DirScope(p, false, "%s")
 		if !containsString(dirs, s.Value) {
 			dirs = append(dirs, s.Value)
-			shownDirs = append(shownDirs, relShown(s.Value))
+			shownDirs = append(shownDirs, c.relShown(s.Value))
 		}
 	}
 	if len(dirs) == 0 {
@@ -115,10 +115,11 @@ func containsString(list []string, s string) bool {
 
 // current is a file as it is on disk before a change.
 type current struct {
-	path, real string
-	exists     bool
-	content    string
-	mode       fs.FileMode
+	// shown is real as the person reads it (relShown).
+	path, real, shown string
+	exists            bool
+	content           string
+	mode              fs.FileMode
 }
 
 // failure is a message for the model, a whole sentence: the tools' errors
@@ -135,9 +136,9 @@ func (c changer) load(ctx context.Context, path string, mustExist bool) (current
 	if strings.TrimSpace(path) == "" {
 		return current{}, failf("No path provided.")
 	}
-	secrets := NewSecrets()
-	real := Resolve(path)
-	cur := current{path: path, real: real, mode: 0o644}
+	secrets := c.reach.Secrets()
+	real := c.reach.Resolve(path)
+	cur := current{path: path, real: real, shown: c.relShown(real), mode: 0o644}
 	if why := secrets.File(path, real); why != "" {
 		return cur, failf("%s", Denied(path, why))
 	}
@@ -214,14 +215,14 @@ func checkNew(path, content string) error {
 
 // fileChange is a file's change for the preview.
 func fileChange(cur current, content string, deleted bool) tools.FileChange {
-	return tools.FileChange{Path: cur.real, Shown: relShown(cur.real), Old: cur.content, New: content,
+	return tools.FileChange{Path: cur.real, Shown: cur.shown, Old: cur.content, New: content,
 		OldExists: cur.exists, NewExists: !deleted, Mode: uint32(cur.mode)}
 }
 
 // relShown names a resolved path for the person: relative to the working
 // directory when inside it.
-func relShown(real string) string {
-	if wd, err := os.Getwd(); err == nil {
+func (c changer) relShown(real string) string {
+	if wd, err := c.reach.WorkDir(); err == nil {
 		if wdReal, err := filepath.EvalSymlinks(wd); err == nil && Within(wdReal, real) {
 			if rel, err := filepath.Rel(wdReal, real); err == nil {
 				if rel == "." {

@@ -19,7 +19,8 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
-// MaxFileSize is the largest file file_read returns (1 MiB).
+// MaxFileSize is the most file_read returns (1 MiB): a whole file up to
+// that size, or a line range of a larger one.
 const MaxFileSize = 1 << 20
 
 // FileRead reads a text file with the checks of the spec, in its order:
@@ -45,7 +46,7 @@ const readSetting = "[tool.file_read] allowed_dirs"
 // settings. A configured directory that does not exist does not stop the
 // tool from being listed; calling it fails with the reason.
 func NewFileRead(deps tools.Deps) (tools.Tool, error) {
-	return &FileRead{reach: NewReach(readSetting, deps.For("file_read").AllowedDirs)}, nil
+	return &FileRead{reach: NewReachIn(readSetting, deps.For("file_read").AllowedDirs, deps.WorkDir)}, nil
 }
 
 // NewFileReadIn builds file_read reaching dirs (the working directory,
@@ -60,7 +61,7 @@ func NewFileReadIn(dirs []string) (*FileRead, error) {
 
 var fileReadSpec = tools.Spec{
 	Name: "file_read",
-	Description: "Read the contents of a UTF-8 text file (at most 1 MiB). Files in the working directory are read at once; " +
+	Description: "Read the contents of a UTF-8 text file, at most 1 MiB of it (a larger one in parts, with start_line and max_lines). Files in the working directory are read at once; " +
 		"other paths need the user's approval, or are refused when the user limited the tool to some directories. " +
 		"Sensitive files (keys, credentials, tokens, .env, shell histories) are always refused.",
 	Parameters: tools.Params(
@@ -89,7 +90,7 @@ func (f *FileRead) Refuse(args tools.Args) *tools.Refusal {
 	if strings.TrimSpace(path) == "" {
 		return nil // the call fails saying so
 	}
-	if ref := NewSecrets().Refuse(path); ref != nil {
+	if ref := f.reach.Secrets().Refuse(path); ref != nil {
 		return ref
 	}
 	return f.reach.Refuse(path, "read")
@@ -102,7 +103,7 @@ func (f *FileRead) ConfirmationFor(args tools.Args) (bool, string) {
 
 // GrantScope is the directory of the file: a grant covers reads there.
 func (f *FileRead) GrantScope(args tools.Args) tools.Scope {
-	return DirScope(args.String("path"), false, "reads in %s (not its subfolders)")
+	return f.reach.DirScope(args.String("path"), false, "reads in %s (not its subfolders)")
 }
 
 // Execute reads args["path"].
@@ -125,13 +126,10 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if startLine < 0 || maxLines < 0 {
 		return tools.Fail("Invalid arguments: start_line and max_lines count from 1.")
 	}
-	secrets := NewSecrets()
-	if why := secrets.File(path, Resolve(path)); why != "" {
+	secrets := f.reach.Secrets()
+	abs := f.reach.Abs(path)
+	if why := secrets.File(path, Resolve(abs)); why != "" {
 		return tools.Fail("%s", Denied(path, why))
-	}
-	abs, err := filepath.Abs(expandHome(path))
-	if err != nil {
-		return tools.Fail("File not found: %s", shown(path))
 	}
 	info, err := os.Stat(abs) // follows symlinks: the target is what counts
 	if err != nil {
@@ -153,11 +151,11 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if !f.reach.Permits(real, tools.Confirmed(ctx)) {
 		return f.reach.Outside(path, "read")
 	}
-	if info.Size() > MaxFileSize {
-		return tools.Fail("File too large: %d bytes (max %d).", info.Size(), MaxFileSize)
-	}
 	if err := ctx.Err(); err != nil {
 		return tools.Fail("Cancelled.")
+	}
+	if info.Size() > MaxFileSize {
+		return f.readLarge(ctx, path, real, info, startLine, maxLines)
 	}
 	data, err := ReadRegular(real, info, MaxFileSize)
 	if err != nil {
@@ -195,6 +193,41 @@ func (f *FileRead) Execute(ctx context.Context, args tools.Args) tools.Result {
 	}
 	r := tools.OK(content)
 	r.Metadata = meta
+	return r
+}
+
+// readLarge reads a line range of a file larger than MaxFileSize (see
+// readRange): the limit is on what is returned. Without a range it says
+// how to ask for one.
+func (f *FileRead) readLarge(ctx context.Context, path, real string, info os.FileInfo, startLine, maxLines int) tools.Result {
+	if startLine <= 1 && maxLines == 0 {
+		return tools.Fail("File too large to return whole: %d bytes (file_read returns at most %d). Read a part of it: give start_line and max_lines (for example start_line 1 and max_lines 200).", info.Size(), MaxFileSize)
+	}
+	first := max(startLine, 1)
+	lr, err := readRange(ctx, real, info, first, maxLines)
+	var large *rangeTooLargeError
+	switch {
+	case errors.Is(err, errPastEnd):
+		return tools.Fail("start_line %d is past the end of %s, which has %d lines.", first, shown(path), lr.total)
+	case errors.As(err, &large):
+		return tools.Fail("Lines %d-%d of %s hold more than %d bytes, the most file_read returns; ask for fewer lines (max_lines).", large.first, large.last, shown(path), MaxFileSize)
+	case ctx.Err() != nil:
+		return tools.Fail("Cancelled.")
+	case err != nil:
+		return tools.Fail("%s", readFailure(path, err))
+	}
+	data := []byte(lr.content)
+	if why := NewSecrets().Opened(info, data); why != "" {
+		return tools.Fail("%s", Denied(path, why))
+	}
+	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		return tools.Fail("Cannot read %s: it is not a UTF-8 text file (binary content).", shown(path))
+	}
+	// Not noted as seen: the model saw a part of the file, and the write
+	// tools change only a file the model saw whole.
+	r := tools.OK(lr.content)
+	r.Metadata = map[string]any{"path": real, "size_bytes": info.Size(), "truncated": true,
+		"total_lines": lr.total, "start_line": lr.first, "end_line": lr.last}
 	return r
 }
 

@@ -109,7 +109,7 @@ func TestFileReadChecksInOrder(t *testing.T) {
 		{in("escape.txt"), outsideAllowed(in("escape.txt"))},
 		{in("innocent.txt"), "Access denied: " + in("innocent.txt") + " is a sensitive file."},
 		{in("../outside/secret.txt"), outsideAllowed(in("../outside/secret.txt"))},
-		{in("big.txt"), fmt.Sprintf("File too large: %d bytes (max 1048576).", MaxFileSize+1)},
+		{in("big.txt"), fmt.Sprintf("File too large to return whole: %d bytes (file_read returns at most 1048576). Read a part of it: give start_line and max_lines (for example start_line 1 and max_lines 200).", MaxFileSize+1)},
 		{in("bin.dat"), "Cannot read " + in("bin.dat") + ": it is not a UTF-8 text file (binary content)."},
 		{in("latin1.txt"), "Cannot read " + in("latin1.txt") + ": it is not a UTF-8 text file (binary content)."},
 	}
@@ -227,4 +227,44 @@ func TestFileReadLineRange(t *testing.T) {
 	if r.Success || !strings.Contains(r.Content, "has 5 lines") {
 		t.Fatalf("past the end: %+v", r)
 	}
+}
+
+// A line range of a file larger than 1 MiB is read: the limit is on what
+// is returned, not on the file.
+func TestFileReadReadsALineRangeOfALargeFile(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 1; b.Len() <= 3*MaxFileSize; i++ {
+		fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", 60))
+	}
+	total := strings.Count(b.String(), "\n")
+	write(t, filepath.Join(dir, "big.log"), b.String())
+	long := strings.Repeat("y", 100_000) // longer than the reading buffer
+	write(t, filepath.Join(dir, "long.log"), "a\n"+long+"\nb\n"+strings.Repeat("z\n", MaxFileSize))
+	f, _ := NewFileReadIn([]string{dir})
+	path := filepath.Join(dir, "big.log")
+
+	r := read(t, f, tools.Args{"path": path, "start_line": 40000, "max_lines": 2})
+	want := fmt.Sprintf("line 40000 %s\nline 40001 %s", strings.Repeat("x", 60), strings.Repeat("x", 60))
+	if !r.Success || r.Content != want || r.Metadata["total_lines"] != total || r.Metadata["end_line"] != 40001 {
+		t.Fatalf("range: %v %q %v", r.Success, cut(r.Content), r.Metadata)
+	}
+	if r := read(t, f, tools.Args{"path": filepath.Join(dir, "long.log"), "start_line": 2, "max_lines": 2}); !r.Success || r.Content != long+"\nb" {
+		t.Fatalf("a line longer than the buffer: %v %q", r.Success, cut(r.Content))
+	}
+	r = read(t, f, tools.Args{"path": path, "start_line": 2})
+	if r.Success || !strings.Contains(r.Content, "hold more than 1048576 bytes, the most file_read returns; ask for fewer lines") {
+		t.Fatalf("to the end: %q", cut(r.Content))
+	}
+	r = read(t, f, tools.Args{"path": path, "start_line": total + 1, "max_lines": 5})
+	if r.Success || r.Content != fmt.Sprintf("start_line %d is past the end of %s, which has %d lines.", total+1, path, total) {
+		t.Fatalf("past the end: %q", r.Content)
+	}
+}
+
+func cut(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }

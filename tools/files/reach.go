@@ -14,8 +14,9 @@ import (
 )
 
 // Reach is where a file tool may act. With no allowed directories
-// configured for the tool, it is the working directory the process had when
-// the tool was built, acted on without asking; anything else needs the
+// configured for the tool, it is the tools' working directory when the
+// tool was built (tools.Deps.WorkDir, else the process's), acted on
+// without asking; anything else needs the
 // person's confirmation (see tools.ConfirmationRule), so a prompt injection
 // cannot make a model read around the machine unseen. With allowed
 // directories configured, it is exactly those, as the tool spec says: a
@@ -36,15 +37,23 @@ type Reach struct {
 	// fails saying so (a reach that silently became "anything" or
 	// "nothing" would be worse).
 	err error
+	// wd is the working directory relative paths resolve in ("": the
+	// process's).
+	wd string
 }
 
-// NewReach returns the reach of a tool: allowed (~ expanded), named by
-// setting in messages, or the working directory when allowed is empty. A
-// directory that does not exist is reported by Err, not dropped.
-func NewReach(setting string, allowed []string) *Reach {
-	r := &Reach{limited: len(allowed) > 0, setting: setting}
+// NewReach returns the reach of a tool working in the process's working
+// directory (see NewReachIn).
+func NewReach(setting string, allowed []string) *Reach { return NewReachIn(setting, allowed, "") }
+
+// NewReachIn returns the reach of a tool whose working directory is wd
+// ("": the process's): allowed (~ expanded), named by setting in
+// messages, or the working directory when allowed is empty. A directory
+// that does not exist is reported by Err, not dropped.
+func NewReachIn(setting string, allowed []string, wd string) *Reach {
+	r := &Reach{limited: len(allowed) > 0, setting: setting, wd: wd}
 	if !r.limited {
-		if wd, err := os.Getwd(); err == nil {
+		if wd, err := r.WorkDir(); err == nil {
 			if real, err := filepath.EvalSymlinks(wd); err == nil && real != string(filepath.Separator) {
 				r.dirs = append(r.dirs, real)
 			}
@@ -52,7 +61,7 @@ func NewReach(setting string, allowed []string) *Reach {
 		return r
 	}
 	for _, d := range allowed {
-		abs, err := filepath.Abs(expandHome(d))
+		abs, err := r.abs(d)
 		if err != nil {
 			r.err = fmt.Errorf("allowed directory %q: %w", d, err)
 			return r
@@ -66,6 +75,53 @@ func NewReach(setting string, allowed []string) *Reach {
 	}
 	return r
 }
+
+// WorkDir is the directory the tool works in: where relative paths
+// resolve and commands run.
+func (r *Reach) WorkDir() (string, error) {
+	if r.wd != "" {
+		return r.wd, nil
+	}
+	return os.Getwd()
+}
+
+// abs returns p absolute (~ expanded), a relative path taken in the
+// working directory.
+func (r *Reach) abs(p string) (string, error) { return absIn(r.wd, p) }
+
+// Abs is p absolute (~ expanded), a relative path taken in the working
+// directory; p cleaned when it cannot be made absolute.
+func (r *Reach) Abs(p string) string { return absOr(r.wd, p) }
+
+// Secrets are the rules of sensitive files, a relative path judged in
+// the working directory.
+func (r *Reach) Secrets() *Secrets {
+	s := NewSecrets()
+	s.wd = r.wd
+	return s
+}
+
+// absIn returns p absolute (~ expanded), a relative path taken in wd
+// ("": the process's working directory).
+func absIn(wd, p string) (string, error) {
+	p = expandHome(p)
+	if wd != "" && !filepath.IsAbs(p) {
+		return filepath.Join(wd, p), nil
+	}
+	return filepath.Abs(p)
+}
+
+// absOr is absIn, or p cleaned when it cannot be made absolute.
+func absOr(wd, p string) string {
+	abs, err := absIn(wd, p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	return abs
+}
+
+// Resolve is Resolve of p taken in the working directory.
+func (r *Reach) Resolve(p string) string { return Resolve(r.Abs(p)) }
 
 // Err says why the configured directories are unusable (nil when they are
 // fine).
@@ -93,7 +149,7 @@ func (r *Reach) Contains(real string) bool {
 // allowed directories (nil otherwise): no one may approve it, and the
 // message says which setting to change. verb names the act ("read").
 func (r *Reach) Refuse(p, verb string) *tools.Refusal {
-	if !r.limited || r.err != nil || strings.TrimSpace(p) == "" || r.Contains(Resolve(p)) {
+	if !r.limited || r.err != nil || strings.TrimSpace(p) == "" || r.Contains(r.Resolve(p)) {
 		return nil
 	}
 	return r.refusal(p, verb)
@@ -134,18 +190,18 @@ func (r *Reach) ConfirmationFor(p, verb string) (bool, string) {
 	if r.limited || r.err != nil || strings.TrimSpace(p) == "" {
 		return false, "" // refused, or the call fails with the reason
 	}
-	if r.Contains(Resolve(p)) {
+	if r.Contains(r.Resolve(p)) {
 		return false, ""
 	}
 	return true, fmt.Sprintf("%s %s, outside the working directory", verb, shown(p))
 }
 
 // DirScope is the grant scope of acting on p: the directory it is in, as
-// resolved (the directory itself when p is one, if asDir). words says
-// what the grant allows, with %s for the directory ("reads in %s (not its
-// subfolders)").
-func DirScope(p string, asDir bool, words string) tools.Scope {
-	dir := Resolve(p)
+// resolved in the working directory (the directory itself when p is one,
+// if asDir). words says what the grant allows, with %s for the directory
+// ("reads in %s (not its subfolders)").
+func (r *Reach) DirScope(p string, asDir bool, words string) tools.Scope {
+	dir := r.Resolve(p)
 	if info, err := os.Stat(dir); !asDir || err != nil || !info.IsDir() {
 		dir = filepath.Dir(dir)
 	}

@@ -377,6 +377,9 @@ type Secrets struct {
 	// ownPaths are the same files and directories as written (the maps'
 	// keys are lower case), for comparing a hard link with them.
 	ownPaths map[string]string
+	// wd is the working directory a relative path is judged in ("": the
+	// process's); see Reach.Secrets.
+	wd string
 }
 
 var (
@@ -485,7 +488,7 @@ func (s *Secrets) check(paths []string, asDir bool) string {
 		if strings.TrimSpace(p) == "" {
 			continue
 		}
-		abs, err := filepath.Abs(expandHome(p))
+		abs, err := absIn(s.wd, p)
 		if err != nil {
 			abs = p
 		}
@@ -528,7 +531,7 @@ func (s *Secrets) Refuse(p string) *tools.Refusal {
 // Reason says why p must never be acted on, by the rules Refuse applies
 // ("" when it may be).
 func (s *Secrets) Reason(p string) string {
-	real := Resolve(p)
+	real := Resolve(absOr(s.wd, p))
 	if why := s.File(p, real); why != "" {
 		return why
 	}

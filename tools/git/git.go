@@ -38,7 +38,7 @@ type tool struct {
 }
 
 func newTool(spec tools.Spec, deps tools.Deps) tool {
-	return tool{spec: spec, reach: files.NewReach("[tool."+spec.Name+"] allowed_dirs", deps.For(spec.Name).AllowedDirs)}
+	return tool{spec: spec, reach: files.NewReachIn("[tool."+spec.Name+"] allowed_dirs", deps.For(spec.Name).AllowedDirs, deps.WorkDir)}
 }
 
 func (t *tool) Spec() tools.Spec {
@@ -52,12 +52,12 @@ func (t *tool) Spec() tools.Spec {
 // refusePaths refuses secrets and paths past allowed_dirs; the working
 // directory itself must be in the reach when allowed_dirs are set.
 func (t *tool) refusePaths(paths []string) *tools.Refusal {
-	if wd, err := os.Getwd(); err == nil {
+	if wd, err := t.reach.WorkDir(); err == nil {
 		if ref := t.reach.Refuse(wd, "use git in"); ref != nil {
 			return ref
 		}
 	}
-	secrets := files.NewSecrets()
+	secrets := t.reach.Secrets()
 	for _, p := range paths {
 		if ref := secrets.Refuse(p); ref != nil {
 			return ref
@@ -86,7 +86,7 @@ func (t *tool) git(ctx context.Context, timeout time.Duration, args ...string) (
 	if lerr != nil {
 		return "", "", fmt.Errorf("git is not installed (not found on PATH)")
 	}
-	wd, werr := os.Getwd()
+	wd, werr := t.reach.WorkDir()
 	if werr != nil {
 		return "", "", werr
 	}

@@ -73,7 +73,7 @@ func (d *Diff) ConfirmationFor(args tools.Args) (bool, string) {
 
 // GrantScope is the directory of the path.
 func (d *Diff) GrantScope(args tools.Args) tools.Scope {
-	return files.DirScope(args.String("path"), true, "git diffs of %s (not its subfolders)")
+	return d.reach.DirScope(args.String("path"), true, "git diffs of %s (not its subfolders)")
 }
 
 // Execute runs git diff.
@@ -96,7 +96,7 @@ func (d *Diff) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if err != nil {
 		return failed("git diff", err, out, errOut)
 	}
-	kept, left := withoutSecrets(out)
+	kept, left := withoutSecrets(out, d.reach.Secrets())
 	text := output(kept)
 	if strings.TrimSpace(kept) == "" && len(left) == 0 {
 		text = "(no changes)"
@@ -109,8 +109,7 @@ func (d *Diff) Execute(ctx context.Context, args tools.Args) tools.Result {
 
 // withoutSecrets drops the sections of a git diff that change sensitive
 // files, and names them.
-func withoutSecrets(diff string) (kept string, left []string) {
-	secrets := files.NewSecrets()
+func withoutSecrets(diff string, secrets *files.Secrets) (kept string, left []string) {
 	var b strings.Builder
 	skip := false
 	for _, line := range strings.SplitAfter(diff, "\n") {
@@ -164,7 +163,7 @@ func (l *Log) ConfirmationFor(args tools.Args) (bool, string) {
 
 // GrantScope is the directory of the path.
 func (l *Log) GrantScope(args tools.Args) tools.Scope {
-	return files.DirScope(args.String("path"), true, "git logs of %s (not its subfolders)")
+	return l.reach.DirScope(args.String("path"), true, "git logs of %s (not its subfolders)")
 }
 
 // Execute runs git log.

@@ -99,9 +99,14 @@ func TestToolsWithUnusableSchemasAreSkipped(t *testing.T) {
 		{Name: "good", Description: "fine", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer", "minimum": 1}}}},
 		{Name: "bad", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"$ref": "#/$defs/missing"}}}},
 		{Name: "untitled", InputSchema: map[string]any{"type": "object"}},
+		// Schemas no call can satisfy: offered, they would fail every call.
+		{Name: "typo", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "strnig"}}}},
+		{Name: "scalar", InputSchema: map[string]any{"type": "string"}},
 	}
 	list := m.byName["s"].buildTools(listed)
-	if len(list.tools) != 2 || len(list.skipped) != 1 || !strings.HasPrefix(list.skipped[0], "bad: ") {
+	if len(list.tools) != 2 || len(list.skipped) != 3 || !strings.HasPrefix(list.skipped[0], "bad: ") ||
+		!strings.Contains(list.skipped[1], `typo: tool s__typo: invalid parameter schema: parameter 'q' has type "strnig"`) ||
+		!strings.Contains(list.skipped[2], "scalar: tool s__scalar: invalid parameter schema: the arguments are a JSON object, but the schema's type is string") {
 		t.Fatalf("tools %d, skipped %q", len(list.tools), list.skipped)
 	}
 	spec := list.tools[1].Spec()

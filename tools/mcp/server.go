@@ -95,11 +95,17 @@ func (c *conn) markLost(reason string) {
 
 // close ends the calls in flight, stops a stdio server (closing its stdin
 // first, as the MCP spec asks) and closes the session.
-func (c *conn) close() {
+func (c *conn) close() { c.closeWith((*process).stop) }
+
+// abort is close for a connection that never became a session (the start
+// failed): a stdio server is stopped without a grace period.
+func (c *conn) abort() { c.closeWith((*process).abort) }
+
+func (c *conn) closeWith(stop func(*process)) {
 	c.cancel()
 	if c.stdio != nil {
 		if p := c.stdio.process(); p != nil {
-			p.stop()
+			stop(p)
 		}
 	}
 	if c.sess != nil {
@@ -186,7 +192,10 @@ func (s *server) run(ctx context.Context) {
 	for {
 		c, err := s.connect(ctx)
 		if ctx.Err() != nil {
-			if c != nil {
+			switch {
+			case c != nil && err != nil:
+				c.abort() // stopped while starting: no session to end
+			case c != nil:
 				c.close()
 			}
 			return
@@ -222,7 +231,7 @@ func (s *server) run(ctx context.Context) {
 		// waiting for the outcome need not wait for that.
 		s.setFailed(err.Error(), time.Until(retryAt))
 		if c != nil {
-			c.close()
+			c.abort()
 		}
 		t := time.NewTimer(time.Until(retryAt))
 		select {

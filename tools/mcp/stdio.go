@@ -117,6 +117,9 @@ type process struct {
 const (
 	termWait = time.Second
 	killWait = 5 * time.Second
+	// abortGrace is the grace period of a process whose connection broke
+	// (see abort).
+	abortGrace = 200 * time.Millisecond
 )
 
 // startError is a failure to start the server process; it needs no
@@ -218,11 +221,21 @@ func (p *process) wait() {
 
 // stop ends the process the way the MCP spec asks (close stdin, wait, then
 // SIGTERM, then SIGKILL), always for the whole process group.
-func (p *process) stop() {
+func (p *process) stop() { p.stopWithin(p.grace) }
+
+// abort stops a process whose connection broke (it printed something
+// else, did not answer the handshake, or is exiting): there is no session
+// to end cleanly, so it gets only abortGrace, time for a process that is
+// exiting by itself to be reaped (its exit status says why it failed), and
+// a command that found it broken does not wait seconds for it on the way
+// out.
+func (p *process) abort() { p.stopWithin(abortGrace) }
+
+func (p *process) stopWithin(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		close(p.stopped)
 		p.stdin.Close()
-		if p.waitExit(p.grace) {
+		if p.waitExit(grace) {
 			return
 		}
 		p.signalled.Store(true)
@@ -305,12 +318,16 @@ func (p *process) readStderr(r *os.File, log *slog.Logger) {
 }
 
 // stopOnClose is the connection's writer: closing it stops the process.
+// jarvis stops a server it is done with before it closes the session
+// (conn.close), so the SDK closing it first means the connection broke
+// (the server's output could not be read, or it ended): the process is
+// aborted, without the grace period a clean shutdown gets.
 type stopOnClose struct{ p *process }
 
 func (s stopOnClose) Write(b []byte) (int, error) { return s.p.stdin.Write(b) }
 
 func (s stopOnClose) Close() error {
-	s.p.stop()
+	s.p.abort()
 	return nil
 }
 

@@ -280,7 +280,7 @@ func NewIndex(s *memstore.Store, deps tools.Deps, opts Options) *Index {
 	if len(dirs) == 0 && len(deps.For("file_read").AllowedDirs) > 0 {
 		setting, dirs = "[tool.file_read] allowed_dirs (or [tool.memory_index] allowed_dirs)", deps.For("file_read").AllowedDirs
 	}
-	return &Index{s: s, reach: files.NewReach(setting, dirs), maxFileBytes: opts.MaxFileBytes}
+	return &Index{s: s, reach: files.NewReachIn(setting, dirs, deps.WorkDir), maxFileBytes: opts.MaxFileBytes}
 }
 
 // Spec returns memory_index's spec.
@@ -327,11 +327,11 @@ func (t *Index) Refuse(args tools.Args) *tools.Refusal {
 	if t.s == nil || strings.TrimSpace(path) == "" {
 		return nil // the call fails saying why
 	}
-	secrets := files.NewSecrets()
+	secrets := t.reach.Secrets()
 	if why := secrets.Reason(path); why != "" {
 		return &tools.Refusal{Message: fmt.Sprintf("Cannot index %s: %s.", path, files.SkipReason(why, false)), By: tools.ByProtected, Rule: path + " " + why}
 	}
-	if why := secrets.Dir(path, files.Resolve(path)); why != "" {
+	if why := secrets.Dir(path, t.reach.Resolve(path)); why != "" {
 		return &tools.Refusal{Message: fmt.Sprintf("Cannot index %s: %s.", path, files.SkipReason(why, true)), By: tools.ByProtected, Rule: path + " " + why}
 	}
 	return t.reach.Refuse(path, "index")
@@ -349,7 +349,7 @@ func (t *Index) ConfirmationFor(args tools.Args) (bool, string) {
 // GrantScope is the directory indexed (or the file's): a grant covers
 // indexing there.
 func (t *Index) GrantScope(args tools.Args) tools.Scope {
-	return files.DirScope(args.String("path"), true, "indexing %s")
+	return t.reach.DirScope(args.String("path"), true, "indexing %s")
 }
 
 // maxListedSkips bounds the skipped files named in the result.
@@ -368,7 +368,7 @@ func (t *Index) Execute(ctx context.Context, args tools.Args) tools.Result {
 	if strings.TrimSpace(path) == "" {
 		return tools.Fail("No path provided.")
 	}
-	if !t.reach.Permits(files.Resolve(path), tools.Confirmed(ctx)) {
+	if !t.reach.Permits(t.reach.Resolve(path), tools.Confirmed(ctx)) {
 		return t.reach.Outside(path, "index")
 	}
 	opts := IndexOptions{MaxFileBytes: t.maxFileBytes}
@@ -393,7 +393,7 @@ func (t *Index) Execute(ctx context.Context, args tools.Args) tools.Result {
 		}
 		opts.ChunkSize, opts.ChunkOverlap = size, overlap
 	}
-	rep, err := IndexPath(ctx, t.s, path, opts)
+	rep, err := IndexPath(ctx, t.s, t.reach.Abs(path), opts) // a relative path taken in the working directory
 	if err != nil {
 		var nf *NotFoundError
 		switch {

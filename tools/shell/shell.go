@@ -60,7 +60,7 @@ type Shell struct {
 // working_dir may point), pass_env, sandbox.
 func New(deps tools.Deps) *Shell {
 	s := deps.For(Name)
-	return &Shell{reach: files.NewReach("[tool.shell_exec] allowed_dirs", s.AllowedDirs), passEnv: s.PassEnv, sandbox: s.Sandbox}
+	return &Shell{reach: files.NewReachIn("[tool.shell_exec] allowed_dirs", s.AllowedDirs, deps.WorkDir), passEnv: s.PassEnv, sandbox: s.Sandbox}
 }
 
 var spec = tools.Spec{
@@ -107,7 +107,7 @@ func (s *Shell) Refuse(args tools.Args) *tools.Refusal {
 		}
 	}
 	if dir := args.String("working_dir"); dir != "" {
-		if ref := files.NewSecrets().Refuse(dir); ref != nil {
+		if ref := s.reach.Secrets().Refuse(dir); ref != nil {
 			return ref
 		}
 		return s.reach.Refuse(dir, "run in")
@@ -182,18 +182,18 @@ func (s *Shell) Execute(ctx context.Context, args tools.Args) tools.Result {
 // dir resolves the working directory of a call.
 func (s *Shell) dir(ctx context.Context, given string) (string, tools.Result, bool) {
 	if given == "" {
-		wd, err := os.Getwd()
+		wd, err := s.reach.WorkDir()
 		if err != nil {
 			return "", tools.Fail("The working directory cannot be found: %v.", err), true
 		}
 		return wd, tools.Result{}, false
 	}
-	real := files.Resolve(given)
+	real := s.reach.Resolve(given)
 	info, err := os.Stat(real)
 	if err != nil || !info.IsDir() {
 		return "", tools.Fail("working_dir %s is not a directory.", given), true
 	}
-	if why := files.NewSecrets().Dir(given, real); why != "" {
+	if why := s.reach.Secrets().Dir(given, real); why != "" {
 		return "", tools.Fail("%s", files.Denied(given, why)), true
 	}
 	if !s.reach.Permits(real, tools.Confirmed(ctx)) {

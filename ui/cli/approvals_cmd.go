@@ -54,7 +54,7 @@ type approvalRow struct {
 }
 
 func (a *cmdline) approvalStore() (*approvals.Store, error) {
-	db, err := a.openDB("approvals")
+	db, err := a.readDB("approvals")
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/agent"
-	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -46,6 +45,7 @@ func (f *agentFlags) configFlags(cmd *cobra.Command) config.Flags {
 
 func (a *cmdline) askCommand() *cobra.Command {
 	var af agentFlags
+	var rf runFlags
 	var asJSON, yes, noStream bool
 	var so askSessionFlags
 	var images []string
@@ -55,8 +55,8 @@ func (a *cmdline) askCommand() *cobra.Command {
 		Long: `Ask the model one question. The answer streams to stdout; each tool call is
 shown on stderr when it starts and when it ends (name, arguments, result
 preview, latency, cost), and when stderr is a terminal a last line gives the
-run's tokens, speed, time and cost. Text piped on stdin is added after the
-QUERY (or is the question when there is none).
+run's tokens, speed, time and cost. Text piped on stdin (up to 1 MiB) is
+added after the QUERY (or is the question when there is none).
 
 On a terminal, escape sequences and control characters in the answer and in
 tool output are removed; into a pipe or a file the answer is written exactly
@@ -79,8 +79,11 @@ it (compactions included), the session's model, agent and tools are used
 unless --model, --agent or --tools say otherwise, and the new messages are
 saved to it.
 
-Exit status: 0 answered, 1 the run failed (server or model error),
-2 the command was used wrongly, 130 interrupted.`,
+Exit status: 0 answered, 1 the run failed (server or model error) or
+stopped without the model's whole answer (the turn limit, the loop guard,
+a reply cut at its length or by a full window: "stopped" in the JSON says
+which), 2 the command was used wrongly, 130 interrupted (ctrl+c), 143
+terminated (SIGTERM).`,
 		Example: `  jarvis ask --agent orchestrator --tools calculator "What is 15% of 340?"
   jarvis ask --json --tools calculator,think "Solve: 2x + 5 = 13"
   git diff | jarvis ask --agent simple "Write a commit message for this diff"
@@ -96,10 +99,14 @@ Exit status: 0 answered, 1 the run failed (server or model error),
 			if err != nil {
 				return err
 			}
-			if _, err := a.loadConfig(af.configFlags(cmd)); err != nil {
+			cf := af.configFlags(cmd)
+			if err := rf.apply(cmd, &cf); err != nil {
 				return err
 			}
-			return a.ask(cmd.Context(), query, askOptions{json: asJSON, yes: yes, stream: !noStream && !asJSON, session: so, images: images})
+			if _, err := a.loadConfig(cf); err != nil {
+				return err
+			}
+			return a.ask(cmd.Context(), query, askOptions{json: asJSON, yes: yes, stream: !noStream && !asJSON, session: so, images: images, run: rf})
 		},
 	}
 	af.register(cmd)
@@ -107,6 +114,7 @@ Exit status: 0 answered, 1 the run failed (server or model error),
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve every tool call that needs confirmation")
 	cmd.Flags().BoolVar(&noStream, "no-stream", false, "print the answer once it is complete instead of streaming it")
 	cmd.Flags().StringArrayVar(&images, "image", nil, "attach an image (PNG, JPEG, WebP, GIF; ~ expanded); repeat for several")
+	rf.register(cmd)
 	so.register(cmd)
 	return cmd
 }
@@ -159,12 +167,23 @@ type askOptions struct {
 	json, yes, stream bool
 	session           askSessionFlags
 	images            []string
+	run               runFlags
 }
 
 func (a *cmdline) ask(ctx context.Context, query string, opts askOptions) error {
 	printer := &askPrinter{out: a.io.Out, stream: opts.stream, tools: newEventPrinter(a.io.Err, isTerminal(a.io.Err)), ttyErr: isTerminal(a.io.Err)}
-	policy, canAsk := a.commandPolicy(tools.SourceAsk, opts.yes)
-	res, sess, err := a.runAsk(ctx, query, opts, printer, policy)
+	var approve []string
+	if opts.run.approve != "" {
+		env, err := a.environment()
+		if err != nil {
+			return err
+		}
+		if approve, err = opts.run.approved(env); err != nil {
+			return err
+		}
+	}
+	policy, canAsk := a.commandPolicy(tools.SourceAsk, opts.yes, approve...)
+	res, sess, err := a.runAsk(ctx, query, opts, printer, policy, approve)
 	printer.end()
 	var ee *exitError
 	if errors.As(err, &ee) && ee.code == ExitUsage {
@@ -174,7 +193,7 @@ func (a *cmdline) ask(ctx context.Context, query string, opts askOptions) error 
 		sess.report(printer)
 	}
 	if opts.json {
-		out := askJSON(res, err, ctx.Err() != nil)
+		out := askJSON(ctx, res, err)
 		if sess != nil {
 			out.Session = sess.id
 		}
@@ -190,13 +209,24 @@ func (a *cmdline) ask(ctx context.Context, query string, opts askOptions) error 
 	if !opts.json && res.Turns > 0 && isTerminal(a.io.Err) {
 		printer.usage(res)
 	}
+	if err == nil && stoppedShort(res) {
+		// The notice on stderr said why; there is no answer to give.
+		return silentFail
+	}
 	return err
+}
+
+// stoppedShort reports whether a run ended without the model's whole
+// answer (the turn limit, the loop guard, a reply cut at its length or
+// by a full window): ask exits 1 for it, as for a failed run.
+func stoppedShort(res *agent.Result) bool {
+	return res.Stopped != "" && res.Stopped != agent.StopCancelled
 }
 
 // runAsk runs the question. It always returns a result: on failure, what
 // arrived before it (the partial answer, the tool results, the usage), or
 // only the model and agent when the run could not start.
-func (a *cmdline) runAsk(ctx context.Context, query string, opts askOptions, printer *askPrinter, policy *tools.Policy) (*agent.Result, *askSession, error) {
+func (a *cmdline) runAsk(ctx context.Context, query string, opts askOptions, printer *askPrinter, policy *tools.Policy, approve []string) (*agent.Result, *askSession, error) {
 	res := &agent.Result{}
 	// The session comes first: its model, agent and tools are the run's
 	// unless flags say otherwise, and the tools are built from them.
@@ -208,7 +238,7 @@ func (a *cmdline) runAsk(ctx context.Context, query string, opts askOptions, pri
 	if err != nil {
 		return res, sess, err
 	}
-	res, err = a.runAskIn(ctx, query, images, sess, printer, policy)
+	res, err = a.runAskIn(ctx, query, images, sess, printer, policy, approve)
 	return res, sess, err
 }
 
@@ -229,7 +259,7 @@ func (a *cmdline) askImages(paths []string) ([]engine.Image, error) {
 	return out, nil
 }
 
-func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Image, sess *askSession, printer *askPrinter, policy *tools.Policy) (*agent.Result, error) {
+func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Image, sess *askSession, printer *askPrinter, policy *tools.Policy, approve []string) (*agent.Result, error) {
 	res := &agent.Result{}
 	env, err := a.environment()
 	if err != nil {
@@ -242,27 +272,32 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 			return res, err
 		}
 	}
-	list, err := env.buildTools(cfg.Tools)
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		for _, t := range list {
-			closeIfCloser(t)
+	for _, n := range cfg.Tools {
+		if !env.registry.Has(n) {
+			return res, usageErr("%v", &tools.UnknownToolError{Name: n, Known: env.registry.Names()})
 		}
-	}()
+	}
 	model, note, err := env.resolveModel(ctx)
 	if err != nil {
-		return res, failErr("%v", err)
+		return res, failErr("%v", env.serverErr(env.at, err))
 	}
 	res.Model = model
+	notes := runNotes(cfg, approve)
 	if note != "" {
-		printer.note(note)
+		notes = append([]string{note}, notes...)
 	}
-	exec, err := app.NewExecutor(list, policy, printer)
+	for _, n := range notes {
+		printer.note(n)
+	}
+	exec, closeTools, err := env.w.Executor(cfg.Tools, policy, printer)
 	if err != nil {
+		var unknown *tools.UnknownToolError
+		if errors.As(err, &unknown) {
+			return res, usageErr("%v", err)
+		}
 		return res, failErr("%v", err)
 	}
+	defer closeTools()
 	turn := env.w.Turn(cfg.Agent, model, exec, printer)
 	conv := &agent.Conversation{}
 	if sess != nil {
@@ -277,12 +312,13 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 	run, err := ag.Answer(ctx, conv, agent.Input{Text: query, Images: images})
 	if run != nil {
 		res = run
+		res.Notices = append(notes, res.Notices...)
 	}
 	if sess != nil {
 		sess.finish(res.Model, cfg.Agent, cfg.Tools, cfg.PersonWindow())
 	}
 	if err != nil {
-		return res, failErr("%v", err)
+		return res, failErr("%v", env.serverErr(env.at, err))
 	}
 	return res, nil
 }
@@ -311,15 +347,15 @@ type askResultJSON struct {
 	Session string `json:"session,omitempty"`
 }
 
-func askJSON(res *agent.Result, err error, interrupted bool) askResultJSON {
+func askJSON(ctx context.Context, res *agent.Result, err error) askResultJSON {
 	out := askResultJSON{Result: *res}
 	if out.ToolResults == nil {
 		out.ToolResults = []tools.Result{} // [] rather than null for scripts
 	}
 	if err != nil {
 		out.Error = explain(err)
-		if interrupted {
-			out.Error = "interrupted"
+		if ctx.Err() != nil {
+			out.Error, _ = stopCause(ctx)
 		}
 	}
 	notices := make([]string, len(out.Notices))

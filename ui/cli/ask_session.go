@@ -101,7 +101,7 @@ func (a *cmdline) openAskSession(f askSessionFlags, query string) (*askSession, 
 	}
 	sess, msgs, err := st.Load(id)
 	if errors.Is(err, sessions.ErrNotFound) {
-		return nil, usageErr("--session: %v; 'jarvis' then /sessions lists them", err)
+		return nil, usageErr("--session: %v; 'jarvis sessions list' lists them", err)
 	} else if err != nil {
 		return nil, usageErr("--session: %v", err)
 	}

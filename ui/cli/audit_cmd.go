@@ -48,7 +48,7 @@ URLs, after "Bearer") are redacted before they are written.`,
 				}
 				f.Since = time.Now().Add(-d)
 			}
-			db, err := a.openDB("audit")
+			db, err := a.readDB("audit")
 			if err != nil {
 				return err
 			}

@@ -86,13 +86,17 @@ func TestToolsRunFollowsThePolicyAndIsAudited(t *testing.T) {
 
 func TestApprovalsListAndRevoke(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "j.db")
+	h, err := store.Open(db, "tui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
 	out, _, code := runCLI(t, "", "approvals", "list", "--db", db)
 	if code != ExitOK || !strings.Contains(out, "Nothing is always allowed") {
 		t.Fatalf("empty list: exit %d %q", code, out)
 	}
 	// An always-approval, as the workbench's dialog records it.
-	h, err := store.Open(db, "tui")
-	if err != nil {
+	if h, err = store.Open(db, "tui"); err != nil {
 		t.Fatal(err)
 	}
 	s := approvals.New(h)

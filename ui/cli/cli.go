@@ -29,6 +29,7 @@ const (
 	ExitFailed  = 1
 	ExitUsage   = 2
 	exitSignal  = 130
+	exitTerm    = 143
 	helpSuffix  = "Run 'jarvis --help' for usage."
 	defaultName = "jarvis"
 )
@@ -86,9 +87,47 @@ type globals struct {
 
 // Main runs jarvis with args and returns the exit code.
 func Main(args []string, stdio IO) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		// The first signal stops the command; later ones wait in the
+		// channel while it winds down.
+		if s, ok := <-sigs; ok {
+			cancel(signalled(s))
+		}
+	}()
+	defer startMemProfile(func(format string, a ...any) { fmt.Fprintf(stdio.Err, format, a...) })()
 	return run(ctx, args, stdio)
+}
+
+// stopSignal is the cause of a command stopped by a signal: what it says,
+// and the exit status, 128 plus the signal's number as shells report it
+// (130 for ctrl+c, 143 for SIGTERM).
+type stopSignal struct {
+	word string
+	code int
+}
+
+func (s *stopSignal) Error() string { return s.word }
+
+func signalled(s os.Signal) *stopSignal {
+	if s == syscall.SIGTERM {
+		return &stopSignal{word: "terminated", code: exitTerm}
+	}
+	return &stopSignal{word: "interrupted", code: exitSignal}
+}
+
+// stopCause says how ctx was stopped: by a signal (its word and exit
+// status), else as an interruption.
+func stopCause(ctx context.Context) (string, int) {
+	var s *stopSignal
+	if errors.As(context.Cause(ctx), &s) {
+		return s.word, s.code
+	}
+	return "interrupted", exitSignal
 }
 
 func run(ctx context.Context, args []string, stdio IO) int {
@@ -106,8 +145,9 @@ func run(ctx context.Context, args []string, stdio IO) int {
 	}
 	if ctx.Err() != nil {
 		// Interrupted: whatever failed afterwards failed because of it.
-		fmt.Fprintln(stdio.Err, "jarvis: interrupted")
-		return exitSignal
+		word, code := stopCause(ctx)
+		fmt.Fprintln(stdio.Err, "jarvis: "+word)
+		return code
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -173,7 +213,7 @@ your approval.`,
 	pf.StringVar(&a.g.dbPath, "db", "", "database file (default $JARVIS_DB or $XDG_DATA_HOME/jarvis/jarvis.db)")
 
 	root.AddCommand(a.toolsCommand(), a.versionCommand(), a.askCommand(), a.modelsCommand(), a.doctorCommand(), a.configCommand(), a.schedulerCommand(), a.memoryCommand(), a.mcpCommand(), a.chatCommand(), a.approvalsCommand(), a.auditCommand(), a.evalCommand(),
-		a.changesCommand(), a.undoCommand())
+		a.changesCommand(), a.undoCommand(), a.sessionsCommand())
 	return root
 }
 

@@ -47,7 +47,6 @@ func TestToolsRunFailuresExitOne(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"tools", "run", "nope", `{}`}, "Unknown tool: nope (available: apply_patch, calculator"},
 		{[]string{"tools", "run", "calculator", `{"expression":`}, "Invalid arguments JSON:"},
 		{[]string{"tools", "run", "calculator", `{}`}, "Invalid arguments: missing required parameter 'expression'."},
 		{[]string{"tools", "run", "calculator", `{"expression":"1/0"}`}, "Error: division by zero"},
@@ -67,6 +66,7 @@ func TestToolsRunUsageErrorsExitTwo(t *testing.T) {
 		{"tools", "run", "calculator", "{}", "extra"},
 		{"tools", "run", "calculator", "--bogus"},
 		{"tools", "list", "extra"},
+		{"tools", "run", "nope", `{}`},
 		{"nosuchcommand"},
 	} {
 		_, errOut, code := runCLI(t, "", args...)

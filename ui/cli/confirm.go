@@ -26,9 +26,9 @@ import (
 // call that needs confirmation is denied (never a silent run). Every
 // decision goes to the audit log. The database is touched only when a
 // call needs confirmation.
-func (a *cmdline) commandPolicy(source string, yes bool) (pol *tools.Policy, canAsk bool) {
+func (a *cmdline) commandPolicy(source string, yes bool, approve ...string) (pol *tools.Policy, canAsk bool) {
 	o := a.sharedPolicy()
-	o.Source, o.Yes, o.Nobody = source, yes, tools.ByNoTerminal
+	o.Source, o.Yes, o.Approve, o.Nobody = source, yes, approve, tools.ByNoTerminal
 	if f, ok := a.io.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		o.Asker, canAsk = newPromptConfirmer(a.io.In, a.io.Err), true
 	}

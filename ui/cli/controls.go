@@ -24,6 +24,7 @@ var cliControls = engine.Controls{
 	Compact: func() string { return "/compact in the workbench (jarvis --continue)" },
 	New:     func() string { return "without --continue or --session" },
 	Think:   func() string { return "--think false, or think = \"false\" in the config" },
+	Turns:   func() string { return "--max-turns N, or max_turns in the config" },
 }
 
 // explain is err's message with its advice in the command line's words.

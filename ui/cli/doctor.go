@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/store"
+	"github.com/jarvis-workbench/jarvis/tools/mcp"
 )
 
 func (a *cmdline) doctorCommand() *cobra.Command {
@@ -25,7 +27,8 @@ func (a *cmdline) doctorCommand() *cobra.Command {
 		Long: `Check everything jarvis needs, and say how to fix what fails: the config
 file, the model server (Ollama, or an OpenAI-compatible server with
 --engine openai) and every configured endpoint, the model, its tool
-support, and the database. Each problem of the configuration is a failed
+support, the MCP servers (started and stopped as 'jarvis mcp list' does),
+and the database. Each problem of the configuration is a failed
 check of its own, with its file, line and fix; while there are any, the
 other checks wait (every other command refuses to run). Exit status 1 when a
 check fails.`,
@@ -86,6 +89,7 @@ func (a *cmdline) doctor(ctx context.Context) error {
 		}
 	}
 	a.doctorEmbeddings(env, add)
+	a.doctorMCP(ctx, env, add)
 
 	dbPath := a.g.dbPath
 	if dbPath == "" {
@@ -94,7 +98,17 @@ func (a *cmdline) doctor(ctx context.Context) error {
 	if dbPath == "" {
 		dbPath = store.DefaultPath()
 	}
-	if db, err := store.Open(dbPath, "doctor"); err != nil {
+	if h, err := app.OpenDB(dbPath); err == nil {
+		dbPath = h.Path() // ~ expanded, absolute; the file is not touched
+	}
+	if !exists(dbPath) {
+		// A check creates nothing: the first command that saves does.
+		c := check{name: "database", ok: true, detail: dbPath + " does not exist yet; the first command that saves (ask --save, memory index, the workbench) creates it"}
+		if named := a.dbNamed(); named != "" {
+			c.warn, c.fix = true, "check the path from "+named+" if you meant an existing database"
+		}
+		add(c)
+	} else if db, err := store.Open(dbPath, "doctor"); err != nil {
 		var locked *store.LockedError
 		fix := fmt.Sprintf("make %s writable, or choose another file with --db or JARVIS_DB", filepath.Dir(dbPath))
 		if errors.As(err, &locked) {
@@ -278,4 +292,33 @@ func (a *cmdline) doctorEmbeddings(env *environment, add func(check)) {
 	add(check{name: "memory", ok: true, warn: true,
 		detail: fmt.Sprintf("[memory] embed_model is %s, but the %s does not make embeddings for jarvis; memory ranks with BM25 alone", m, env.def.Driver.Label),
 		fix:    "use an Ollama server as the default engine for embeddings, or remove embed_model"})
+}
+
+// doctorMCP starts every enabled MCP server as 'jarvis mcp list' does and
+// says, for each, whether it came up with its tools, what it left out,
+// or why it failed.
+func (a *cmdline) doctorMCP(ctx context.Context, env *environment, add func(check)) {
+	if len(env.cfg.MCP.Servers) == 0 {
+		return
+	}
+	list, err := mcp.Inspect(ctx, env.cfg.MCP, mcp.InspectOptions{Options: mcp.Options{ClientVersion: versionString()}})
+	if err != nil {
+		add(check{name: "mcp", detail: err.Error(), fix: "correct [[mcp.servers]] in the config"})
+		return
+	}
+	for _, s := range list {
+		server := fmt.Sprintf("server %s (%s): ", s.Name, s.Target)
+		switch {
+		case s.State == mcp.StateDisabled:
+			add(check{name: "mcp", ok: true, detail: server + "disabled (enabled = false)"})
+		case s.Available() && len(s.Skipped) > 0:
+			add(check{name: "mcp", ok: true, warn: true, detail: server + s.Summary(time.Now()) + "; left out: " + strings.Join(s.Skipped, "; "),
+				fix: "these tools' input schemas cannot be checked, so they are not offered; 'jarvis mcp tools " + s.Name + "' lists what is"})
+		case s.Available():
+			add(check{name: "mcp", ok: true, detail: server + s.Summary(time.Now())})
+		default:
+			add(check{name: "mcp", detail: server + string(s.State) + ": " + cmp.Or(s.Reason, s.LastError, "no reason given"),
+				fix: "'jarvis mcp tools " + s.Name + "' shows it in full; correct its command or url in the config, or set enabled = false"})
+		}
+	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -132,6 +133,16 @@ func (a *cmdline) database() (*store.DB, error) {
 		return nil, usageErr("%v", err)
 	}
 	a.db = db
+	if named := a.dbNamed(); named != "" && !exists(db.Path()) {
+		// A file named by hand that this command creates is said, so a
+		// mistyped path is not taken for a new, empty database unseen.
+		errw := a.io.Err
+		a.closers = append(a.closers, func() {
+			if exists(db.Path()) {
+				fmt.Fprintf(errw, "jarvis: created the database %s (%s)\n", safe.Text(db.Path()), named)
+			}
+		})
+	}
 	// A command that waits for another process says so instead of
 	// seeming to hang (the TUI replaces this with a status line).
 	errw := a.io.Err
@@ -159,9 +170,43 @@ func (a *cmdline) database() (*store.DB, error) {
 	return db, nil
 }
 
+// dbNamed says where the database's path was named (flag --db, env
+// JARVIS_DB, config FILE:LINE), "" for the default path.
+func (a *cmdline) dbNamed() string {
+	if a.g.dbPath != "" {
+		return "flag --db"
+	}
+	if cfg, err := a.loadConfig(config.Flags{}); err == nil && cfg.DB != "" {
+		return cfg.Source("db")
+	}
+	return ""
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// readDB is openDB for a command that only reads the database: a file
+// named with --db (JARVIS_DB, the config's db) that does not exist is
+// refused rather than created empty, since a mistyped path would
+// otherwise show nothing as if nothing were there.
+func (a *cmdline) readDB(what string) (*store.DB, error) {
+	db, err := a.database()
+	if err != nil {
+		return nil, err
+	}
+	if named := a.dbNamed(); named != "" && !exists(db.Path()) {
+		return nil, usageErr("there is no database at %s (%s); check the path, or leave it out for %s. Commands that save (ask --save, memory index, scheduler create) create it",
+			db.Path(), named, store.DefaultPath())
+	}
+	return a.openDB(what)
+}
+
 // openDB returns the database after checking it can be opened, for commands
 // that need it, so a locked or unwritable file is reported up front. what
-// tells another process waiting for the file what this one is doing.
+// tells another process waiting for the file what this one is doing. A
+// command that only reads uses readDB.
 func (a *cmdline) openDB(what string) (*store.DB, error) {
 	db, err := a.database()
 	if err != nil {

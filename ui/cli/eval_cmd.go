@@ -58,9 +58,15 @@ need confirmation are denied unless the suite approves them.
 Results are saved in the database: 'jarvis eval history' lists them and
 compares two runs case by case.
 
+A case run that could not be made (the server failed, the request did not
+fit the window) is not the model's failure: it is marked ! and counted
+apart, and the rates count only the runs made. A model that never called a
+tool is flagged: it passes only the cases that need none.
+
 Exit status: 0 the evaluation ran (whatever the pass rate; see --fail-under),
-1 it could not run (server, model) or a pass rate is under --fail-under,
-2 wrong use or a bad suite file, 130 interrupted.`
+1 it could not run (server, model), a case run could not be made, or a pass
+rate is under --fail-under, 2 wrong use or a bad suite file (an unknown tool,
+an expected argument the tool does not take), 130 interrupted.`
 
 func (a *cmdline) evalCommand() *cobra.Command {
 	var f evalFlags
@@ -316,6 +322,15 @@ func (a *cmdline) runEval(ctx context.Context, f *evalFlags) error {
 	if runErr != nil {
 		return failErr("%v", runErr)
 	}
+	notRun := 0
+	for _, r := range rep.Results {
+		notRun += r.NotRun
+	}
+	if notRun > 0 {
+		// The measure is incomplete: what could not run is not the
+		// model's failure, and not a pass either.
+		return failErr("%s could not be made (marked %s above; the server failed or a request did not fit the window); the rates count only the runs made", format.Count(notRun, "case run"), "!")
+	}
 	if f.failUnder != "" {
 		var under []string
 		for _, r := range rep.Results {
@@ -438,7 +453,7 @@ each run and which flipped: fixed (failed, now passes) or broken.`,
 			if !compare && len(args) == 2 {
 				return usageErr("two ids given without --compare. Usage: jarvis eval history --compare ID ID")
 			}
-			db, err := a.openDB("eval history")
+			db, err := a.readDB("eval history")
 			if err != nil {
 				return err
 			}

@@ -292,3 +292,25 @@ func TestEvalFollowsThePolicyAndWritesTheAuditLog(t *testing.T) {
 		t.Fatalf("decisions %v", decisions)
 	}
 }
+
+// A case run the server could not make is marked and counted apart, and
+// the evaluation exits 1: its measure is incomplete.
+func TestEvalSaysWhatCouldNotRun(t *testing.T) {
+	srv := ot.New(t)
+	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
+	srv.On(et.UserSays("add two and two")).Reply(et.Error(500, "model runner crashed"))
+	srv.Default(et.Text("Hello."))
+	suite := `{"name": "two", "cases": [
+ {"id": "add", "prompt": "add two and two", "tools": ["calculator"], "expect": {"calls": [{"tool": "calculator", "args": {"expression": "2+2"}}]}},
+ {"id": "hello", "prompt": "say hello", "tools": ["calculator"], "expect": {"calls": []}}]}`
+	out, errOut, code := runCLI(t, suite, "eval", "--suite", "-", "--host", srv.URL, "--model", "qwen3:8b", "--db", filepath.Join(t.TempDir(), "j.db"))
+	if code != ExitFailed || !strings.Contains(out, "passed 1/1 (100%), 1 could not run") || !strings.Contains(out, "! add") ||
+		!strings.Contains(errOut, "1 case run could not be made") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	bad := `{"name": "typo", "cases": [{"id": "add", "prompt": "add", "tools": ["calculator"], "expect": {"calls": [{"tool": "calculator", "args": {"expr": "2"}}]}}]}`
+	_, errOut, code = runCLI(t, bad, "eval", "--suite", "-", "--host", srv.URL, "--model", "qwen3:8b", "--db", filepath.Join(t.TempDir(), "j.db"))
+	if code != ExitUsage || !strings.Contains(errOut, `calculator takes no argument "expr"`) {
+		t.Fatalf("an argument the tool does not take: exit %d %q", code, errOut)
+	}
+}

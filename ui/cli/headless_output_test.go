@@ -137,10 +137,11 @@ func TestToolsRunPrintsAFailureOnceAndWhole(t *testing.T) {
 	if code != ExitFailed || strings.Count(errOut, "division by zero") != 1 || !strings.Contains(errOut, "✗ calculator ") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	// The unknown-tool message is long; it is not cut to a preview.
-	_, errOut, _ = runCLI(t, "", "tools", "run", "nope", `{}`)
-	if strings.Count(errOut, "Unknown tool: nope") != 1 || !strings.Contains(errOut, "more)\n") {
-		t.Fatalf("stderr %q", errOut)
+	// An unknown tool is a wrong use, as for tools describe: the whole
+	// list of tools, once.
+	_, errOut, code = runCLI(t, "", "tools", "run", "calculater", `{}`)
+	if code != ExitUsage || strings.Count(errOut, `unknown tool "calculater" (did you mean "calculator"?)`) != 1 || !strings.Contains(errOut, "think") {
+		t.Fatalf("exit %d stderr %q", code, errOut)
 	}
 	_, errOut, _ = runCLI(t, "", "tools", "run", "calculator", `{}`)
 	if strings.Count(errOut, "missing required parameter") != 1 {

@@ -207,3 +207,29 @@ func TestMCPListWithoutServers(t *testing.T) {
 		t.Errorf("exit %d, out %q, err %q", code, out, errOut)
 	}
 }
+
+// A failing server's retries say one note on stderr, no raw log lines;
+// tools list still lists the other tools.
+func TestToolsListWithAFailingServerSaysSoOnce(t *testing.T) {
+	cfg := mcpConfigFile(t)
+	out, errOut, code := runCLI(t, "", "--config", cfg, "tools", "list")
+	if code != ExitOK || !strings.Contains(out, "web__echo") || !strings.Contains(out, "calculator") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if strings.Contains(errOut, "level=") || strings.Count(errOut, "MCP server ghost") != 1 || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("stderr %q", errOut)
+	}
+}
+
+// doctor checks the MCP servers as mcp list does: each one's state, and
+// for a failed one why and what to do.
+func TestDoctorChecksTheMCPServers(t *testing.T) {
+	srv := fakeOllama(t)
+	cfg := mcpConfigFile(t)
+	out, _, code := runCLI(t, "", "--config", cfg, "doctor", "--host", srv.URL, "--model", "qwen3:8b", "--db", filepath.Join(t.TempDir(), "j.db"))
+	if code != ExitFailed || !strings.Contains(out, "✓ mcp       server web (") || !strings.Contains(out, "ready, 11 tools") ||
+		!strings.Contains(out, "✗ mcp       server ghost (/nonexistent/jarvis-mcp-server): failed: cannot start") ||
+		!strings.Contains(out, "fix: 'jarvis mcp tools ghost' shows it in full") || !strings.Contains(out, "server off (/nonexistent/jarvis-mcp-server): disabled") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}

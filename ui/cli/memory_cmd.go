@@ -41,9 +41,15 @@ Commands that take an ID accept any unique prefix of it.`,
 }
 
 // openMemory checks the database can be opened and returns the memory on
-// it (the database is released when the command ends).
-func (a *cmdline) openMemory() (*memory.Store, error) {
-	if _, err := a.openDB("memory"); err != nil {
+// it (the database is released when the command ends). A command that
+// does not write (write false) refuses a named database that does not
+// exist (see readDB).
+func (a *cmdline) openMemory(write bool) (*memory.Store, error) {
+	open := a.readDB
+	if write {
+		open = a.openDB
+	}
+	if _, err := open("memory"); err != nil {
 		return nil, err
 	}
 	env, err := a.environment()
@@ -101,7 +107,7 @@ of it (at most the default 64).`,
 				}
 				opts.MaxFileBytes = int64(n)
 			}
-			s, err := a.openMemory()
+			s, err := a.openMemory(true)
 			if err != nil {
 				return err
 			}
@@ -149,15 +155,19 @@ of it (at most the default 64).`,
 func (a *cmdline) memSearchCommand() *cobra.Command {
 	var k int
 	var asJSON bool
+	var source string
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Search memory as the memory tools do",
 		Long: `Print the chunks that best match QUERY (all arguments, joined), best first,
-with their score (0 to 1), source and document id. Matching ignores case,
+with their score (0 to 1), source, chunk number (from 0, as in the JSON) and
+document id, and the lines of the chunk that match. Matching ignores case,
 punctuation and word endings ("running" finds "runs"); any of the query's
-words may match.`,
+words may match. --source keeps the hits of one source: a file (or the source
+given to memory_store), or every file under a directory.`,
 		Example: `  jarvis memory search quarterly report
-  jarvis memory search "deployment checklist" -k 10 --json`,
+  jarvis memory search "deployment checklist" -k 10 --json
+  jarvis memory search --source ~/notes/trips lisbon`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			query := joinArgs(args)
@@ -167,13 +177,20 @@ words may match.`,
 			if k < 1 {
 				return usageErr("-k must be at least 1, got %d", k)
 			}
-			s, err := a.openMemory()
+			s, err := a.openMemory(false)
 			if err != nil {
 				return err
+			}
+			want := k
+			if source != "" {
+				k = memory.MaxResults // the source's best, among the best of all
 			}
 			res, err := s.Search(cmd.Context(), query, k)
 			if err != nil {
 				return failErr("search failed: %v", err)
+			}
+			if source != "" {
+				res.Hits = fromSource(res.Hits, searchSource(cmd.Context(), s, source), want)
 			}
 			if res.Warning != "" {
 				fmt.Fprintf(a.io.Err, "jarvis: warning: %s\n", safe.Text(res.Warning))
@@ -193,12 +210,14 @@ words may match.`,
 				if src == "" {
 					src = "(no source)"
 				}
-				fmt.Fprintf(a.io.Out, "%d. [%.2f] %s  chunk %d  id %s\n   %s\n", i+1, h.Score, src, h.Chunk+1, h.DocID, format.OneLine(h.Content, 240))
+				preview := strings.Join(memory.Excerpt(query, h.Content, 3), " … ")
+				fmt.Fprintf(a.io.Out, "%d. [%.2f] %s  chunk %d  id %s\n   %s\n", i+1, h.Score, src, h.Chunk, h.DocID, format.OneLine(preview, 240))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().IntVarP(&k, "top-k", "k", 5, "number of results")
+	cmd.Flags().StringVar(&source, "source", "", "only the hits of this source: a file path (or the source given to memory_store), or a directory for every file under it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results (full chunk texts and scores) as JSON")
 	return cmd
 }
@@ -211,7 +230,7 @@ func (a *cmdline) memListCommand() *cobra.Command {
 		Short: "List the documents in memory",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openMemory()
+			s, err := a.openMemory(false)
 			if err != nil {
 				return err
 			}
@@ -256,7 +275,7 @@ func (a *cmdline) memStatsCommand() *cobra.Command {
 		Short: "Show how much is in memory and how it is indexed",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openMemory()
+			s, err := a.openMemory(false)
 			if err != nil {
 				return err
 			}
@@ -313,7 +332,7 @@ its path; for a directory, every file indexed under it.`,
 			case source != "" && len(args) > 0:
 				return usageErr("give either document ids or --source, not both")
 			}
-			s, err := a.openMemory()
+			s, err := a.openMemory(false)
 			if err != nil {
 				return err
 			}
@@ -391,6 +410,35 @@ func sourceInStore(ctx context.Context, s *memory.Store, source string) string {
 		}
 	}
 	return source
+}
+
+// searchSource is what --source names: a source as stored, else the path
+// it names made absolute (indexed files are stored under their absolute
+// path), a file's or a directory's.
+func searchSource(ctx context.Context, s *memory.Store, source string) string {
+	if docs, err := s.List(ctx, source); err == nil && len(docs) > 0 {
+		return source
+	}
+	if abs, err := filepath.Abs(expandHome(source)); err == nil {
+		return abs
+	}
+	return source
+}
+
+// fromSource keeps the first k hits whose source is source or, for a
+// directory, a file under it.
+func fromSource(hits []memory.Hit, source string, k int) []memory.Hit {
+	dir := strings.TrimSuffix(source, string(filepath.Separator)) + string(filepath.Separator)
+	var out []memory.Hit
+	for _, h := range hits {
+		if len(out) == k {
+			break
+		}
+		if h.Source == source || strings.HasPrefix(h.Source, dir) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // megabytes formats a byte count for people: 812 B, 14.2 kB, 3.4 MB.

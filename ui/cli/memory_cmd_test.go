@@ -66,7 +66,7 @@ func TestMemoryIndexSearchListForget(t *testing.T) {
 	}
 
 	out, _, code = mem(t, db, "search", "APPLES?", "baking")
-	re := regexp.MustCompile(`^1\. \[0\.\d\d\] ` + regexp.QuoteMeta(filepath.Join(dir, "recipes", "pie.md")) + `  chunk 1  id ([0-9a-f]{16})\n   Apple pie: apples, butter, flour, sugar\. Bake for 45 minutes\.\n$`)
+	re := regexp.MustCompile(`^1\. \[0\.\d\d\] ` + regexp.QuoteMeta(filepath.Join(dir, "recipes", "pie.md")) + `  chunk 0  id ([0-9a-f]{16})\n   Apple pie: apples, butter, flour, sugar\. Bake for 45 minutes\.\n$`)
 	m := re.FindStringSubmatch(out)
 	if code != ExitOK || m == nil {
 		t.Fatalf("search: %d %q", code, out)
@@ -188,5 +188,43 @@ func TestMemoryCompactGivesSpaceBack(t *testing.T) {
 	info, err := os.Stat(db)
 	if err != nil || info.Size() > 512<<10 {
 		t.Fatalf("the file is still %d bytes after compaction", info.Size())
+	}
+}
+
+// The preview shows the lines that match, not the chunk's start; the
+// chunk number is the JSON's; --source keeps one file's or one
+// directory's hits.
+func TestMemorySearchPreviewChunkAndSource(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "jarvis.db")
+	root := t.TempDir()
+	long := "# Trip\n\n" + strings.Repeat("Filler words about nothing in particular.\n", 30) + "The ferry to Cacilhas leaves every twenty minutes.\n"
+	for p, c := range map[string]string{"trips/lisbon.md": long, "trips/porto.md": "The ferry in Porto crosses the Douro.", "work/ferry.md": "Ferry schedules for the office."} {
+		full := filepath.Join(root, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(c), 0o644)
+	}
+	if _, errOut, code := mem(t, db, "index", root); code != ExitOK {
+		t.Fatalf("index: %q", errOut)
+	}
+	out, _, code := mem(t, db, "search", "ferry", "--source", filepath.Join(root, "trips", "lisbon.md"))
+	if code != ExitOK || !strings.Contains(out, "   The ferry to Cacilhas leaves every twenty minutes.\n") || strings.Contains(out, "Filler") || strings.Count(out, "chunk ") != 1 {
+		t.Fatalf("one file: %d\n%s", code, out)
+	}
+	t.Chdir(root)
+	out, _, _ = mem(t, db, "search", "ferry", "--source", "trips", "--json")
+	var res memory.Results
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Hits) != 2 {
+		t.Fatalf("a directory: %v %s", err, out)
+	}
+	for _, h := range res.Hits {
+		if !strings.HasPrefix(h.Source, filepath.Join(root, "trips")+string(filepath.Separator)) {
+			t.Errorf("a hit from %s", h.Source)
+		}
+	}
+	text, _, _ := mem(t, db, "search", "ferry", "--source", "trips")
+	for _, h := range res.Hits {
+		if !strings.Contains(text, fmt.Sprintf("  chunk %d  id %s", h.Chunk, h.DocID)) {
+			t.Errorf("the text does not number chunk %d of %s as the JSON does:\n%s", h.Chunk, h.DocID, text)
+		}
 	}
 }

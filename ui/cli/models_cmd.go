@@ -46,6 +46,10 @@ Exit status 1 when a server could not be listed (the others still are).`,
 					if len(lists) == 1 {
 						return failErr("%v", l.err)
 					}
+					if l.srv.Name != "" {
+						fmt.Fprintf(a.io.Err, "jarvis: %s\n", safe.Text(env.serverErr(l.srv, l.err).Error()))
+						continue
+					}
 					fmt.Fprintf(a.io.Err, "jarvis: %s (%s): %s\n", l.srv.Label(), l.srv.Engine.Host(), safe.Text(l.err.Error()))
 					continue
 				}

@@ -47,9 +47,14 @@ Commands that take an ID accept any unique prefix of it.`,
 }
 
 // openScheduler opens the database and a scheduler on it. The caller closes
-// the database.
-func (a *cmdline) openScheduler(opts scheduler.Options) (*scheduler.Scheduler, *store.DB, error) {
-	db, err := a.openDB("scheduler")
+// the database. A command that does not create tasks or runs (write
+// false) refuses a named database that does not exist (see readDB).
+func (a *cmdline) openScheduler(opts scheduler.Options, write bool) (*scheduler.Scheduler, *store.DB, error) {
+	open := a.readDB
+	if write {
+		open = a.openDB
+	}
+	db, err := open("scheduler")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,7 +157,7 @@ with the orchestrator agent: the simple agent never calls tools.`,
 			if err := opts.Validate(tasks.AgentFor(nt.Agent, nt.Tools), nt.Tools); err != nil {
 				return usageErr("%v", err)
 			}
-			s, db, err := a.openScheduler(opts)
+			s, db, err := a.openScheduler(opts, true)
 			if err != nil {
 				return err
 			}
@@ -230,7 +235,7 @@ processes serve the database (run the tasks) right now.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			s, db, err := a.openScheduler(scheduler.Options{})
+			s, db, err := a.openScheduler(scheduler.Options{}, false)
 			if err != nil {
 				return err
 			}
@@ -288,7 +293,7 @@ func (a *cmdline) schedChangeCommand(verb, short string, apply func(*scheduler.S
 		Short: short,
 		Args:  argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, db, err := a.openScheduler(scheduler.Options{Command: "scheduler " + verb})
+			s, db, err := a.openScheduler(scheduler.Options{Command: "scheduler " + verb}, false)
 			if err != nil {
 				return err
 			}
@@ -364,7 +369,7 @@ result or error and the tools it was denied.`,
 			if n < 1 {
 				return usageErr("-n must be at least 1, got %d", n)
 			}
-			s, db, err := a.openScheduler(scheduler.Options{Timeout: a.configTimeout()})
+			s, db, err := a.openScheduler(scheduler.Options{Timeout: a.configTimeout()}, false)
 			if err != nil {
 				return err
 			}
@@ -413,7 +418,7 @@ status 1 when the run failed. Ctrl-C stops the run; its end is logged.`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Refused before any MCP server starts.
-			check, db, err := a.openScheduler(scheduler.Options{})
+			check, db, err := a.openScheduler(scheduler.Options{}, false)
 			if err != nil {
 				return err
 			}
@@ -498,7 +503,7 @@ then cancelled, and every run's end is written to its log before exiting.`,
 			}
 			opts.Events, opts.Dedicated, opts.MaxConcurrent, opts.StopGrace, opts.SkipAfter = newSchedPrinter(a.io.Err), true, maxRuns, grace, skipAfter
 			opts.Logger = slog.New(slog.NewTextHandler(a.io.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			s, db, err := a.openScheduler(opts)
+			s, db, err := a.openScheduler(opts, true)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/jarvis-workbench/jarvis/agent"
@@ -159,6 +160,10 @@ func newTaskRunner(env *environment, bus events.Publisher, engines *engineCache)
 		res, err := ag.Run(ctx, &agent.Conversation{}, t.Prompt)
 		if res == nil {
 			return "", err
+		}
+		if err == nil && stoppedShort(res) {
+			// Not an answer: the run failed, and its notice says why.
+			err = errors.New(say(res.Notices[len(res.Notices)-1]))
 		}
 		return res.Content, err
 	})

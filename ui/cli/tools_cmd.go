@@ -166,7 +166,7 @@ from a file with @FILE (~ is expanded), for arguments too large for the
 command line (up to 4 MiB).
 
 Exit status: 0 when the tool succeeded, 1 when it failed (or was denied),
-2 when the command was used wrongly. A tool that needs confirmation is denied
+2 when the command was used wrongly (an unknown tool among them). A tool that needs confirmation is denied
 when stdin is not a terminal, unless --yes is given.`,
 		Example: `  jarvis tools run calculator '{"expression":"sqrt(144) + 3**2"}'
   jarvis tools run think '{"thought":"Let me break this problem into steps..."}'
@@ -191,21 +191,16 @@ when stdin is not a terminal, unless --yes is given.`,
 					return err
 				}
 			}
-			// An unknown name still goes through the executor, which
-			// answers the way a model would be answered: with the list
-			// of tools that do exist.
-			var list []tools.Tool
-			if env.registry.Has(call.Name) {
-				var t tools.Tool
-				if t, err = env.registry.Build(call.Name, env.deps); err == nil {
-					list = append(list, t)
-				}
-			} else {
-				list, err = env.registry.BuildAll(env.deps)
+			// An unknown name is a wrong use of the command, as for
+			// tools describe: nothing runs.
+			if !env.registry.Has(call.Name) {
+				return usageErr("%v", &tools.UnknownToolError{Name: call.Name, Known: env.registry.Names()})
 			}
+			t, err := env.registry.Build(call.Name, env.deps)
 			if err != nil {
 				return failErr("%v", err)
 			}
+			list := []tools.Tool{t}
 			defer func() {
 				for _, t := range list {
 					closeIfCloser(t)

@@ -135,3 +135,45 @@ func TestLongReasonsWrapUnderThemselves(t *testing.T) {
 		t.Errorf("the continuation is not indented under the reason:\n%s", text)
 	}
 }
+
+// Rows and chart labels tell the same model on two servers apart; a case
+// that could not run and a model that never called a tool are said.
+func TestLabelsTellServersApartAndNotRunIsSaid(t *testing.T) {
+	rep := sampleReport("qwen3:8b", "qwen3:8b")
+	rep.Results[1].Host = "http://gpu-box:11434"
+	rep.Results[1].NotRun = 1
+	rep.Results[1].Cases = append(rep.Results[1].Cases, eval.CaseResult{ID: "lost", Category: "single", NotRun: 1,
+		Reason: "could not run: model server error (HTTP 500): runner crashed", Runs: []eval.CaseRun{{NotRun: true, Reason: "could not run: model server error (HTTP 500): runner crashed"}}})
+	rep.Results[0].NoCalls = "never called a tool: it passes only the cases that need none (2 of the 4 cases need a call)"
+	text := strings.Join(Report(rep, 100), "\n")
+	for _, want := range []string{
+		"qwen3:8b orchestrator 127.0.0.1:11434 (no calls)",
+		"qwen3:8b orchestrator gpu-box:11434",
+		"passed 2/4 (50%), 1 could not run",
+		"  ! lost",
+		"could not run: model server error (HTTP 500): runner crashed",
+		"  ! never called a tool: it passes only the cases that need none",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+	hist := strings.Join(History([]evals.Run{{ID: "a", Model: "qwen3:8b", Agent: "orchestrator", Engine: "ollama", Host: "http://gpu-box:11434", Passed: 2, Total: 3, NotRun: 1, NoCalls: "never"}}, 140), "\n")
+	if !strings.Contains(hist, "gpu-box:11434") || !strings.Contains(hist, "2/3 (+1 not run)") || !strings.Contains(hist, "!no calls") {
+		t.Errorf("history:\n%s", hist)
+	}
+}
+
+// A comparison of two wordings of a tool shows both and which won.
+func TestCompareSaysWhichWordingWon(t *testing.T) {
+	a := evals.Run{ID: "a", Model: "m", Passed: 7, Total: 10, Reworded: []string{"calculator"},
+		Wording: []evals.Wording{{Tool: "calculator", Description: "Evaluate math."}}}
+	b := evals.Run{ID: "b", Model: "m", Passed: 9, Total: 10, Reworded: []string{"calculator"},
+		Wording: []evals.Wording{{Tool: "calculator", Description: "Use for all arithmetic; exact."}}}
+	text := strings.Join(Compare(a, b, 120), "\n")
+	for _, want := range []string{"  calculator:", "    A “Evaluate math.”", "    B “Use for all arithmetic; exact.”", "    B's wording won: 90% against 70%"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the comparison lacks %q:\n%s", want, text)
+		}
+	}
+}

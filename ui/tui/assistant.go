@@ -128,11 +128,11 @@ func (a *assistantItem) endTurn(t *events.TurnPayload) {
 		if a.text == nil {
 			a.appendText("")
 		}
-		a.text.stream.Set(t.Content)
+		a.text.stream.SetFinal(t.Content)
 		a.text.final = true
 	}
 	if a.thinking != nil {
-		a.thinking.stream.Set(t.Thinking)
+		a.thinking.stream.SetFinal(t.Thinking)
 		a.thinking.final = true
 	}
 	a.add(&lineBlock{kind: lineFooter, text: footerText(t.Usage, t.Context)})
@@ -189,8 +189,14 @@ func (a *assistantItem) finish(u events.Usage, turns int) {
 	for _, b := range a.blocks {
 		switch b := b.(type) {
 		case *textBlock:
+			if !b.final {
+				b.stream.SetFinal(strings.Clone(b.stream.String()))
+			}
 			b.final = true
 		case *thinkingBlock:
+			if !b.final {
+				b.stream.SetFinal(strings.Clone(b.stream.String()))
+			}
 			b.final = true
 		}
 	}

@@ -18,12 +18,15 @@ const historySize = 500
 // completion of slash commands on tab.
 type inputBox struct {
 	ta      textarea.Model
+	width   int // what the textarea was given, its prompt included
 	history []string
 	histPos int    // len(history) when not browsing
 	draft   string // what was typed before browsing history
 }
 
-func newInputBox() *inputBox {
+func newInputBox() *inputBox { return &inputBox{ta: newTextarea()} }
+
+func newTextarea() textarea.Model {
 	ta := textarea.New()
 	ta.Placeholder = "Ask anything · / for commands · ? for keys"
 	ta.ShowLineNumbers = false
@@ -42,10 +45,15 @@ func newInputBox() *inputBox {
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
 	ta.FocusedStyle.CursorLine = ta.FocusedStyle.Base
 	ta.Focus()
-	return &inputBox{ta: ta}
+	return ta
 }
 
 func (in *inputBox) value() string { return in.ta.Value() }
+
+func (in *inputBox) setWidth(w int) {
+	in.width = w
+	in.ta.SetWidth(w)
+}
 
 func (in *inputBox) set(s string) {
 	in.ta.SetValue(s)
@@ -53,8 +61,17 @@ func (in *inputBox) set(s string) {
 	in.settle()
 }
 
+// reset empties the prompt. It starts a new textarea rather than
+// emptying this one: a textarea keeps the wrapping of every line it
+// showed, every state of every prompt typed, up to 10,000 of them.
 func (in *inputBox) reset() {
-	in.ta.Reset()
+	h, focused := in.ta.Height(), in.ta.Focused()
+	in.ta = newTextarea()
+	in.ta.SetWidth(in.width)
+	in.ta.SetHeight(h)
+	if !focused {
+		in.ta.Blur()
+	}
 	in.histPos = len(in.history)
 }
 

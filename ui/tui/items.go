@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"sync"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/app/attach"
@@ -59,21 +60,136 @@ type item interface {
 	lines(rc renderCtx, from, to int) []string
 }
 
-// cached is the rendering cache of a finished item.
+// cached is the rendering cache of a finished item. The caches of all
+// items together hold at most renderCacheBytes: the least recently drawn
+// are dropped beyond it (see renderCache), so a long session keeps the
+// lines of its last screens, not of everything it showed. An item's
+// height is kept by the transcript, so a dropped rendering is made again
+// only when the item is drawn again.
 type cached struct {
 	key     cacheKey
 	version int
 	out     []string
+	// bytes is what out holds; prev and next link the caches holding
+	// lines, the most recently used first.
+	bytes      int
+	prev, next *cached
+	// frame is the frame that last drew it (renderCache.frame).
+	frame int
 }
 
 // get returns the cached lines, rendering them when the key or the version
 // changed. Lines are padded to the width once, here, so a frame never
 // measures a cached line again.
 func (c *cached) get(k cacheKey, version int, render func() []string) []string {
-	if c.out == nil || c.key != k || c.version != version {
-		c.out, c.key, c.version = padLines(render(), k.width), k, version
+	if out := renders.hit(c, k, version); out != nil {
+		return out
 	}
+	out := padLines(render(), k.width)
+	renders.set(c, k, version, out)
+	return out
+}
+
+// renderCacheBytes bounds what the rendering caches hold together, beyond
+// what the frame being drawn needs: a few screens of lines (a screen of 200 by 60 cells, styled, takes some 30
+// KiB). A variable so that tests can make it small.
+var renderCacheBytes = 256 << 10
+
+// renderCache is the list of the caches holding lines, the most recently
+// used first, and their size. It is shared by the process's transcripts
+// (one, but for tests), hence its lock.
+var renders renderCache
+
+type renderCache struct {
+	mu         sync.Mutex
+	head, tail *cached
+	bytes      int
+	// frame counts the frames drawn. What the frame being drawn uses is
+	// never dropped, however big: one reply longer than the bound would
+	// otherwise push out the items drawn beside it, and they it, every
+	// frame, each rendered again.
+	frame int
+}
+
+// nextFrame starts a frame.
+func (r *renderCache) nextFrame() {
+	r.mu.Lock()
+	r.frame++
+	r.mu.Unlock()
+}
+
+// hit returns c's lines if they are those of k and version, making them
+// the most recently used. A cache's fields are read and written under the
+// lock: dropping lines from one changes another.
+func (r *renderCache) hit(c *cached, k cacheKey, version int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c.out == nil || c.key != k || c.version != version {
+		return nil
+	}
+	if r.head != c {
+		r.unlink(c)
+		r.pushFront(c)
+	}
+	c.frame = r.frame
 	return c.out
+}
+
+// set gives c the lines out, dropping the least recently used lines of
+// other caches beyond the bound.
+func (r *renderCache) set(c *cached, k cacheKey, version int, out []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unlink(c)
+	c.out, c.bytes, c.key, c.version, c.frame = out, linesBytes(out), k, version, r.frame
+	r.pushFront(c)
+	for r.bytes > renderCacheBytes && r.tail != nil && r.tail.frame != r.frame {
+		old := r.tail
+		r.unlink(old)
+		old.out, old.bytes = nil, 0
+	}
+}
+
+func (r *renderCache) pushFront(c *cached) {
+	c.prev, c.next = nil, r.head
+	if r.head != nil {
+		r.head.prev = c
+	}
+	r.head = c
+	if r.tail == nil {
+		r.tail = c
+	}
+	r.bytes += c.bytes
+}
+
+// unlink takes c out of the list, if it is in it, and its bytes out of
+// the total.
+func (r *renderCache) unlink(c *cached) {
+	if c.prev == nil && r.head != c {
+		return
+	}
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		r.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		r.tail = c.prev
+	}
+	c.prev, c.next = nil, nil
+	r.bytes -= c.bytes
+}
+
+// linesBytes is about what lines take in memory: their bytes and their
+// string headers.
+func linesBytes(lines []string) int {
+	n := 24 + 16*len(lines)
+	for _, l := range lines {
+		n += len(l)
+	}
+	return n
 }
 
 // padLines pads (or cuts) every line to exactly w cells, in place.

@@ -52,10 +52,13 @@ func (m *markdown) render(text string, width int) []string {
 	// blanks only cost the terminal bytes. It wraps at spaces only, so a
 	// word longer than the width (a URL, a hash, a line of code) stays
 	// whole on a line too long for the screen: such a line is broken at
-	// the width rather than cut.
+	// the width rather than cut. The lines are copies: a slice of glamour's
+	// output, padded and styled, would keep all of it alive in the cache.
 	var lines []string
 	for _, l := range strings.Split(strings.Trim(out, "\n"), "\n") {
-		lines = append(lines, termtext.Fit(expandTabs(strings.TrimRight(l, " ")), width)...)
+		for _, part := range termtext.Fit(expandTabs(strings.TrimRight(l, " ")), width) {
+			lines = append(lines, strings.Clone(part))
+		}
 	}
 	if urls {
 		for i, l := range lines {

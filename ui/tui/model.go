@@ -43,6 +43,8 @@ type model struct {
 	st            *styles
 	themeName     string
 	md            *markdown
+	// frameBytes is the size of the last frame View made.
+	frameBytes int
 
 	transcript *transcript
 	input      *inputBox
@@ -513,7 +515,7 @@ func (m *model) layout() {
 	if m.width < MinWidth || m.height < MinHeight {
 		return
 	}
-	m.input.ta.SetWidth(m.transcriptWidth())
+	m.input.setWidth(m.transcriptWidth())
 	m.transcript.height = m.bodyHeight()
 	m.pane.Resize(m.paneWidth(), m.transcript.height)
 }

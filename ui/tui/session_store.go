@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 )
@@ -72,15 +73,7 @@ type SessionSummary struct {
 }
 
 // ExportResult says what an export wrote.
-type ExportResult struct {
-	// Path is the file written; Asked the path asked for when a file was
-	// there already and the export took the next free name.
-	Path, Asked string
-	// ImageDir holds the images (empty when the session has none), and
-	// Images counts the files written there.
-	ImageDir string
-	Images   int
-}
+type ExportResult = history.Export
 
 // storeAdapter is the SessionStore over the database's sessions package.
 //
@@ -175,5 +168,5 @@ func (a storeAdapter) Export(id, path string) (ExportResult, error) {
 	if err != nil {
 		return ExportResult{}, err
 	}
-	return ExportSession(a.s, sess, msgs, path)
+	return history.WriteExport(a.s, sess, msgs, path)
 }

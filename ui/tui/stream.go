@@ -12,9 +12,16 @@ import (
 // touches, so a 20,000-token answer costs the same per token at the end as
 // at the start. Markdown is rendered once the reply is complete. What it
 // stores is already stripped of escape sequences and control characters.
+// Once the reply is complete (SetFinal) it keeps the final text alone,
+// the string the conversation holds, and wraps it again only if asked for
+// lines: a long session keeps its replies once, not once more per
+// buffer.
 type streamText struct {
-	src   strings.Builder
-	width int
+	src strings.Builder
+	// final is the whole text once it is complete; src is then empty.
+	final  string
+	frozen bool
+	width  int
 	// done are the wrapped lines of every complete source line; tail is the
 	// source line still being written.
 	done []string
@@ -38,8 +45,18 @@ func (s *streamText) add(delta string) {
 	if delta == "" {
 		return
 	}
+	if s.frozen { // more text after the end: a stream again
+		s.frozen = false
+		s.src.WriteString(s.final)
+		s.final = ""
+	}
 	s.version++
 	s.src.WriteString(delta)
+	s.wrap(delta)
+}
+
+// wrap adds the wrapped lines of delta, appended to the text.
+func (s *streamText) wrap(delta string) {
 	for {
 		i := strings.IndexByte(delta, '\n')
 		if i < 0 {
@@ -61,18 +78,38 @@ func (s *streamText) add(delta string) {
 func (s *streamText) Set(text string) {
 	s.strip.Reset()
 	text = safe.Text(text)
-	if text == s.src.String() {
+	if text == s.String() {
 		return
 	}
 	s.src.Reset()
+	s.final, s.frozen = "", false
 	s.done, s.tail, s.tailLines = s.done[:0], "", nil
 	s.version++
 	s.add(text)
 	s.tailDirty = true
 }
 
+// SetFinal sets the complete text and lets go of the stream's buffers: the
+// text and its wrapped lines.
+func (s *streamText) SetFinal(text string) {
+	s.strip.Reset()
+	text = safe.Text(text)
+	if text != s.String() {
+		s.version++
+	}
+	s.src = strings.Builder{}
+	s.final, s.frozen = text, true
+	s.done, s.tail, s.tailLines, s.tailDirty = nil, "", nil, false
+	s.width = 0 // wrapped again if lines are asked for
+}
+
 // String returns the text so far.
-func (s *streamText) String() string { return s.src.String() }
+func (s *streamText) String() string {
+	if s.frozen {
+		return s.final
+	}
+	return s.src.String()
+}
 
 // Count returns the number of wrapped lines at width.
 func (s *streamText) Count(width int) int {
@@ -117,12 +154,8 @@ func (s *streamText) prepare(width int) {
 }
 
 func (s *streamText) rewrap() {
-	text := s.src.String()
 	s.done, s.tail = s.done[:0], ""
-	s.src.Reset()
-	v := s.version
-	s.add(text)
-	s.version = v // the same text, wrapped anew: not a change
+	s.wrap(s.String())
 	s.tailDirty = true
 }
 

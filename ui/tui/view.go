@@ -14,6 +14,7 @@ import (
 )
 
 func (m *model) View() string {
+	renders.nextFrame()
 	if m.width == 0 {
 		return ""
 	}
@@ -50,11 +51,16 @@ func (m *model) View() string {
 		body = overlayBox(body, o.view(m.width, len(body)), m.width)
 	}
 
+	// One buffer the size of the last frame: growing it by doubling, frame
+	// after frame, made most of what an idle or streaming jarvis allocates.
 	var b strings.Builder
+	b.Grow(m.frameBytes + m.width)
 	b.WriteString(m.headerView())
 	b.WriteByte('\n')
-	b.WriteString(strings.Join(body, "\n"))
-	b.WriteByte('\n')
+	for _, l := range body {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
 	if m.pull.height() > 0 {
 		b.WriteString(m.pull.view(m.st, m.width))
 		b.WriteByte('\n')
@@ -77,6 +83,7 @@ func (m *model) View() string {
 	b.WriteString(m.input.ta.View())
 	b.WriteByte('\n')
 	b.WriteString(m.statusView())
+	m.frameBytes = b.Len()
 	return b.String()
 }
 

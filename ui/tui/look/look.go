@@ -54,6 +54,7 @@ var Controls = engine.Controls{
 	Compact: func() string { return "/compact" },
 	New:     func() string { return "/new" },
 	Think:   func() string { return "think = \"false\" in the config" },
+	Turns:   func() string { return "max_turns in the config" },
 }
 
 // Explain is err's message with its advice in the workbench's words.

@@ -1,0 +1,196 @@
+package memory
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// A dict numbers the terms a Store's analysis meets, shared by the
+// goroutines analysing a batch and by the batches after it: a word is
+// stemmed, and its term numbered, once. Numbers are valid as long as the
+// dict: a full one is replaced by a new one for the vocabs made after,
+// and those of the old one are dropped once their batches are written.
+type dict struct {
+	mu     sync.RWMutex
+	byWord map[string]uint32 // folded word -> its term's number
+	byTerm map[string]uint32 // term -> number
+	terms  []string          // number -> term
+}
+
+// dictMaxWords bounds the words a dict takes before a new one replaces
+// it: a working vocabulary fits (the Go distribution's sources have about
+// 400,000), and memory stays bounded on odd corpora.
+const dictMaxWords = 1 << 19
+
+func newDict() *dict {
+	return &dict{byWord: make(map[string]uint32, 4096), byTerm: make(map[string]uint32, 4096)}
+}
+
+// number returns the number of a folded word's term, stemming it the
+// first time.
+func (d *dict) number(word []byte, latin bool) uint32 {
+	d.mu.RLock()
+	n, ok := d.byWord[string(word)] // no allocation for the lookup
+	d.mu.RUnlock()
+	if ok {
+		return n
+	}
+	w := string(word)
+	t := w
+	if latin && !english.IsStopWord(w) {
+		t = english.Stem(w, true)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n, ok := d.byWord[w]; ok { // another goroutine was first
+		return n
+	}
+	if n, ok = d.byTerm[t]; !ok {
+		n = uint32(len(d.terms))
+		d.terms = append(d.terms, t)
+		d.byTerm[t] = n
+	}
+	d.byWord[w] = n
+	return n
+}
+
+// names returns the terms by number, as many as the dict has now.
+func (d *dict) names() []string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.terms
+}
+
+func (d *dict) full() bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return len(d.byWord) >= dictMaxWords
+}
+
+// A vocab is one goroutine's view of a dict: the words it met, so that it
+// rarely takes the dict's lock, and the counts of the text being
+// analysed, by term number, so that counting a chunk's terms indexes an
+// array rather than hashing strings. Analysis is most of what indexing
+// costs. A vocab is not safe for concurrent use.
+type vocab struct {
+	d      *dict
+	byWord map[string]uint32
+	counts []uint32 // occurrences in the text being counted, by number
+	seen   []uint32 // the numbers counted so far, in order
+	// recent is a direct-mapped cache in front of byWord, small enough
+	// for the processor's cache: a few hundred words make most of a
+	// text, and a large map's lookups miss the processor's cache.
+	recent *[recentSlots]recentWord
+}
+
+const recentSlots = 4096
+
+type recentWord struct {
+	n    uint32 // term number + 1; 0: empty
+	len  uint8
+	word [27]byte
+}
+
+// termFreq is one of a chunk's terms, by its number in a dict, and how
+// often the chunk holds it.
+type termFreq struct{ term, tf uint32 }
+
+// vocabMaxWords bounds the words an idle vocab keeps for the next batch.
+const vocabMaxWords = 1 << 18
+
+// takeVocab returns a vocab of an earlier batch, or a new one.
+func (a *analyzer) takeVocab() *vocab {
+	a.vocabMu.Lock()
+	defer a.vocabMu.Unlock()
+	if n := len(a.idle); n > 0 {
+		v := a.idle[n-1]
+		a.idle = a.idle[:n-1]
+		return v
+	}
+	if a.dict == nil || a.dict.full() {
+		a.dict, a.idle = newDict(), nil
+	}
+	return &vocab{d: a.dict, byWord: make(map[string]uint32, 1024)}
+}
+
+// putVocabs keeps vocabs for the next batch once the writer is done with
+// them, but those that have grown too large or whose dict is full.
+func (a *analyzer) putVocabs(vs ...*vocab) {
+	a.vocabMu.Lock()
+	defer a.vocabMu.Unlock()
+	for _, v := range vs {
+		if v != nil && v.d == a.dict && !v.d.full() && len(v.byWord) <= vocabMaxWords && !slices.Contains(a.idle, v) {
+			a.idle = append(a.idle, v)
+		}
+	}
+}
+
+// number returns the number of a folded word's term.
+func (v *vocab) number(word []byte, latin bool) uint32 {
+	var slot *recentWord
+	if len(word) <= len(slot.word) {
+		h := uint32(2166136261) // FNV-1a
+		for _, c := range word {
+			h = (h ^ uint32(c)) * 16777619
+		}
+		if v.recent == nil {
+			v.recent = new([recentSlots]recentWord)
+		}
+		slot = &v.recent[h%recentSlots]
+		if slot.n != 0 && int(slot.len) == len(word) && string(slot.word[:slot.len]) == string(word) {
+			return slot.n - 1
+		}
+	}
+	n, ok := v.byWord[string(word)] // no allocation for the lookup
+	if !ok {
+		n = v.d.number(word, latin)
+		v.byWord[string(word)] = n
+	}
+	if slot != nil {
+		slot.n, slot.len = n+1, uint8(copy(slot.word[:], word))
+	}
+	return n
+}
+
+// count appends text's distinct terms with their frequencies to dst and
+// returns it with the text's length in words, the document length BM25
+// uses (an identifier's whole term, indexed besides its parts, does not
+// count).
+func (v *vocab) count(text string, dst []termFreq) ([]termFreq, int) {
+	dl := 0
+	words(text, func(word []byte, latin bool, parts int) {
+		n := v.number(word, latin)
+		if int(n) >= len(v.counts) {
+			v.counts = append(v.counts, make([]uint32, int(n)+1-len(v.counts)+1024)...)
+		}
+		if v.counts[n] == 0 {
+			v.seen = append(v.seen, n)
+		}
+		v.counts[n]++
+		if parts == 1 {
+			dl++
+		}
+	})
+	for _, n := range v.seen {
+		dst = append(dst, termFreq{term: n, tf: v.counts[n]})
+		v.counts[n] = 0
+	}
+	v.seen = v.seen[:0]
+	return dst, dl
+}
+
+// frequencies counts the terms of text by their text, for the checks that
+// compare an index with what its chunks say.
+func (a *analyzer) frequencies(text string) (map[string]uint32, int) {
+	v := a.takeVocab()
+	defer a.putVocabs(v)
+	tfs, dl := v.count(text, nil)
+	names := v.d.names()
+	out := make(map[string]uint32, len(tfs))
+	for _, f := range tfs {
+		out[names[f.term]] = f.tf
+	}
+	return out, dl
+}
