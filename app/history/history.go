@@ -43,6 +43,14 @@ func Stored(a agent.Appended) sessions.Message {
 				msg.Result.Metadata = map[string]any{sessions.ArgumentsKey: args}
 			}
 		}
+		if d := a.Result.Diff(); d != "" {
+			// The diff the person approved, for a reopened session's
+			// panel to show as the live one did.
+			if msg.Result.Metadata == nil {
+				msg.Result.Metadata = map[string]any{}
+			}
+			msg.Result.Metadata[tools.MetaDiff] = d
+		}
 	}
 	if c := a.Compaction; c != nil {
 		msg.Role, msg.Content, msg.Kept, msg.Replaced, msg.LeftOut = sessions.RoleSummary, c.Summary, c.Kept, c.Replaced, c.LeftOut
@@ -84,6 +92,9 @@ func Appended(m sessions.Message) agent.Appended {
 	if m.Result != nil {
 		a.Result = &tools.Result{ToolName: m.ToolName, Content: m.Content, Success: m.Result.Success,
 			Status: tools.Status(m.Result.Status), LatencySeconds: m.Result.LatencySeconds, CostUSD: m.Result.CostUSD}
+		if d, ok := m.Result.Metadata[tools.MetaDiff].(string); ok && d != "" {
+			a.Result.Metadata = map[string]any{tools.MetaDiff: d}
+		}
 	}
 	return a
 }

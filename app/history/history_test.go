@@ -112,3 +112,22 @@ func TestIncompleteValuesMirrorTheAgent(t *testing.T) {
 		}
 	}
 }
+
+// A write's diff is kept with its result, and nothing else of its
+// metadata: a reopened session shows what the person approved.
+func TestAWritesDiffIsKeptWithItsResult(t *testing.T) {
+	const diff = "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-draft\n+final\n"
+	res := tools.OK("Edited notes.txt.").WithMeta(tools.MetaDiff, diff).WithMeta("paths", []string{"/w/notes.txt"})
+	res.ToolName, res.Status = "file_edit", tools.StatusOK
+	stored := Stored(agent.Appended{Message: engine.Message{Role: engine.RoleTool, Content: res.Content, ToolName: "file_edit", ToolCallID: "c1"}, Result: &res})
+	if len(stored.Result.Metadata) != 1 || stored.Result.Metadata[tools.MetaDiff] != diff {
+		t.Fatalf("stored metadata %v", stored.Result.Metadata)
+	}
+	if back := Appended(stored); back.Result.Diff() != diff {
+		t.Fatalf("read back without its diff: %+v", back.Result)
+	}
+	plain := tools.OK("4")
+	if s := Stored(agent.Appended{Message: engine.Message{Role: engine.RoleTool, Content: "4"}, Result: &plain}); s.Result.Metadata != nil {
+		t.Fatalf("a result without a diff stored metadata %v", s.Result.Metadata)
+	}
+}

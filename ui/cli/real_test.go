@@ -43,11 +43,11 @@ func TestRealAskOnBothEngines(t *testing.T) {
 			}
 		})
 	}
-	// The thinking the server's qwen3-thinking parser found in the answer
-	// arrives too.
+	// The thinking the server's qwen3-thinking parser found arrives too,
+	// every turn's in order.
 	out, errOut, code := runCLI(t, "", "ask", "--json", "--host", srv.URL, "--model", "scripted-think-qwen3", "--tools", "calculator", "What is 15% of 340?")
 	var res struct{ Content, Thinking string }
-	if code != ExitOK || json.Unmarshal([]byte(out), &res) != nil || res.Thinking != "The calculator returned the result, so I can answer now." {
+	if code != ExitOK || json.Unmarshal([]byte(out), &res) != nil || res.Thinking != "The user wants 15% of 340. I will use the calculator tool.\n\nThe calculator returned the result, so I can answer now." {
 		t.Errorf("exit %d, thinking %q\n%s\n%s", code, res.Thinking, out, errOut)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/toolstab"
 )
 
 // AlwaysStore keeps the always-grants (store/approvals): the dialog's A
@@ -111,52 +112,36 @@ type alwaysDoneMsg struct {
 	err  error
 }
 
-// paneQuestion is a yes/no question the side pane asks before a change
-// that lets more run; y (held like any answer) says yes.
-type paneQuestion struct {
-	text string
-	yes  func() tea.Cmd
-}
-
 // askAlways is the Tools tab's A on the selected tool: it asks before
 // always-allowing the whole tool, or before revoking the tool's
 // always-grants. A tool whose grants name a directory, a host, a channel
 // or a task cannot be allowed whatever it does: the note says how its
 // grants are given.
-func (m *model) askAlways() tea.Cmd {
+func (m *model) askAlways(name string) tea.Cmd {
 	s := m.opts.Always
 	if s == nil {
 		return m.setStatus("always-approvals need the database, which this workbench runs without")
 	}
-	rows := m.toolRows()
-	if len(rows) == 0 {
-		return nil
-	}
-	row := rows[min(max(m.pane.toolCursor, 0), len(rows)-1)]
-	if row.header {
-		return nil
-	}
-	name := row.name
 	shown := safe.Text(name)
 	if m.appr.always[name] {
-		m.pane.question = &paneQuestion{text: "Revoke every always-grant of " + shown + "? y yes · n no", yes: func() tea.Cmd {
+		m.tools.Ask(&toolstab.Question{Text: "Revoke every always-grant of " + shown + "? y yes · n no", Yes: func() tea.Cmd {
 			m.markAlways(name, false)
 			return func() tea.Msg {
 				n, err := s.RevokeAll(name)
 				return alwaysDoneMsg{name: name, n: n, err: err}
 			}
-		}}
+		}})
 		return nil
 	}
 	if kind := m.grantKinds[name]; !(tools.Scope{Kind: kind}).WideGrantable() {
 		return m.setStatus(shown + " is approved per " + kind.Noun() + ": press A in its dialog to always allow that one" + reachHint(kind, name))
 	}
-	m.pane.question = &paneQuestion{text: "Always allow " + shown + ", with any arguments, in every session? y yes · n no", yes: func() tea.Cmd {
+	m.tools.Ask(&toolstab.Question{Text: "Always allow " + shown + ", with any arguments, in every session? y yes · n no", Yes: func() tea.Cmd {
 		m.markAlways(name, true)
 		return func() tea.Msg {
 			return alwaysDoneMsg{name: name, on: true, err: s.AllowAlways(tools.Grant{Tool: name})}
 		}
-	}}
+	}})
 	return nil
 }
 
@@ -170,22 +155,22 @@ func reachHint(kind tools.ScopeKind, name string) string {
 // questionKey answers the side pane's question: y (held) says yes, n or
 // esc no; typing goes to the prompt and drops the question.
 func (m *model) questionKey(k tea.KeyMsg) tea.Cmd {
-	q := m.pane.question
+	q := m.tools.Question()
 	switch k.String() {
 	case "y":
 		return m.hold(k, "", func() tea.Cmd {
-			if m.pane.question != q {
+			if m.tools.Question() != q {
 				return nil
 			}
-			m.pane.question = nil
-			return q.yes()
+			m.tools.Ask(nil)
+			return q.Yes()
 		})
 	case "n", "esc":
-		m.pane.question = nil
+		m.tools.Ask(nil)
 		return nil
 	}
 	if typingKey(k) {
-		m.pane.question = nil
+		m.tools.Ask(nil)
 		m.toDraft(k)
 	}
 	return nil

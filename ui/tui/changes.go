@@ -88,7 +88,7 @@ func (m *model) undoCommand(arg string) tea.Cmd {
 		}
 		turn = n
 	}
-	if m.running {
+	if m.run.active {
 		m.addNote("A turn is running: cancel it (esc) before undoing, so no tool changes the files meanwhile.", true)
 		return nil
 	}

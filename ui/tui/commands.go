@@ -46,7 +46,7 @@ func (m *model) runCommand(line string) tea.Cmd {
 		}
 		return m.setTools(tools.ParseList(arg))
 	case "new":
-		if m.running {
+		if m.run.active {
 			m.addNote("A turn is running: cancel it (esc) before starting a new session.", true)
 			return nil
 		}
@@ -63,11 +63,11 @@ func (m *model) runCommand(line string) tea.Cmd {
 	case "clear":
 		m.transcript.clear()
 		m.convo.selected = nil
-		if m.running && m.question != nil && m.current != nil {
+		if m.run.active && m.run.question != nil && m.run.current != nil {
 			// The running turn keeps its place: its reply is still arriving.
-			m.transcript.add(m.question)
-			m.transcript.add(m.current)
-			m.transcript.setLive(m.current)
+			m.transcript.add(m.run.question)
+			m.transcript.add(m.run.current)
+			m.transcript.setLive(m.run.current)
 		}
 	case "export":
 		return m.export(arg)
@@ -88,9 +88,9 @@ func (m *model) runCommand(line string) tea.Cmd {
 	case "mouse":
 		return m.toggleMouse()
 	case "help":
-		m.overlay, m.helpScroll = overlayHelp, 0
+		m.showHelp()
 	case "quit", "exit", "q":
-		if m.running && m.cancel != nil {
+		if m.run.active && m.run.cancel != nil {
 			// Like ctrl+c: the turn is stopped first, and shown stopped.
 			m.cancelRun()
 			m.addNote("The running turn was cancelled. /quit again (or ctrl+c twice) leaves jarvis.", false)
@@ -112,7 +112,7 @@ func orNone(s string) string {
 
 // setTools changes the enabled tools for the next turns.
 func (m *model) setTools(names []string) tea.Cmd {
-	if m.running {
+	if m.run.active {
 		m.addNote("A turn is running: change the tools when it is done (esc cancels it).", true)
 		return nil
 	}
@@ -134,7 +134,7 @@ func (m *model) newSession() tea.Cmd {
 	m.sessionID, m.title = "", ""
 	m.dropLease()
 	m.transcript.clear()
-	m.current, m.lastReply, m.question = nil, nil, nil
+	m.run.current, m.lastReply, m.run.question = nil, nil, nil
 	m.totals = events.Usage{}
 	m.toolCalls = 0
 	m.approvals = tools.NewApprovals()
@@ -184,8 +184,8 @@ func (m *model) copyLast() tea.Cmd {
 	if m.lastReply != nil {
 		text = m.lastReply.plainText()
 	}
-	if text == "" && m.current != nil {
-		text = m.current.plainText()
+	if text == "" && m.run.current != nil {
+		text = m.run.current.plainText()
 	}
 	if text == "" {
 		return m.setStatus("nothing to copy yet")

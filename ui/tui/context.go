@@ -90,12 +90,12 @@ func (m *model) modelWarm() bool {
 }
 
 func (m *model) contextCmd(render, wanted bool) tea.Cmd {
-	if m.running || m.view == nil || m.modelName == "" {
+	if m.run.active || m.view == nil || m.modelName == "" {
 		return nil
 	}
-	m.ctab.seq++
-	seq, view, in, eng := m.ctab.seq, m.view, m.nextRequest(), m.opts.Engine
-	m.ctab.loading = true
+	m.ctxSeq++
+	seq, view, in, eng := m.ctxSeq, m.view, m.nextRequest(), m.opts.Engine
+	m.ctxTab.Loading = true
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
@@ -132,14 +132,14 @@ func (m *model) contextCmd(render, wanted bool) tea.Cmd {
 }
 
 func (m *model) applyContext(msg contextMsg) {
-	if msg.seq != m.ctab.seq {
+	if msg.seq != m.ctxSeq {
 		return
 	}
-	m.ctab.loading = false
-	m.ctab.err = msg.err
-	m.ctab.cold = msg.cold
+	m.ctxTab.Loading = false
+	m.ctxTab.Err = msg.err
+	m.ctxTab.Cold = msg.cold
 	if msg.err == nil {
-		m.ctab.budget, m.ctab.have = msg.budget, true
+		m.ctxTab.Budget, m.ctxTab.Have = msg.budget, true
 		m.countToolTokens() // measured costs may have come with it
 		if m.windowStale && msg.budget.Window.Tokens > 0 {
 			m.lastWindow, m.lastPrompt, m.lastEstimated = msg.budget.Window.Tokens, msg.budget.Prompt, true
@@ -147,8 +147,8 @@ func (m *model) applyContext(msg contextMsg) {
 		}
 	}
 	if msg.withRender {
-		m.ctab.rendered, m.ctab.renderErr, m.ctab.unsupported, m.ctab.renderedAt = msg.rendered, msg.renderErr, msg.unsupported, m.now()
-		m.ctab.haveRender = true
+		m.ctxTab.Rendered, m.ctxTab.RenderErr, m.ctxTab.Unsupported, m.ctxTab.RenderedAt = msg.rendered, msg.renderErr, msg.unsupported, m.now()
+		m.ctxTab.HaveRender = true
 	}
 }
 
@@ -158,14 +158,14 @@ func (m *model) applyContext(msg contextMsg) {
 func (m *model) ctxCommand(arg string) tea.Cmd {
 	if arg == "" {
 		w := "not known yet (it is found at the first request)"
-		if m.ctab.have {
-			w = fmt.Sprintf("%s tokens: %s", groupInt(m.ctab.budget.Window.Tokens), say(m.ctab.budget.Window.Source))
+		if m.ctxTab.Have {
+			w = fmt.Sprintf("%s tokens: %s", groupInt(m.ctxTab.Budget.Window.Tokens), say(m.ctxTab.Budget.Window.Source))
 		}
 		how := "Set it with /ctx N (tokens), or /ctx auto for the server's."
 		if _, fixed := engine.WindowAdvice(m.opts.Engine); fixed {
 			how = "The server fixed it when it loaded the model: /ctx N tells jarvis the size it runs with, /ctx auto takes what the server reports."
 		}
-		m.addNote("Context window: "+w+". "+how+" F6 shows what fills it.", false)
+		m.addNote("Context window: "+w+". "+how+" "+m.pane.KeyOf(m.ctxTab)+" shows what fills it.", false)
 		return m.refreshContext(false)
 	}
 	n := 0
@@ -184,7 +184,7 @@ func (m *model) ctxCommand(arg string) tea.Cmd {
 		}
 		n = v
 	}
-	if m.running {
+	if m.run.active {
 		m.addNote("A turn is running: change the window when it is done (esc cancels it).", true)
 		return nil
 	}
@@ -229,7 +229,7 @@ func (m *model) ctxSetDone(msg ctxSetMsg) tea.Cmd {
 	} else {
 		m.windowStale = true
 	}
-	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+	return m.refreshContext(m.pane.Showing(m.ctxTab))
 }
 
 // forgetWindow is for another conversation (/new, a session opened or
@@ -237,7 +237,7 @@ func (m *model) ctxSetDone(msg ctxSetMsg) tea.Cmd {
 // estimate of the next request comes back.
 func (m *model) forgetWindow() tea.Cmd {
 	m.lastWindow, m.windowStale = 0, true
-	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+	return m.refreshContext(m.pane.Showing(m.ctxTab))
 }
 
 // flagWindow is the window the command line set (--num-ctx), which a
@@ -276,7 +276,7 @@ func (m *model) restoreWindow(n int, pinned bool) string {
 
 // compactCommand is /compact: summarise every turn before the last one.
 func (m *model) compactCommand() tea.Cmd {
-	if m.running {
+	if m.run.active {
 		m.addNote("A turn is running: compact when it is done (esc cancels it).", true)
 		return nil
 	}
@@ -288,12 +288,12 @@ func (m *model) compactCommand() tea.Cmd {
 		m.addNote(note, true)
 		return nil
 	}
-	m.ctab.seq++
+	m.ctxSeq++
 	m.compacting = true
-	m.ctab.compacting = &compactLine{running: true}
-	m.transcript.add(m.ctab.compacting)
+	m.compactItem = &compactLine{running: true}
+	m.transcript.add(m.compactItem)
 	m.transcript.bottom()
-	seq, view, in := m.ctab.seq, m.view, m.nextRequest()
+	seq, view, in := m.ctxSeq, m.view, m.nextRequest()
 	ctx := m.ctx
 	return tea.Batch(m.setStatusFor("compacting… the model is summarising the earlier turns", time.Minute), func() tea.Msg {
 		c, msgs, err := view.Compact(ctx, in, true)
@@ -304,8 +304,8 @@ func (m *model) compactCommand() tea.Cmd {
 func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 	m.compacting = false
 	m.status = ""
-	line := m.ctab.compacting
-	m.ctab.compacting = nil
+	line := m.compactItem
+	m.compactItem = nil
 	m.totals.Add(msg.c.Usage)
 	defer m.transcript.invalidate(line)
 	if msg.err != nil {
@@ -319,7 +319,7 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if m.running {
+	if m.run.active {
 		// Cannot happen (runs wait for the compaction), but a summary
 		// must never replace a conversation an agent is using.
 		return nil
@@ -331,7 +331,7 @@ func (m *model) finishCompact(msg compactDoneMsg) tea.Cmd {
 	if err := m.saveMessage(agent.Appended{Message: msg.msgs[0], Usage: &c.Usage, Compaction: &c}); err != nil {
 		m.addNote("The compaction could not be saved: "+explain(err), true)
 	}
-	return m.refreshContext(m.pane.visible && m.pane.tab == tabContext)
+	return m.refreshContext(m.pane.Showing(m.ctxTab))
 }
 
 // windowText is the header's word on the window: how full the last
@@ -341,14 +341,6 @@ func (m *model) windowText() string {
 		return ""
 	}
 	return "ctx " + format.WindowUse(m.lastPrompt, m.lastWindow, m.lastEstimated)
-}
-
-func groupInt(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // sentence gives an error's text the capital a note starts with (Go's

@@ -101,7 +101,7 @@ func TestContextTabSaysWhenTheServerCannotRender(t *testing.T) {
 	conversation(m)
 	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyF6})
 	run(m, cmd)
-	m.focusPane = true
+	m.pane.Focus(true)
 	for range 6 {
 		m.Update(tea.KeyMsg{Type: tea.KeyPgDown})
 	}

@@ -123,7 +123,7 @@ func (m *model) newRecorder(in agent.Input, question *userItem, answer *assistan
 		question.seq = base + 1
 	}
 	answer.after = question.seq
-	rec := &recorder{store: m.opts.Sessions, send: m.send, runID: m.runID, meta: meta,
+	rec := &recorder{store: m.opts.Sessions, send: m.send, runID: m.run.id, meta: meta,
 		base: base, branch: m.convo.tree.Current, sessionID: m.sessionID}
 	m.convo.rec = rec
 	return rec
@@ -145,14 +145,14 @@ func (m *model) takeRun(msg runDoneMsg) {
 	// stopped) and so sent no events.
 	m.toolCalls = countToolCalls(m.convo.tree.Messages)
 	var vision *engine.VisionUnsupportedError
-	if len(msgs) == 0 && m.question != nil && m.question.seq > len(m.convo.tree.Messages) {
+	if len(msgs) == 0 && m.run.question != nil && m.run.question.seq > len(m.convo.tree.Messages) {
 		switch {
 		case errors.As(msg.err, &vision):
 			m.giveBack(false)
 			m.addNote(explain(msg.err)+". The images stay attached and ↑ recalls the question.", true)
 			return
 		case msg.result != nil && msg.result.Refused:
-			images := len(m.question.images)
+			images := len(m.run.question.images)
 			m.giveBack(true)
 			m.addNote(refusedText(msg.err, images), true)
 			return
@@ -180,7 +180,7 @@ func (m *model) showTree(tree *sessions.Tree) {
 	path := tree.CurrentPath()
 	m.conv = history.Conversation(path)
 	m.transcript.clear()
-	m.current, m.lastReply, m.question = nil, nil, nil
+	m.run.current, m.lastReply, m.run.question = nil, nil, nil
 	items := itemsOf(path, 0)
 	for _, it := range items {
 		m.transcript.add(it)
@@ -207,7 +207,7 @@ func (m *model) showFrom(i, after int) []item {
 	for _, it := range items {
 		m.transcript.add(it)
 	}
-	m.current, m.question = nil, nil
+	m.run.current, m.run.question = nil, nil
 	m.lastReply = m.lastAnswer()
 	m.refreshMarks()
 	return items
@@ -274,7 +274,7 @@ func (m *model) refreshMarks() {
 // can); what names the action ("ask again").
 func (m *model) busyReason(what string) string {
 	switch {
-	case m.running:
+	case m.run.active:
 		return "A turn is running: " + what + " when it is done (esc cancels it)."
 	case m.compacting:
 		return "The conversation is being compacted: " + what + " when it is done."

@@ -102,6 +102,7 @@ func itemsOf(msgs []sessions.Message, prev int) []item {
 				// A react observation shows as the tool's result, as it
 				// did live.
 				p.setResult(strings.TrimPrefix(a.Result.Content, sessions.ObservationPrefix))
+				p.diff = a.Result.Diff()
 			} else {
 				p.state = panelOK
 				p.setResult(m.Content)

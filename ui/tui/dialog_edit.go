@@ -67,7 +67,7 @@ type dialogEdit struct {
 	err string
 	// external is set while $EDITOR runs.
 	external bool
-	// contents are the files' content as last edited (diffview.go);
+	// contents are the files' content as last edited (dialog_diff.go);
 	// onContent says the inline editor holds a file's content, not JSON.
 	contents  []string
 	onContent bool

@@ -276,7 +276,7 @@ func TestHeaderShowsTheModelsStateAndUnloadFreesIt(t *testing.T) {
 	if h := header(t, l); !strings.Contains(h, " · loaded") {
 		t.Fatalf("header once answering: %s", h)
 	}
-	l.m.running, l.m.runID = false, ""
+	l.m.run.active, l.m.run.id = false, ""
 	l.typeLine("What is 15% of 340?")
 	if h := header(t, l); !strings.Contains(h, " · loaded") || l.m.mstate.info.ContextLength == 0 {
 		t.Fatalf("header after a run: %s (%+v)", h, l.m.mstate.info)

@@ -67,7 +67,7 @@ func (m *model) evalCommand(arg string) tea.Cmd {
 	case m.evals.cancel != nil:
 		m.addNote("An evaluation is running: wait for it, or esc to stop it.", true)
 		return nil
-	case m.running:
+	case m.run.active:
 		m.addNote("A turn is running: start the evaluation when it is done (esc cancels the turn).", true)
 		return nil
 	case m.modelName == "":

@@ -102,15 +102,13 @@ func (m *model) breakHold(k tea.KeyMsg) {
 	if m.dialog.open() {
 		m.dialog.typed, m.dialog.focused = true, false
 	}
-	m.pane.question = nil
+	m.tools.Ask(nil)
 }
 
 // toDraft types keys into the prompt, whatever has the focus; keys that
 // are not typing (an arrow, esc) are dropped.
 func (m *model) toDraft(keys ...tea.KeyMsg) {
-	if m.focusPane {
-		m.focusPane = false
-	}
+	m.pane.Focus(false)
 	for _, k := range keys {
 		if typingKey(k) {
 			m.input.update(k)
@@ -150,19 +148,11 @@ func (m *model) paneGuard(k tea.KeyMsg, gap time.Duration) (tea.Cmd, bool) {
 // may run (a tool turned on or off, always-allowed, a task paused,
 // resumed, cancelled or run now); nil for the other keys.
 func (m *model) changeKey(k tea.KeyMsg) func() tea.Cmd {
-	key := k.String()
-	switch {
-	case m.pane.tab == tabTools && key == "A":
-		return m.askAlways
-	case m.pane.tab == tabTools && (key == " " || key == "enter"):
-		return m.toggleTool
-	case m.pane.tab == tabScheduler && m.sched != nil:
-		switch key {
-		case "p", "r", "x", "g", "enter":
-			return func() tea.Cmd { return m.sched.Key(k, m.now()) }
-		}
+	if !m.pane.Changes(k) {
+		return nil
 	}
-	return nil
+	t := m.pane.Current()
+	return func() tea.Cmd { return t.Key(k) }
 }
 
 // navKey reports whether k only moves around the pane (j and k repeated

@@ -211,7 +211,7 @@ func TestTypingIntoTheToolsTabChangesNothing(t *testing.T) {
 	press(m, "ctrl+t")
 	c.now = c.now.Add(time.Second)
 	press(m, "tab")
-	if !m.focusPane {
+	if !m.pane.Focused() {
 		t.Fatal("tab did not focus the pane")
 	}
 	before := strings.Join(m.enabled, ",")
@@ -221,28 +221,28 @@ func TestTypingIntoTheToolsTabChangesNothing(t *testing.T) {
 	if got := strings.Join(m.enabled, ","); got != before {
 		t.Fatalf("typing changed the tools: %s -> %s", before, got)
 	}
-	if m.focusPane || m.input.value() != "just a test, Any idea?" || m.pane.question != nil {
-		t.Fatalf("focus %v, draft %q, question %+v", m.focusPane, m.input.value(), m.pane.question)
+	if m.pane.Focused() || m.input.value() != "just a test, Any idea?" || m.tools.Question() != nil {
+		t.Fatalf("focus %v, draft %q, question %+v", m.pane.Focused(), m.input.value(), m.tools.Question())
 	}
 
 	m.input.reset()
 	press(m, "tab") // the prompt is empty: the pane again
-	for m.pane.toolCursor = 0; m.toolRows()[m.pane.toolCursor].name != "web_search"; m.pane.toolCursor++ {
+	for m.tools.SetCursor(0); m.toolRows()[m.tools.Cursor()].Name != "web_search"; m.tools.SetCursor(m.tools.Cursor() + 1) {
 	}
 	c.answerKey("A")
-	q := m.pane.question
-	if q == nil || !strings.Contains(q.text, "Always allow web_search, with any arguments, in every session?") {
+	q := m.tools.Question()
+	if q == nil || !strings.Contains(q.Text, "Always allow web_search, with any arguments, in every session?") {
 		t.Fatalf("A did not ask: %+v", q)
 	}
 	c.answerKey("y")
-	if m.pane.question != nil || !m.appr.always["web_search"] {
+	if m.tools.Question() != nil || !m.appr.always["web_search"] {
 		t.Fatalf("y did not always-allow: %+v", m.appr.always)
 	}
-	for m.pane.toolCursor = 0; m.toolRows()[m.pane.toolCursor].name != "file_read"; m.pane.toolCursor++ {
+	for m.tools.SetCursor(0); m.toolRows()[m.tools.Cursor()].Name != "file_read"; m.tools.SetCursor(m.tools.Cursor() + 1) {
 	}
 	c.answerKey("A")
-	if m.pane.question != nil || !strings.Contains(m.status, "file_read is approved per directory") {
-		t.Fatalf("file_read offered a tool-wide grant: %+v %q", m.pane.question, m.status)
+	if m.tools.Question() != nil || !strings.Contains(m.status, "file_read is approved per directory") {
+		t.Fatalf("file_read offered a tool-wide grant: %+v %q", m.tools.Question(), m.status)
 	}
 }
 

@@ -83,7 +83,13 @@ func (m *model) helpBlocks(colW int) []helpBlock {
 	}
 	blocks := []helpBlock{title("Keys")}
 	for _, k := range keyHelp {
-		blocks = append(blocks, entry(k[0], k[1]))
+		if k[0] != paneKeys {
+			blocks = append(blocks, entry(k[0], k[1]))
+			continue
+		}
+		for _, t := range m.paneHelp() {
+			blocks = append(blocks, entry(t[0], t[1]))
+		}
 	}
 	blocks = append(blocks, title("Commands"))
 	for _, c := range commands {
@@ -158,8 +164,7 @@ func (m *model) helpKey(k tea.KeyMsg) tea.Cmd {
 	case "end":
 		m.helpScroll = len(l.body)
 	case "esc", "q", "?", "enter":
-		m.overlay = overlayNone
-		m.helpScroll = 0
+		m.overlays.pop()
 		return nil
 	}
 	m.clampHelp()

@@ -67,17 +67,17 @@ func writeEmptyConfig(t testing.TB) string {
 // fakeRun puts the model in the state of a run started for question, as
 // startRun does, without an agent: the test then feeds events.
 func fakeRun(m *model, question string) events.RunInfo {
-	m.runSeq++
-	m.runID = "chat-test"
-	m.running, m.runStart = true, testTime.Add(-1500*time.Millisecond)
-	m.cancel = func() {}
-	m.runModel = m.modelName
-	m.question = &userItem{text: question}
-	m.transcript.add(m.question)
-	m.current = newAssistantItem()
-	m.transcript.add(m.current)
-	m.transcript.setLive(m.current)
-	return events.RunInfo{ID: m.runID, Agent: "orchestrator"}
+	m.run.seq++
+	m.run.id = "chat-test"
+	m.run.active, m.run.start = true, testTime.Add(-1500*time.Millisecond)
+	m.run.cancel = func() {}
+	m.run.model = m.modelName
+	m.run.question = &userItem{text: question}
+	m.transcript.add(m.run.question)
+	m.run.current = newAssistantItem()
+	m.transcript.add(m.run.current)
+	m.transcript.setLive(m.run.current)
+	return events.RunInfo{ID: m.run.id, Agent: "orchestrator"}
 }
 
 func feed(m *model, evs ...events.Event) {

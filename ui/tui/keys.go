@@ -30,6 +30,10 @@ var commands = []command{
 	{"quit", "", "leave jarvis"},
 }
 
+// paneKeys stands in keyHelp for the side pane's tabs, which the help
+// lists from the pane: each tab's F-key, name and keys.
+const paneKeys = "F3…"
+
 // keyHelp lists the keys, grouped as the help overlay shows them.
 var keyHelp = [][2]string{
 	{"enter", "send"},
@@ -52,12 +56,8 @@ var keyHelp = [][2]string{
 	{"ctrl+e", "expand / collapse tool panels"},
 	{"ctrl+r", "show / hide thinking"},
 	{"ctrl+t", "show / hide the side pane"},
-	{"F3 F4 F5 F6", "side pane: Tools, Events, Scheduler, Context"},
+	{paneKeys, ""}, // each tab of the side pane: its F-key and keys (paneHelp)
 	{"?", "this help (prompt empty)"},
 	{"dialog: a / s / A", "allow once / for the session / always (until revoked)"},
 	{"dialog: e / r / d", "edit the arguments / deny with a reason / deny (esc denies)"},
-	{"pane: space, A, c, $", "toggle tool, always allow it, category lines, cost lines"},
-	{"events: ↑ ↓, enter", "select an event, show it in full (arguments, result, text)"},
-	{"scheduler: n p r x", "new task, pause, resume, cancel"},
-	{"scheduler: g l f", "run now, run logs, show finished tasks"},
 }

@@ -17,28 +17,28 @@ func TestPageKeysScrollTheFocusedPane(t *testing.T) {
 	longTranscript(t, m, 100)
 	press(m, "ctrl+t")
 	press(m, "tab")
-	if !m.focusPane {
+	if !m.pane.Focused() {
 		t.Fatal("tab did not focus the pane")
 	}
 	before := screen(t, m)
 	press(m, "pgdown")
-	if m.pane.descScroll == 0 || screen(t, m) == before {
+	if m.tools.DescScroll() == 0 || screen(t, m) == before {
 		t.Fatal("pgdown did not scroll the tool descriptions")
 	}
-	descPage := m.panePage()
-	if m.pane.descScroll != descPage {
-		t.Fatalf("pgdown: description at %d, want a page (%d)", m.pane.descScroll, descPage)
+	descPage := m.tools.Page()
+	if m.tools.DescScroll() != descPage {
+		t.Fatalf("pgdown: description at %d, want a page (%d)", m.tools.DescScroll(), descPage)
 	}
 	press(m, "ctrl+u")
-	if m.pane.descScroll != descPage-descPage/2 {
-		t.Fatalf("ctrl+u: description at %d, want %d", m.pane.descScroll, descPage-descPage/2)
+	if m.tools.DescScroll() != descPage-descPage/2 {
+		t.Fatalf("ctrl+u: description at %d, want %d", m.tools.DescScroll(), descPage-descPage/2)
 	}
 	for i := 0; i < 100; i++ {
 		press(m, "pgdown")
 	}
-	end := m.pane.descScroll
+	end := m.tools.DescScroll()
 	press(m, "pgup")
-	if m.pane.descScroll >= end {
+	if m.tools.DescScroll() >= end {
 		t.Fatal("pgup after the end did not move: the position ran past the end")
 	}
 	if !m.transcript.atBottom() {
@@ -47,25 +47,25 @@ func TestPageKeysScrollTheFocusedPane(t *testing.T) {
 
 	// The Events tab scrolls its log the same way.
 	for i := 0; i < 200; i++ {
-		m.pane.record(events.Event{Type: events.Notice, Time: testTime, Text: fmt.Sprintf("event %d", i)})
+		m.log.Record(events.Event{Type: events.Notice, Time: testTime, Text: fmt.Sprintf("event %d", i)})
 	}
 	press(m, "f4")
 	press(m, "pgup")
-	if m.pane.logScroll == 0 || strings.Contains(screen(t, m), "event 199") {
+	if m.log.Scroll() == 0 || strings.Contains(screen(t, m), "event 199") {
 		t.Fatal("pgup did not scroll the event log")
 	}
-	page := m.panePage()
-	if m.pane.logScroll != page {
-		t.Fatalf("pgup: log at %d, want a page (%d)", m.pane.logScroll, page)
+	page := m.log.Page()
+	if m.log.Scroll() != page {
+		t.Fatalf("pgup: log at %d, want a page (%d)", m.log.Scroll(), page)
 	}
 	press(m, "ctrl+d")
-	if m.pane.logScroll != page-page/2 {
-		t.Fatalf("ctrl+d: log at %d, want %d", m.pane.logScroll, page-page/2)
+	if m.log.Scroll() != page-page/2 {
+		t.Fatalf("ctrl+d: log at %d, want %d", m.log.Scroll(), page-page/2)
 	}
 	press(m, "ctrl+d")
 	press(m, "ctrl+d")
-	if m.pane.logScroll != 0 || !strings.Contains(screen(t, m), "event 199") {
-		t.Fatalf("ctrl+d did not return to the newest event (scroll %d)", m.pane.logScroll)
+	if m.log.Scroll() != 0 || !strings.Contains(screen(t, m), "event 199") {
+		t.Fatalf("ctrl+d did not return to the newest event (scroll %d)", m.log.Scroll())
 	}
 
 	// Without focus the same keys scroll the transcript.
@@ -79,16 +79,17 @@ func TestPageKeysScrollTheFocusedPane(t *testing.T) {
 func TestViewDoesNotMoveScrollPositions(t *testing.T) {
 	m := newTestModel(t, 140, 32)
 	press(m, "ctrl+t")
-	m.pane.toolCursor, m.pane.descScroll = 999, 999
+	m.tools.SetCursor(999)
+	m.tools.SetDescScroll(999)
 	screen(t, m)
 	press(m, "f4")
-	m.pane.logScroll = 999
+	m.log.SetScroll(999)
 	screen(t, m)
-	if m.pane.toolCursor != 999 || m.pane.descScroll != 999 || m.pane.logScroll != 999 {
-		t.Fatalf("View clamped the pane: cursor %d, description %d, log %d", m.pane.toolCursor, m.pane.descScroll, m.pane.logScroll)
+	if m.tools.Cursor() != 999 || m.tools.DescScroll() != 999 || m.log.Scroll() != 999 {
+		t.Fatalf("View clamped the pane: cursor %d, description %d, log %d", m.tools.Cursor(), m.tools.DescScroll(), m.log.Scroll())
 	}
 	m.Update(tea.WindowSizeMsg{Width: 140, Height: 32})
-	if m.pane.toolCursor == 999 || m.pane.descScroll == 999 || m.pane.logScroll == 999 {
+	if m.tools.Cursor() == 999 || m.tools.DescScroll() == 999 || m.log.Scroll() == 999 {
 		t.Fatal("a resize did not clamp the pane's positions")
 	}
 }
@@ -107,7 +108,7 @@ func TestCtrlCCancelsTheRunEverywhere(t *testing.T) {
 			m := newTestModel(t, 100, 30)
 			fakeRun(m, "long question")
 			cancelled := false
-			m.cancel = func() { cancelled = true }
+			m.run.cancel = func() { cancelled = true }
 			open(m)
 			if quits(press(m, "ctrl+c")) {
 				t.Fatal("ctrl+c quit with a turn running")
@@ -141,7 +142,7 @@ func TestQuitCommandCancelsARunningTurnFirst(t *testing.T) {
 	m := newTestModel(t, 100, 30)
 	fakeRun(m, "long question")
 	cancelled := false
-	m.cancel = func() { cancelled = true }
+	m.run.cancel = func() { cancelled = true }
 	if quits(send(m, "/quit")) || !cancelled {
 		t.Fatalf("/quit during a turn: quit without cancelling (cancelled %v)", cancelled)
 	}
@@ -203,7 +204,7 @@ func TestCtrlCClearsThePrompt(t *testing.T) {
 		t.Fatalf("↑ after clearing gives %q", v)
 	}
 	m.input.reset()
-	m.overlay = overlayHelp
+	m.showHelp()
 	if s := screen(t, m); !strings.Contains(s, "clear the prompt") {
 		t.Fatalf("the help does not say which key clears the prompt:\n%s", s)
 	}

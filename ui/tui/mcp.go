@@ -9,6 +9,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/toolstab"
 )
 
 // mcpChangedMsg says an MCP server changed state or its tool list.
@@ -31,7 +32,7 @@ func (m *model) waitMCP() tea.Cmd {
 // a run the rebuild waits for the run to end.
 func (m *model) mcpChanged() tea.Cmd {
 	m.noteMCPOutages()
-	if m.running {
+	if m.run.active {
 		m.mcpDirty = true
 		return m.waitMCP()
 	}
@@ -59,17 +60,17 @@ func (m *model) mcpPending(name string) bool {
 
 // mcpRows are the Tools tab's MCP part: each server with its state, then
 // its tools.
-func (m *model) mcpRows(enabled map[string]bool) []toolRow {
+func (m *model) mcpRows(enabled map[string]bool) []toolstab.Row {
 	if m.opts.MCP == nil {
 		return nil
 	}
-	var rows []toolRow
+	var rows []toolstab.Row
 	now := m.now()
 	for _, s := range m.opts.MCP.Status() {
-		rows = append(rows, toolRow{header: true, name: safe.Text(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)), ok: s.State == mcp.StateReady})
+		rows = append(rows, toolstab.Row{Header: true, Name: safe.Text(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)), OK: s.State == mcp.StateReady})
 		for _, t := range s.Tools {
-			rows = append(rows, toolRow{name: t.Name, enabled: enabled[t.Name], confirm: t.Spec.RequiresConfirmation,
-				mcp: map[bool]string{true: "", false: "unavailable"}[s.Available()]})
+			rows = append(rows, toolstab.Row{Name: t.Name, Enabled: enabled[t.Name], Confirm: t.Spec.RequiresConfirmation,
+				MCP: map[bool]string{true: "", false: "unavailable"}[s.Available()]})
 		}
 	}
 	return rows
@@ -91,8 +92,8 @@ func (m *model) noteMCPOutages() {
 		case s.State == mcp.StateFailed && !m.mcpDown[s.Name]:
 			m.mcpDown[s.Name] = true
 			m.mcpNote(fmt.Sprintf("MCP server '%s' failed: %s. Its tools are unavailable while jarvis restarts it; "+
-				"the Tools tab (F3) shows its state, and `jarvis mcp tools %s` in a shell starts it alone and shows the whole error.",
-				s.Name, strings.TrimSuffix(s.Reason, "."), s.Name), true)
+				"the Tools tab (%s) shows its state, and `jarvis mcp tools %s` in a shell starts it alone and shows the whole error.",
+				s.Name, strings.TrimSuffix(s.Reason, "."), m.pane.KeyOf(m.tools), s.Name), true)
 		case s.State == mcp.StateReady && m.mcpDown[s.Name]:
 			delete(m.mcpDown, s.Name)
 			m.mcpNote(fmt.Sprintf("MCP server '%s' is back, with %s.", s.Name, format.Count(len(s.Tools), "tool")), false)
@@ -104,8 +105,8 @@ func (m *model) noteMCPOutages() {
 // in progress during a run, else after the last item.
 func (m *model) mcpNote(text string, isErr bool) {
 	text = safe.Text(text)
-	if m.running && m.current != nil {
-		m.current.note(text, isErr)
+	if m.run.active && m.run.current != nil {
+		m.run.current.note(text, isErr)
 		return
 	}
 	m.addNote(text, isErr)

@@ -20,6 +20,10 @@ import (
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 	"github.com/jarvis-workbench/jarvis/ui/tui/schedtab"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/contexttab"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/eventstab"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/toolstab"
 )
 
 // Minimum terminal size; below it the TUI says so instead of garbling.
@@ -44,13 +48,19 @@ type model struct {
 
 	transcript *transcript
 	input      *inputBox
-	pane       *sidePane
+	pane       *tabs.Pane
 	sched      *schedtab.Tab
 	evals      evalState
 	dialog     dialog
-	overlay    overlay
+	overlays   overlayStack
 	sessions   sessionsOverlay
 	suggest    []string
+
+	// The side pane's tabs the model feeds (sched above is the
+	// Scheduler tab's component, nil when the scheduler does not run).
+	tools  *toolstab.Tab
+	log    *eventstab.Tab
+	ctxTab *contexttab.Tab
 
 	// What the next run uses.
 	modelName, agentName, system string
@@ -60,7 +70,11 @@ type model struct {
 	// view is the model's side of the conversation: its window and
 	// calibration carry over from run to run.
 	view *agent.ModelView
-	ctab contextTab
+	// ctxSeq numbers the Context tab's counts (and compactions), so a
+	// late answer never replaces a newer one; compactItem is the
+	// transcript's line of a /compact in progress.
+	ctxSeq      int
+	compactItem *compactLine
 	// srvs are the model servers (the current model's is opts.Engine),
 	// catalog their models; pull is the download component, mstate the
 	// current model's state on its server, missing the model found not
@@ -98,7 +112,6 @@ type model struct {
 	sessionID string
 	title     string
 	totals    events.Usage
-	runUsage  events.Usage // the run in progress, until it is added to totals
 	toolCalls int
 
 	// MCP servers: a change signal rebuilds the tools (mcpDirty when it
@@ -108,19 +121,11 @@ type model struct {
 	mcpDirty   bool
 	mcpDown    map[string]bool // servers whose failure the transcript was told (mcp.go)
 
-	running   bool
-	runID     string
-	runSeq    int
-	runStart  time.Time
-	runModel  string // modelName when the run started
-	cancel    context.CancelFunc
-	question  *userItem // the running turn's question
-	current   *assistantItem
+	run       runState
 	lastReply *assistantItem
 
 	expand, showThinking bool
 	mouse                bool
-	focusPane            bool
 	// lastTypedAt is when the last key was typed as text; held is an
 	// answer waiting to stand, paneTyped the printable keys the focused
 	// side pane took in the current run of typing (see guard.go).
@@ -145,14 +150,6 @@ type model struct {
 	statusTimer func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 }
 
-type overlay int
-
-const (
-	overlayNone overlay = iota
-	overlayHelp
-	overlaySessions
-)
-
 func newModel(ctx context.Context, opts Options) (*model, error) {
 	cfg := opts.Config
 	st, md, err := loadTheme(opts.Theme)
@@ -163,7 +160,7 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 	m := &model{
 		opts: opts, ctx: ctx, now: time.Now, send: func(tea.Msg) {},
 		st: st, themeName: opts.Theme, md: md,
-		transcript: newTranscript(), input: newInputBox(), pane: newSidePane(),
+		transcript: newTranscript(), input: newInputBox(),
 		modelName: cfg.Model, agentName: cfg.Agent, system: cfg.System, engOpts: engOpts,
 		enabled: slices.Clone(cfg.Tools), approvals: tools.NewApprovals(),
 		conv: &agent.Conversation{}, convo: newConvoState(), mouse: !opts.NoMouse,
@@ -171,6 +168,10 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 		statusTimer: tea.Tick,
 		ctxSet:      flagWindow(cfg),
 	}
+	if opts.Scheduler != nil {
+		m.sched = schedtab.New(schedtab.Options{Scheduler: opts.Scheduler, Validate: opts.ValidateTask, ToolNames: opts.Registry.Names})
+	}
+	m.pane = m.newPane()
 	m.initServers()
 	closeSpare, err := m.rebuildTools(m.enabled, true)
 	if err != nil {
@@ -178,9 +179,6 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 	}
 	if closeSpare != nil {
 		closeSpare() // before the program starts: no frame waits for it
-	}
-	if opts.Scheduler != nil {
-		m.sched = schedtab.New(schedtab.Options{Scheduler: opts.Scheduler, Validate: opts.ValidateTask, ToolNames: opts.Registry.Names})
 	}
 	return m, nil
 }
@@ -326,17 +324,15 @@ func closerOf(t tools.Tool) io.Closer {
 // shutdown runs after the program ends: stop the run, answer dialogs, end
 // tool processes.
 func (m *model) shutdown() {
-	if m.cancel != nil {
-		m.cancel()
+	if m.run.cancel != nil {
+		m.run.cancel()
 	}
 	m.cancelEval()
 	if m.mcpStop != nil {
 		m.mcpStop()
 	}
 	m.stopPull()
-	if m.sched != nil {
-		m.sched.Close()
-	}
+	m.pane.Close()
 	m.dialog.denyAll()
 	m.dropLease()
 	if m.executor != nil {
@@ -351,9 +347,7 @@ func (m *model) Init() tea.Cmd {
 	if m.opts.Continue && m.opts.Sessions != nil {
 		cmds = append(cmds, m.loadLastSession())
 	}
-	if m.sched != nil {
-		cmds = append(cmds, m.sched.Init())
-	}
+	cmds = append(cmds, m.pane.Init())
 	if m.opts.MCP != nil {
 		ch, stop := m.opts.MCP.Subscribe()
 		m.mcpStop = stop
@@ -382,6 +376,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.applyEvents(msg)
 	case confirmRequestMsg:
 		m.dialog.push(msg, m.now())
+		m.overlays.push(confirmOverlay{m})
 		return m, m.ensureTick()
 	case confirmGoneMsg:
 		m.dialog.remove(msg.callID, m.now())
@@ -418,7 +413,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case serverMsg:
 		return m, m.handleServer(msg)
 	case sessionCreatedMsg:
-		if msg.runID == m.runID || m.sessionID == "" {
+		if msg.runID == m.run.id || m.sessionID == "" {
 			m.sessionID = msg.id
 			m.takeLease(msg.lease)
 		} else {
@@ -454,12 +449,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.serversUpdate(msg); ok {
 		return m, cmd
 	}
-	if m.sched != nil {
-		if cmd, ok := m.sched.Update(msg); ok {
-			return m, cmd
-		}
-	}
-	return m, nil
+	// What is left may be a tab's own (the results of its commands).
+	return m, m.pane.Update(msg)
 }
 
 // ensureTick keeps a 100 ms tick going while something moves on screen
@@ -469,7 +460,7 @@ func (m *model) ensureTick() tea.Cmd {
 	if m.ticking {
 		return nil
 	}
-	active := m.running || m.quitting || m.dialog.inGrace(m.now()) || m.held != nil
+	active := m.run.active || m.quitting || m.dialog.inGrace(m.now()) || m.held != nil
 	if !active {
 		return nil
 	}
@@ -526,10 +517,11 @@ func (m *model) layout() {
 	}
 	m.input.setWidth(m.transcriptWidth())
 	m.transcript.height = m.bodyHeight()
+	m.pane.Resize(m.paneWidth(), m.transcript.height)
 }
 
 func (m *model) paneWidth() int {
-	if !m.pane.visible {
+	if !m.pane.Visible {
 		return 0
 	}
 	return min(max(m.width*38/100, 30), 64)
@@ -556,17 +548,17 @@ func (m *model) stateText() string {
 	switch {
 	case m.dialog.open():
 		return "waiting for your approval"
-	case m.running && m.cancel == nil:
+	case m.run.active && m.run.cancel == nil:
 		return "cancelling…"
-	case m.running:
+	case m.run.active:
 		if name := m.runningTool(); name != "" {
-			return "running " + name + " · " + elapsed(m.now().Sub(m.runStart))
+			return "running " + name + " · " + elapsed(m.now().Sub(m.run.start))
 		}
 		what := "waiting for the model"
-		if m.current != nil {
-			what = m.current.activity()
+		if m.run.current != nil {
+			what = m.run.current.activity()
 		}
-		return what + " · " + elapsed(m.now().Sub(m.runStart)) + " · esc cancels"
+		return what + " · " + elapsed(m.now().Sub(m.run.start)) + " · esc cancels"
 	case m.savingText() != "":
 		return m.savingText()
 	case m.status != "":
@@ -576,10 +568,10 @@ func (m *model) stateText() string {
 }
 
 func (m *model) runningTool() string {
-	if m.current == nil {
+	if m.run.current == nil {
 		return ""
 	}
-	for _, p := range m.current.panels {
+	for _, p := range m.run.current.panels {
 		if p.state == panelRunning {
 			return p.tool
 		}
@@ -591,7 +583,7 @@ func (m *model) runningTool() string {
 // the status bar moves while a long run goes on.
 func (m *model) totalsText() string {
 	t := m.totals
-	t.Add(m.runUsage)
+	t.Add(m.run.usage)
 	return fmt.Sprintf("%s in · %s out · %s · %s", format.Tokens(t.PromptTokens),
 		format.Tokens(t.OutputTokens), format.Cost(t.CostUSD+t.ToolCostUSD, false), format.Count(m.toolCalls, "tool call"))
 }

@@ -316,7 +316,7 @@ func TestQuitNeedsCtrlCTwiceAndEscCancels(t *testing.T) {
 	m2 := newTestModel(t, 100, 30)
 	fakeRun(m2, "long question")
 	cancelled := false
-	m2.cancel = func() { cancelled = true }
+	m2.run.cancel = func() { cancelled = true }
 	m2.Update(tea.KeyMsg{Type: tea.KeyEsc})
 	if !cancelled || !strings.Contains(screen(t, m2), "cancelling") {
 		t.Fatal("esc did not cancel the running turn")

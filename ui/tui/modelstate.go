@@ -106,7 +106,7 @@ func (m *model) applyModelState(msg modelStateMsg) tea.Cmd {
 				s.state, s.info, found = stateLoaded, l, true
 			}
 		}
-		if !found && !(s.state == stateLoading && m.running) {
+		if !found && !(s.state == stateLoading && m.run.active) {
 			s.state, s.info = stateCold, engine.LoadedModel{}
 		}
 		if !slices.ContainsFunc(msg.loaded, func(l engine.LoadedModel) bool { return engine.SameModel(l.Name, s.gone) }) {
@@ -189,7 +189,7 @@ func (m *model) unloadCommand(arg string) tea.Cmd {
 		m.addNote("No model is set: /unload NAME frees a loaded model.", true)
 		return nil
 	}
-	if m.running && endpoint == m.srvs.current && engine.SameModel(name, m.modelName) {
+	if m.run.active && endpoint == m.srvs.current && engine.SameModel(name, m.modelName) {
 		m.addNote("A turn is running on this model: unload it when the turn is done (esc cancels it).", true)
 		return nil
 	}
@@ -217,7 +217,7 @@ func (m *model) applyUnloaded(msg unloadedMsg) tea.Cmd {
 	m.addNote(fmt.Sprintf("Unloaded %s: the server freed its memory; it loads again at the next question.", config.JoinModel(msg.endpoint, msg.model)), false)
 	if msg.endpoint == m.srvs.current && engine.SameModel(msg.model, m.modelName) {
 		m.mstate.state, m.mstate.info, m.mstate.gone = stateCold, engine.LoadedModel{}, msg.model
-		return tea.Batch(m.refreshModelState(), m.refreshContext(m.pane.visible && m.pane.tab == tabContext))
+		return tea.Batch(m.refreshModelState(), m.refreshContext(m.pane.Showing(m.ctxTab)))
 	}
 	return nil
 }

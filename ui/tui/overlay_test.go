@@ -65,11 +65,11 @@ func TestHelpFitsEveryScreenAndScrolls(t *testing.T) {
 				t.Fatalf("help incomplete:\n%s", v)
 			}
 			press(m, "x") // not a closing key
-			if m.overlay != overlayHelp {
+			if m.overlays.top() != (helpOverlay{m}) {
 				t.Fatal("a stray key closed the help")
 			}
 			press(m, "esc")
-			if m.overlay != overlayNone {
+			if m.overlays.top() != nil {
 				t.Fatal("esc did not close the help")
 			}
 		})
@@ -92,7 +92,7 @@ func TestHelpFitsEveryScreenAndScrolls(t *testing.T) {
 	for _, k := range []string{"q", "?"} {
 		press(m, "?")
 		press(m, k)
-		if m.overlay != overlayNone {
+		if m.overlays.top() != nil {
 			t.Fatalf("%s did not close the help", k)
 		}
 	}
@@ -227,5 +227,36 @@ func TestArgumentsReadExactlyAsSent(t *testing.T) {
 	n := slices.Index(lines, "n: 3")
 	if lines[0] != "code:" || n < 0 || !strings.HasPrefix(lines[n+1], `url: "https://`) {
 		t.Fatalf("arguments out of order or format: %q", lines)
+	}
+}
+
+// The overlays are one stack: the front one is drawn and gets the keys,
+// closing it shows the one under it, and a confirmation is never covered
+// (the sessions list arriving while it waits goes under it).
+func TestOverlaysAreOneStackWithTheConfirmationInFront(t *testing.T) {
+	m := newTestModel(t, 120, 36)
+	press(m, "?")
+	confirmLong(m)
+	if _, ok := m.overlays.top().(confirmOverlay); !ok {
+		t.Fatalf("the confirmation is not in front of the help: %T", m.overlays.top())
+	}
+	m.Update(sessionListMsg{list: []SessionSummary{{ID: "s1", Title: "an older session"}}})
+	if _, ok := m.overlays.top().(confirmOverlay); !ok {
+		t.Fatalf("the sessions list covered the confirmation: %T", m.overlays.top())
+	}
+	if s := screen(t, m); !strings.Contains(s, "Allow code_interpreter?") || strings.Contains(s, "an older session") {
+		t.Fatalf("the screen does not show the confirmation alone in front:\n%s", s)
+	}
+	m.dialog.denyAll()
+	if m.overlays.top() != (sessionsPicker{m}) || !strings.Contains(screen(t, m), "an older session") {
+		t.Fatalf("the sessions list is not in front once the confirmation is answered: %T", m.overlays.top())
+	}
+	press(m, "esc")
+	if m.overlays.top() != (helpOverlay{m}) || !strings.Contains(screen(t, m), "Commands") {
+		t.Fatalf("closing the sessions list did not show the help under it: %T", m.overlays.top())
+	}
+	press(m, "esc")
+	if m.overlays.top() != nil {
+		t.Fatalf("esc left %T open", m.overlays.top())
 	}
 }

@@ -230,7 +230,7 @@ func (m *model) finishPull(msg pullDoneMsg) tea.Cmd {
 		_, total := d.Totals()
 		text := fmt.Sprintf("Downloaded %s (%s in %s).", ref, format.Bytes(total), format.Remaining(d.Elapsed(time.Now())))
 		var cmds []tea.Cmd
-		if msg.target.switchTo && !m.running {
+		if msg.target.switchTo && !m.run.active {
 			m.srvs.prev, m.srvs.prevEndpoint = "", ""
 			m.useServer(msg.target.endpoint, msg.target.model)
 			text += " It is the model now."

@@ -19,7 +19,7 @@ import (
 // go back to the attachment row and, with text, its words back to the
 // prompt, before anything typed there since.
 func (m *model) giveBack(text bool) {
-	q := m.question
+	q := m.run.question
 	if i := m.transcript.indexOf(q); i >= 0 {
 		m.transcript.truncate(i)
 	}
@@ -33,7 +33,7 @@ func (m *model) giveBack(text bool) {
 			m.input.set(q.text + "\n\n" + typed)
 		}
 	}
-	m.current, m.question = nil, nil
+	m.run.current, m.run.question = nil, nil
 	m.layout()
 }
 
@@ -59,7 +59,7 @@ func refusedText(err error, images int) string {
 // events carry at most events.ResultLimit of each, the session all of
 // it, and an expanded panel shows what the session has.
 func (m *model) fillResults(msgs []sessions.Message) {
-	if m.current == nil {
+	if m.run.current == nil {
 		return
 	}
 	for _, s := range msgs {
@@ -67,7 +67,7 @@ func (m *model) fillResults(msgs []sessions.Message) {
 		if a.Result == nil || a.Message.Role != engine.RoleTool {
 			continue
 		}
-		if p, ok := m.current.panels[s.ToolCallID]; ok && s.ToolCallID != "" && len(a.Result.Content) > len(p.result) {
+		if p, ok := m.run.current.panels[s.ToolCallID]; ok && s.ToolCallID != "" && len(a.Result.Content) > len(p.result) {
 			p.setResult(a.Result.Content)
 			p.version++
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -15,6 +16,29 @@ import (
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
+
+// runState is what a running turn has. active is set from startTurn to
+// runDoneMsg; cancel is nil once the turn was cancelled and is stopping
+// (the status bar says "cancelling…"). The confirmations it waits for are
+// the dialog's queue (m.dialog), which cancelling denies.
+type runState struct {
+	active bool
+	// id is the run's id on the bus (its events carry it); seq counts
+	// the runs started, so a late answer of an earlier one is known.
+	id  string
+	seq int
+	// start is when it started, model the model it runs with (the
+	// current one may change under it).
+	start  time.Time
+	model  string
+	cancel context.CancelFunc
+	// question is the question it answers, current the answer it
+	// streams into.
+	question *userItem
+	current  *assistantItem
+	// usage is what it has used so far, until it is added to the totals.
+	usage events.Usage
+}
 
 // runDoneMsg ends a run.
 type runDoneMsg struct {
@@ -55,26 +79,26 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 		m.keepImages(in)
 		return nil
 	}
-	m.runSeq++
-	m.runID = fmt.Sprintf("chat-%d", m.runSeq)
+	m.run.seq++
+	m.run.id = fmt.Sprintf("chat-%d", m.run.seq)
 	ctx, cancel := context.WithCancel(m.ctx)
-	ctx = events.WithRun(ctx, events.RunInfo{ID: m.runID})
-	m.cancel, m.running, m.runStart, m.status = cancel, true, m.now(), ""
-	m.runUsage, m.runModel = events.Usage{}, m.modelName
+	ctx = events.WithRun(ctx, events.RunInfo{ID: m.run.id})
+	m.run.cancel, m.run.active, m.run.start, m.status = cancel, true, m.now(), ""
+	m.run.usage, m.run.model = events.Usage{}, m.modelName
 	if question == nil {
 		question = &userItem{text: in.Text, images: in.Images}
 		m.transcript.add(question)
 	}
-	m.question = question
-	m.current = newAssistantItem()
-	m.transcript.add(m.current)
-	m.transcript.setLive(m.current)
+	m.run.question = question
+	m.run.current = newAssistantItem()
+	m.transcript.add(m.run.current)
+	m.transcript.setLive(m.run.current)
 	m.transcript.bottom()
 
 	meta := m.setupMeta()
 	m.recordSetup(meta)
 	meta.Title = question.text
-	rec := m.newRecorder(in, question, m.current, meta)
+	rec := m.newRecorder(in, question, m.run.current, meta)
 	// The audit log records the session, which the first message may
 	// create while the run goes on.
 	ctx = tools.WithSession(ctx, rec.session)
@@ -83,12 +107,12 @@ func (m *model) startTurn(in agent.Input, question *userItem) tea.Cmd {
 	ag, err := turn.Build()
 	if err != nil {
 		cancel()
-		m.running, m.cancel = false, nil
+		m.run.active, m.run.cancel = false, nil
 		m.convo.rec = nil
-		m.current.note(explain(err), true)
+		m.run.current.note(explain(err), true)
 		return nil
 	}
-	conv, runID := m.conv, m.runID
+	conv, runID := m.conv, m.run.id
 	return tea.Batch(func() tea.Msg {
 		res, err := ag.Answer(ctx, conv, in)
 		return runDoneMsg{runID: runID, result: res, err: err}
@@ -108,11 +132,11 @@ func (m *model) turn() app.Turn {
 // cancelRun stops the running turn: the stream stops, running tools get
 // their context cancelled, pending dialogs are denied.
 func (m *model) cancelRun() {
-	if !m.running || m.cancel == nil {
+	if !m.run.active || m.run.cancel == nil {
 		return
 	}
-	m.cancel()
-	m.cancel = nil
+	m.run.cancel()
+	m.run.cancel = nil
 	m.dialog.denyAll()
 }
 
@@ -120,12 +144,13 @@ func (m *model) cancelRun() {
 func (m *model) applyEvents(batch eventsMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	for _, e := range batch {
-		m.pane.record(e)
+		// Every tab sees every event: the Events tab logs it, the
+		// Scheduler tab follows its tasks'.
+		cmds = append(cmds, m.pane.Update(e))
 		if e.Type == events.SchedulerTaskStart || e.Type == events.SchedulerTaskEnd {
-			cmds = append(cmds, m.schedEvent(e))
 			continue
 		}
-		if e.Run.ID != m.runID || m.current == nil {
+		if e.Run.ID != m.run.id || m.run.current == nil {
 			continue
 		}
 		m.modelRunEvent(e)
@@ -135,7 +160,7 @@ func (m *model) applyEvents(batch eventsMsg) tea.Cmd {
 }
 
 func (m *model) applyRunEvent(e events.Event) {
-	cur := m.current
+	cur := m.run.current
 	switch e.Type {
 	case events.Token:
 		cur.appendText(e.Text)
@@ -149,8 +174,8 @@ func (m *model) applyRunEvent(e events.Event) {
 		}
 	case events.TurnEnd:
 		cur.endTurn(e.Turn)
-		if m.running {
-			m.runUsage.Add(e.Turn.Usage)
+		if m.run.active {
+			m.run.usage.Add(e.Turn.Usage)
 		}
 		if c := e.Turn.Context; c != nil && c.Window > 0 {
 			m.lastWindow, m.lastPrompt, m.lastEstimated = c.Window, c.PromptTokens, c.Estimated
@@ -184,10 +209,10 @@ func (m *model) applyRunEvent(e events.Event) {
 		p.setResult(e.Tool.Result)
 		p.diff, p.live = e.Tool.Diff, nil
 		p.version++
-		if m.running {
+		if m.run.active {
 			// Counted live; the run's end counts its stored results.
 			m.toolCalls++
-			m.runUsage.ToolCostUSD += e.Tool.CostUSD
+			m.run.usage.ToolCostUSD += e.Tool.CostUSD
 		}
 	case events.ToolOutput:
 		if p, ok := cur.panels[e.Tool.CallID]; ok && p.state == panelRunning {
@@ -198,7 +223,7 @@ func (m *model) applyRunEvent(e events.Event) {
 		p.state = statusOf(e.Tool.Status)
 		p.setResult(e.Tool.Result)
 		p.version++
-		if m.running {
+		if m.run.active {
 			m.toolCalls++
 		}
 	case events.Notice:
@@ -227,24 +252,24 @@ func errorText(err error, text string) string {
 
 // finishRun takes the conversation back and adds the run to the totals.
 func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
-	if msg.runID != m.runID {
+	if msg.runID != m.run.id {
 		return nil
 	}
-	if m.cancel != nil {
-		m.cancel()
+	if m.run.cancel != nil {
+		m.run.cancel()
 	}
-	m.running, m.cancel = false, nil
-	m.runUsage = events.Usage{}
+	m.run.active, m.run.cancel = false, nil
+	m.run.usage = events.Usage{}
 	m.takeRun(msg)
 	var cmds []tea.Cmd
 	if msg.result != nil {
 		m.totals.Add(msg.result.Usage)
-		if m.current != nil && !m.current.done {
-			m.current.finish(msg.result.Usage, msg.result.Turns)
+		if m.run.current != nil && !m.run.current.done {
+			m.run.current.finish(msg.result.Usage, msg.result.Turns)
 		}
 		// The agent reports the model it used (it may resolve a name);
 		// a /model typed during the run wins over it.
-		if msg.result.Model != "" && m.modelName == m.runModel {
+		if msg.result.Model != "" && m.modelName == m.run.model {
 			m.modelName = msg.result.Model
 		}
 	}
@@ -267,12 +292,12 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 	}
 	// current stays: events of this run still in flight (the bridge and
 	// this message race) keep landing on it.
-	if m.current != nil {
-		m.lastReply = m.current
+	if m.run.current != nil {
+		m.lastReply = m.run.current
 	}
 	m.countToolTokens() // the run may have calibrated the counts
 	cmds = append(cmds, m.refreshModelState())
-	if m.pane.visible && m.pane.tab == tabContext {
+	if m.pane.Showing(m.ctxTab) {
 		cmds = append(cmds, m.refreshContext(true))
 	}
 	return tea.Batch(cmds...)

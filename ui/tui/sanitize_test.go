@@ -69,7 +69,7 @@ func TestToolResultAndStreamAreStripped(t *testing.T) {
 		toolStart(run, "c1", "file_read", args, 1),
 		toolEnd(run, "c1", "file_read", args, tools.StatusOK, hostile, 0.001),
 		tok(run, "answer "+hostile))
-	if p := m.current.panels["c1"]; p.result != "redXX" {
+	if p := m.run.current.panels["c1"]; p.result != "redXX" {
 		t.Fatalf("stored result = %q, want the text only", p.result)
 	}
 	m.showThinking = true
@@ -91,7 +91,7 @@ func TestFinalTextChangedAfterFinishIsRedrawn(t *testing.T) {
 	run := fakeRun(m, "q")
 	feed(m, tok(run, "a draft of the answer"))
 	m.Update(runDoneMsg{runID: run.ID, result: &agent.Result{Model: "qwen3:8b", Turns: 1}})
-	if !m.current.blocks[0].(*textBlock).final {
+	if !m.run.current.blocks[0].(*textBlock).final {
 		t.Fatal("the run's end did not make the text final")
 	}
 	if v := screen(t, m); !strings.Contains(v, "a draft of the answer") {

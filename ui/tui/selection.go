@@ -16,7 +16,7 @@ import (
 // convoKey handles the keys of conversation control. handled is false
 // for keys it leaves to the rest of the workbench.
 func (m *model) convoKey(k tea.KeyMsg) (tea.Cmd, bool) {
-	if m.focusPane {
+	if m.pane.Focused() {
 		return nil, false
 	}
 	if k.Paste {
@@ -38,7 +38,7 @@ func (m *model) convoKey(k tea.KeyMsg) (tea.Cmd, bool) {
 		return nil, true
 	case key == "alt+down":
 		return nil, true
-	case (key == "[" || key == "]") && empty && !m.running:
+	case (key == "[" || key == "]") && empty && !m.run.active:
 		return m.flip(map[string]int{"[": -1, "]": 1}[key]), true
 	case key == "ctrl+x" && len(m.convo.images) > 0:
 		return m.removeLastImage(), true
@@ -46,7 +46,7 @@ func (m *model) convoKey(k tea.KeyMsg) (tea.Cmd, bool) {
 		return m.acceptImageOffer(), true
 	case key == "tab" && strings.HasPrefix(m.input.value(), "/image "):
 		return m.completePath(), true
-	case key == "esc" && m.convo.editing != nil && !m.running:
+	case key == "esc" && m.convo.editing != nil && !m.run.active:
 		m.cancelEdit()
 		return nil, true
 	}

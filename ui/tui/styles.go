@@ -5,6 +5,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/jarvis-workbench/jarvis/themes"
+	"github.com/jarvis-workbench/jarvis/ui/tui/look"
 )
 
 // styles are the lipgloss styles the TUI draws with, taken from the theme
@@ -20,6 +21,9 @@ type styles struct {
 	panelTitle                        lipgloss.Style
 	dialogTitle                       lipgloss.Style
 	tabActive, tabInactive, selection lipgloss.Style
+
+	// look is the same styles for the components (the pane's tabs).
+	look look.Styles
 }
 
 func newStyles(t themes.Theme) *styles {
@@ -32,6 +36,7 @@ func newStyles(t themes.Theme) *styles {
 		border: t.Colors.Border, dialogBorder: t.Colors.DialogBorder,
 		panelTitle: s.PanelTitle, dialogTitle: s.DialogTitle,
 		tabActive: s.TabActive, tabInactive: s.TabInactive, selection: s.Selection,
+		look: look.Of(t),
 	}
 }
 

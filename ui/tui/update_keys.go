@@ -5,6 +5,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs"
 )
 
 // quitWindow is how long the first ctrl+c on an idle prompt waits for the
@@ -18,7 +20,8 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	// not prose that lost its way.
 	now := m.now()
 	gap := now.Sub(m.lastTypedAt)
-	if (typingKey(k) || k.Type == tea.KeyEnter) && (m.sched == nil || !m.sched.ModalOpen()) {
+	modal, modalOpen := m.pane.Modal()
+	if (typingKey(k) || k.Type == tea.KeyEnter) && !modalOpen {
 		m.lastTypedAt = now
 	}
 	if m.width < MinWidth || m.height < MinHeight {
@@ -27,8 +30,8 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if m.dialog.open() {
-		return m.dialogKey(k, gap)
+	if cmd, handled := m.overlayKey(k, gap); handled {
+		return cmd
 	}
 	if m.held != nil {
 		if k.String() == "ctrl+c" {
@@ -38,14 +41,11 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		m.breakHold(k)
 		return nil
 	}
-	if m.overlay != overlayNone {
-		return m.overlayKey(k)
-	}
-	if m.sched != nil && m.sched.ModalOpen() {
+	if modalOpen {
 		// Typing into the pane's form is working in the pane: what
 		// came before it was not prose for the prompt.
 		m.paneTyped, m.lastTypedAt = nil, time.Time{}
-		return m.sched.Key(k, m.now())
+		return modal.(tabs.Tab).Key(k)
 	}
 	if cmd, handled := m.convoKey(k); handled {
 		return cmd
@@ -55,16 +55,15 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	case "ctrl+c":
 		return m.ctrlC()
 	case "esc":
-		if m.running {
+		if m.run.active {
 			m.cancelRun()
 			return nil
 		}
 		if m.cancelEval() || m.stopPull() || m.dismissOffer() {
 			return nil
 		}
-		if m.focusPane {
-			m.focusPane = false
-			return nil
+		if m.pane.Focused() {
+			return m.pane.Focus(false)
 		}
 		m.suggest = nil
 		m.layout()
@@ -82,17 +81,9 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		m.showThinking = !m.showThinking
 		return nil
 	case "ctrl+t":
-		m.pane.visible = !m.pane.visible
-		if !m.pane.visible {
-			m.focusPane = false
-		}
+		cmd := m.pane.Show(!m.pane.Visible, m.now())
 		m.layout()
-		return m.paneShown()
-	case "f3", "f4", "f5", "f6":
-		m.pane.visible = true
-		m.pane.tab = int(k.String()[1] - '3')
-		m.layout()
-		return m.paneShown()
+		return cmd
 	case "f2":
 		return m.toggleMouse()
 	case "ctrl+y":
@@ -105,8 +96,13 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 			return cmd
 		}
 	}
-	if m.focusPane {
-		if m.pane.question != nil {
+	if i, ok := m.pane.FKey(k.String()); ok {
+		m.pane.Visible = true
+		m.layout()
+		return m.pane.Select(i, m.now())
+	}
+	if m.pane.Focused() {
+		if m.tools.Question() != nil {
 			return m.questionKey(k)
 		}
 		if cmd, handled := m.paneGuard(k, gap); handled {
@@ -141,13 +137,12 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 	case "?":
 		if empty {
-			m.overlay, m.helpScroll = overlayHelp, 0
+			m.showHelp()
 			return nil
 		}
 	case "tab":
-		if empty && m.pane.visible {
-			m.focusPane = true
-			return nil
+		if empty && m.pane.Visible {
+			return m.pane.Focus(true)
 		}
 		if strings.HasPrefix(m.input.value(), "/") {
 			m.suggest = m.input.complete(m.completions)
@@ -179,7 +174,7 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 // quit when pressed twice within quitWindow. A turn already cancelling
 // counts as idle, so a turn that will not stop cannot keep jarvis open.
 func (m *model) ctrlC() tea.Cmd {
-	if m.running && m.cancel != nil {
+	if m.run.active && m.run.cancel != nil {
 		m.cancelRun()
 		return nil
 	}
@@ -211,7 +206,7 @@ func (m *model) submit() tea.Cmd {
 		m.input.reset()
 		return m.runCommand(text)
 	}
-	if m.running {
+	if m.run.active {
 		return m.setStatus("a turn is running: wait for it, or esc to cancel it")
 	}
 	if m.lease.elsewhere != nil {
@@ -225,163 +220,24 @@ func (m *model) submit() tea.Cmd {
 	return m.startRun(text)
 }
 
+// paneKey is a key for the focused side pane, past its guard. tab takes
+// the Tools tab's question away with the focus.
 func (m *model) paneKey(k tea.KeyMsg) tea.Cmd {
-	if m.pane.tab == tabScheduler && m.sched != nil {
-		switch k.String() {
-		case "tab", "left", "right":
-		default:
-			return m.sched.Key(k, m.now())
-		}
+	if k.String() == "tab" {
+		m.tools.Ask(nil)
 	}
-	switch k.String() {
-	case "tab":
-		m.focusPane, m.pane.question = false, nil
-	case "left":
-		m.pane.tab = (m.pane.tab + tabCount - 1) % tabCount
-		return m.paneShown()
-	case "right":
-		m.pane.tab = (m.pane.tab + 1) % tabCount
-		return m.paneShown()
-	case "up", "k":
-		m.paneScroll(-1, false)
-	case "down", "j":
-		m.paneScroll(1, false)
-	case "pgup":
-		m.paneScroll(-m.panePage(), true)
-	case "pgdown":
-		m.paneScroll(m.panePage(), true)
-	case "ctrl+u":
-		m.paneScroll(-max(m.panePage()/2, 1), true)
-	case "ctrl+d":
-		m.paneScroll(max(m.panePage()/2, 1), true)
-	case " ", "enter":
-		if m.pane.tab == tabEvents {
-			m.pane.toggleEvent(m.logLayout())
-		}
-	case "c":
-		m.pane.showCategory = !m.pane.showCategory
-	case "$":
-		m.pane.showCost = !m.pane.showCost
-	case "r":
-		if m.pane.tab == tabContext {
-			return m.renderContext()
-		}
-	case "home":
-		switch m.pane.tab {
-		case tabContext:
-			m.ctab.scroll = 0
-		case tabEvents:
-			m.pane.moveLogCursor(-len(m.pane.log), m.logLayout())
-		}
-	case "end":
-		if m.pane.tab == tabEvents {
-			m.pane.moveLogCursor(len(m.pane.log), m.logLayout())
-		}
-	}
-	m.clampPane()
-	return nil
+	return m.pane.Key(k, m.now())
 }
 
-// paneScroll moves the focused tab's content by delta lines (positive is
-// down): on the Tools tab the cursor, or the description for pages; on
-// the Events tab the selected event, or the log for pages (its newest
-// event is at the bottom).
-func (m *model) paneScroll(delta int, page bool) {
-	switch {
-	case m.pane.tab == tabContext:
-		m.ctab.scroll += delta
-	case m.pane.tab == tabEvents && page:
-		m.pane.pageLog(delta, m.logLayout())
-	case m.pane.tab == tabEvents:
-		m.pane.moveLogCursor(delta, m.logLayout())
-	case page:
-		m.pane.descScroll += delta
-	default:
-		m.pane.toolCursor += delta
-	}
-}
-
-// logLayout is the Events tab's width and the rows its events take.
-func (m *model) logLayout() logLayout {
-	body := max(m.transcript.height-1, 1) // under the tab names
-	return logLayout{width: m.paneWidth() - 1, room: logRoom(body, m.focusPane)}
-}
-
-// panePage is a page of the focused tab: what its scrolling part shows.
-func (m *model) panePage() int {
-	body := max(m.transcript.height-1, 1) // under the tab names
-	switch m.pane.tab {
-	case tabEvents:
-		return m.logLayout().room
-	case tabContext:
-		return body
-	}
-	_, desc := toolsRooms(body, len(m.toolRows()), len(m.pane.toolsNote(m.paneWidth()-1)))
-	return max(desc, 1)
-}
-
-// clampPane keeps the pane's cursor and scroll positions in range for
-// what it shows now. It runs in Update (after keys, resizes and tool
-// changes) so View only reads them.
+// clampPane keeps the tabs' cursors and scroll positions in range for
+// what they show now. It runs in Update (after keys, resizes and tool
+// changes) so View only reads them; the tabs start nothing for it.
 func (m *model) clampPane() {
-	p := m.pane
-	rows := m.toolRows()
-	p.toolCursor = min(max(p.toolCursor, 0), max(len(rows)-1, 0))
-	if !p.visible {
-		return
-	}
-	body := max(m.transcript.height-1, 1)
-	p.clampLog(m.logLayout())
-	_, room := toolsRooms(body, len(rows), len(p.toolsNote(m.paneWidth()-1)))
-	desc := wrapDescription(m.describeTools(), m.paneWidth()-1)
-	p.descScroll = min(max(p.descScroll, 0), max(len(desc)-room, 0))
-	if p.tab == tabContext {
-		n := len(m.ctab.lines(m.st, m.paneWidth()-1, m.agentName, len(m.conv.Messages)))
-		m.ctab.scroll = min(max(m.ctab.scroll, 0), max(n-body, 0))
-	}
-}
-
-// toggleTool enables or disables the tool under the pane's cursor.
-func (m *model) toggleTool() tea.Cmd {
-	rows := m.toolRows()
-	if len(rows) == 0 {
-		return nil
-	}
-	row := rows[min(max(m.pane.toolCursor, 0), len(rows)-1)]
-	if row.header {
-		return nil
-	}
-	name := row.name
-	next := make([]string, 0, len(m.enabled)+1)
-	on := false
-	for _, n := range m.enabled {
-		if n == name {
-			on = true
-			continue
-		}
-		next = append(next, n)
-	}
-	if !on {
-		next = append(next, name)
-	}
-	return m.setTools(next)
-}
-
-func (m *model) overlayKey(k tea.KeyMsg) tea.Cmd {
-	if k.String() == "ctrl+c" {
-		return m.ctrlC()
-	}
-	switch m.overlay {
-	case overlaySessions:
-		return m.sessionsKey(k)
-	case overlayHelp:
-		return m.helpKey(k)
-	}
-	return nil
+	m.pane.Update(tabs.Refresh{})
 }
 
 func (m *model) handleMouse(msg tea.MouseMsg) tea.Cmd {
-	if m.dialog.open() || m.overlay != overlayNone {
+	if m.overlays.top() != nil {
 		return nil
 	}
 	rc := m.renderCtx(m.transcriptWidth())
@@ -400,16 +256,4 @@ func (m *model) toggleMouse() tea.Cmd {
 		return tea.Batch(m.setStatus("mouse capture on (F2 turns it off to select text)"), tea.EnableMouseCellMotion)
 	}
 	return tea.Batch(m.setStatus("mouse capture off: select text with the mouse; F2 turns it back on"), tea.DisableMouse)
-}
-
-// paneShown starts what a newly shown tab needs (the Scheduler tab's clock
-// for its relative times).
-func (m *model) paneShown() tea.Cmd {
-	if m.pane.visible && m.pane.tab == tabScheduler && m.sched != nil {
-		return m.sched.Shown(m.now())
-	}
-	if m.pane.visible && m.pane.tab == tabContext {
-		return m.refreshContext(true)
-	}
-	return nil
 }

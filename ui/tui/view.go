@@ -33,36 +33,22 @@ func (m *model) View() string {
 	tw := m.transcriptWidth()
 	body := m.transcript.view(m.renderCtx(tw))
 	if pw := m.paneWidth(); pw > 0 {
-		var sched []string
-		if m.pane.tab == tabScheduler {
-			sched = m.schedulerLines(pw-1, len(body)-1) // the pane keeps a column of air
-		}
-		pane := m.pane.view(m.st, pw, len(body), m.focusPane, m.toolRows(), m.describeTools(), sched, func(w, h int) []string {
-			return m.ctab.view(m.st, w, h, m.agentName, len(m.conv.Messages))
-		})
+		pane := m.pane.View(m.st.look, pw, len(body))
 		sep := m.st.muted.Render("│")
-		if m.focusPane {
+		if m.pane.Focused() {
 			sep = m.st.accent.Render("│")
 		}
 		for i := range body {
 			body[i] += sep + pane[i]
 		}
 	}
-	if m.sched != nil {
-		if box, ok := m.sched.Modal(m.st.sched(), m.width, len(body), m.now()); ok {
+	if t, ok := m.pane.Modal(); ok {
+		if box, ok := t.ModalView(m.st.look, m.width, len(body)); ok {
 			body = overlayBox(body, box, m.width)
 		}
 	}
-	switch {
-	case m.dialog.open():
-		body = overlayBox(body, m.dialog.view(m.st, m.width, len(body)), m.width)
-	case m.overlay == overlayHelp:
-		body = overlayBox(body, m.helpView(), m.width)
-	case m.overlay == overlaySessions:
-		w := sessionsWidth(m.width)
-		box := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1).Width(w).
-			Render(strings.Join(m.sessions.view(m.st, w-2, len(body)-2), "\n"))
-		body = overlayBox(body, box, m.width)
+	if o := m.overlays.top(); o != nil {
+		body = overlayBox(body, o.view(m.width, len(body)), m.width)
 	}
 
 	// One buffer the size of the last frame: growing it by doubling, frame
@@ -84,7 +70,7 @@ func (m *model) View() string {
 		b.WriteByte('\n')
 	}
 	rule := strings.Repeat("─", m.width)
-	if !m.focusPane && !m.dialog.open() {
+	if !m.pane.Focused() && !m.dialog.open() {
 		b.WriteString(m.st.accent.Render(rule))
 	} else {
 		b.WriteString(m.st.muted.Render(rule))
@@ -144,19 +130,6 @@ func (m *model) statusView() string {
 	return m.st.status.Render(padRight(left+strings.Repeat(" ", gap)+right, m.width))
 }
 
-// toolRows lists the registry's tools for the Tools tab.
-func (m *model) toolRows() []toolRow {
-	on := map[string]bool{}
-	for _, n := range m.enabled {
-		on[n] = true
-	}
-	rows := append(rowsFor(m.opts.Registry, on, m.specs, m.toolTokens, m.isMCPTool), m.mcpRows(on)...)
-	for i := range rows {
-		rows[i].always = !rows[i].header && m.appr.always[rows[i].name]
-	}
-	return rows
-}
-
 // isMCPTool reports whether name belongs to a configured MCP server.
 func (m *model) isMCPTool(name string) bool {
 	if m.opts.MCP == nil {
@@ -175,13 +148,13 @@ func (m *model) isMCPTool(name string) bool {
 // current agent's model reads the tools: react reads exactly this text in
 // its system prompt; orchestrator offers the tools' JSON schemas, which
 // the model's chat template renders (the Context tab shows that prompt).
-func (m *model) describeTools() string {
-	text := tools.DescribeSpecs(m.executor.AvailableTools(), m.pane.showCategory, m.pane.showCost)
+func (m *model) describeTools(category, cost bool) string {
+	text := tools.DescribeSpecs(m.executor.AvailableTools(), category, cost)
 	switch m.agentName {
 	case agent.ReAct:
 		return "react: the model reads exactly this text, in its system prompt.\n\n" + text
 	case agent.Orchestrator:
-		return "orchestrator: the model reads these tools as JSON schemas rendered by its chat template (F6 shows the prompt); this is the text react would send.\n\n" + text
+		return "orchestrator: the model reads these tools as JSON schemas rendered by its chat template (" + m.pane.KeyOf(m.ctxTab) + " shows the prompt); this is the text react would send.\n\n" + text
 	}
 	return "simple: no tools are offered to the model.\n\n" + text
 }

@@ -212,7 +212,7 @@ func TestADiscardedCompactionLeavesOnlyItsNotice(t *testing.T) {
 	feed(m, events.Event{Type: events.ContextCompacting, Run: run, Turn: &events.TurnPayload{Context: &events.ContextPayload{Replaced: 4}}},
 		events.Event{Type: events.Notice, Run: run, Text: "The summary of the earlier turns was discarded: it did not finish within its 256 tokens; the request is sent whole, as it still fits the window."})
 	s := screen(t, m)
-	if strings.Contains(s, "Compacting…") || !strings.Contains(s, "was discarded") || m.current.compacting != nil {
+	if strings.Contains(s, "Compacting…") || !strings.Contains(s, "was discarded") || m.run.current.compacting != nil {
 		t.Fatalf("after a discarded summary:\n%s", s)
 	}
 }
@@ -235,15 +235,15 @@ func TestUnloadSaysColdAndTheContextTabDoesNotLoad(t *testing.T) {
 	}
 	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyF6})
 	run(m, cmd)
-	if m.ctab.haveRender || !m.ctab.cold {
+	if m.ctxTab.HaveRender || !m.ctxTab.Cold {
 		t.Fatal("opening the Context tab rendered the prompt of a cold model")
 	}
 	if s := screen(t, m); !strings.Contains(s, "qwen3:8b is not loaded") || !strings.Contains(s, "press r") {
 		t.Fatalf("the tab does not say how to render:\n%s", s)
 	}
-	m.focusPane = true
+	m.pane.Focus(true)
 	run(m, press(m, "r"))
-	if !m.ctab.haveRender || m.ctab.cold {
+	if !m.ctxTab.HaveRender || m.ctxTab.Cold {
 		t.Fatal("r did not render")
 	}
 	// Gone from the list: the next read says the truth again.
@@ -270,7 +270,7 @@ func TestContextTabShowsReactAfterAFallback(t *testing.T) {
 	l.do(l.m.Init())
 	l.typeLine("hello")
 	l.update(tea.KeyMsg{Type: tea.KeyF6})
-	b := l.m.ctab.budget
+	b := l.m.ctxTab.Budget
 	if b.Agent != agent.ReAct || b.Tools != 0 || len(b.ToolCosts()) != 0 {
 		t.Fatalf("the tab counts %s with %d tokens of tool definitions", b.Agent, b.Tools)
 	}

@@ -8,6 +8,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/eventstab"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs/toolstab"
 )
 
 // The Tools tab's key hint shows every key whole at 120 columns (and at
@@ -17,7 +19,7 @@ func TestToolsHintFitsThePane(t *testing.T) {
 		m := newTestModel(t, width, 40)
 		m.Update(tea.KeyMsg{Type: tea.KeyCtrlT})
 		s := screen(t, m)
-		for _, k := range toolsKeys {
+		for _, k := range toolstab.Keys {
 			if !strings.Contains(s, k) {
 				t.Errorf("at %d columns the Tools tab lacks %q:\n%s", width, k, s)
 			}
@@ -38,20 +40,20 @@ func TestEventsCanBeShownInFull(t *testing.T) {
 	m := newTestModel(t, 120, 40)
 	code := "import math\nprint(math.sqrt(2) * 40 + sum(range(100)))  # the whole snippet"
 	run := events.RunInfo{ID: "r1", Agent: "orchestrator", Model: "qwen3:8b"}
-	m.pane.record(events.Event{Type: events.RunStart, Run: run, Time: testTime, Text: "How long is the diagonal of a 40 cm square, plus the sum?"})
-	m.pane.record(events.Event{Type: events.ToolCallStart, Run: run, Time: testTime, Tool: &events.ToolPayload{Tool: "code_interpreter", CallID: "c1", Arguments: map[string]any{"code": code}}})
-	m.pane.record(events.Event{Type: events.ToolCallEnd, Run: run, Time: testTime, Tool: &events.ToolPayload{Tool: "code_interpreter", CallID: "c1",
+	m.log.Record(events.Event{Type: events.RunStart, Run: run, Time: testTime, Text: "How long is the diagonal of a 40 cm square, plus the sum?"})
+	m.log.Record(events.Event{Type: events.ToolCallStart, Run: run, Time: testTime, Tool: &events.ToolPayload{Tool: "code_interpreter", CallID: "c1", Arguments: map[string]any{"code": code}}})
+	m.log.Record(events.Event{Type: events.ToolCallEnd, Run: run, Time: testTime, Tool: &events.ToolPayload{Tool: "code_interpreter", CallID: "c1",
 		Arguments: map[string]any{"code": code}, Success: true, Status: "ok", Result: "5006.568542494924", LatencySeconds: 0.2}})
 	press(m, "f4")
 	press(m, "tab")
-	if !m.focusPane {
+	if !m.pane.Focused() {
 		t.Fatal("tab did not focus the pane")
 	}
 	s := screen(t, m)
 	if strings.Contains(s, "5006.568") || strings.Contains(s, "the whole snippet") {
 		t.Fatalf("the lines show more than one line each before anything is opened:\n%s", s)
 	}
-	if !strings.Contains(s, eventsHint) {
+	if !strings.Contains(s, eventstab.Hint) {
 		t.Fatalf("the focused tab does not say its keys:\n%s", s)
 	}
 	press(m, "enter") // the newest: the call's end
@@ -81,7 +83,7 @@ func TestEventsCanBeShownInFull(t *testing.T) {
 func TestAnOpenedEventStaysInView(t *testing.T) {
 	m := newTestModel(t, 120, 30)
 	for i := range 100 {
-		m.pane.record(events.Event{Type: events.Notice, Time: testTime, Text: fmt.Sprintf("event %d: %s", i, strings.Repeat("word ", 30))})
+		m.log.Record(events.Event{Type: events.Notice, Time: testTime, Text: fmt.Sprintf("event %d: %s", i, strings.Repeat("word ", 30))})
 	}
 	press(m, "f4")
 	press(m, "tab")
@@ -93,7 +95,7 @@ func TestAnOpenedEventStaysInView(t *testing.T) {
 	if !strings.Contains(s, "event 89: word") || strings.Count(readable(s), "wordwordwordwordwordwordwordwordwordwordwordword") < 1 {
 		t.Fatalf("the opened event is not shown whole:\n%s", s)
 	}
-	m.pane.record(events.Event{Type: events.Notice, Time: testTime, Text: "event 100"})
+	m.log.Record(events.Event{Type: events.Notice, Time: testTime, Text: "event 100"})
 	m.clampPane()
 	if s2 := screen(t, m); !strings.Contains(s2, "event 89: word") || strings.Contains(s2, "event 100") {
 		t.Fatalf("a new event moved the view:\n%s", s2)

@@ -1,4 +1,12 @@
-package tui
+// Package eventstab is the side pane's Events tab: the live log of the
+// bus's events (runs, turns, tool calls, approvals, notices, scheduled
+// runs), one line an event cut to the pane, the newest at the bottom.
+// With the pane focused, ↑ ↓ (j k) select an event and enter or space
+// shows it in full under its time: the whole line, and what the line
+// leaves out (a call's arguments and result, the question a run answers,
+// a notice's text); pgup pgdn page, home goes to the oldest, end to the
+// newest.
+package eventstab
 
 import (
 	"cmp"
@@ -6,20 +14,16 @@ import (
 	"strings"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/look"
+	"github.com/jarvis-workbench/jarvis/ui/tui/tabs"
+	"github.com/jarvis-workbench/jarvis/ui/tui/termtext"
 )
-
-// The Events tab is the live log: runs, turns, tool calls, approvals,
-// notices, scheduled runs, one line an event (cut to the pane), the
-// newest at the bottom. With the pane focused, ↑ ↓ (j k) select an event
-// and enter or space shows it in full under its time: the whole line,
-// and what the line leaves out (a call's arguments and result, the
-// question a run answers, a notice's text); pgup pgdn page, home goes to
-// the oldest, end to the newest.
 
 // eventLogSize bounds the Events tab so memory stays flat over long sessions.
 const eventLogSize = 1000
@@ -29,12 +33,96 @@ const eventLogSize = 1000
 // ten megabytes for a log few open.
 const eventDetailLimit = 4096
 
-// eventsHint is the tab's key help, on its last line while it has focus.
-const eventsHint = "↑↓ select · enter: in full · end: newest"
+// Hint is the tab's key help, on its last line while it has focus.
+const Hint = "↑↓ select · enter: in full · end: newest"
 
 // timeWidth is the width of an event's time and the space after it:
 // the full text is indented under the line's.
 const timeWidth = 13
+
+// Tab is the Events tab.
+type Tab struct {
+	// A ring of the latest events, the view logScroll events up from
+	// the newest, the selected event (logCursor, its number; 0: the
+	// newest) and those shown in full.
+	log       []logLine
+	logStart  int
+	logScroll int
+	logSeq    int
+	logCursor int
+	logOpen   map[int]bool
+
+	size    tabs.Size
+	focused bool
+}
+
+// New makes the tab.
+func New() *Tab { return &Tab{} }
+
+// Title is the tab's name.
+func (p *Tab) Title() string { return "Events" }
+
+// Hint is the tab's keys.
+func (p *Tab) Hint() string { return Hint }
+
+// Update records the bus's events and follows the pane's size and focus.
+func (p *Tab) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case events.Event:
+		p.Record(msg)
+	case tabs.Size:
+		p.size = msg
+	case tabs.Focus:
+		p.focused = msg.Focused
+		p.clampLog(p.layout())
+	case tabs.Refresh:
+		if msg.Visible {
+			p.clampLog(p.layout())
+		}
+	}
+	return nil
+}
+
+// Key moves the selection, pages, and opens the selected event.
+func (p *Tab) Key(k tea.KeyMsg) tea.Cmd {
+	lay := p.layout()
+	page := lay.room
+	switch k.String() {
+	case "up", "k":
+		p.moveLogCursor(-1, lay)
+	case "down", "j":
+		p.moveLogCursor(1, lay)
+	case "pgup":
+		p.pageLog(-page, lay)
+	case "pgdown":
+		p.pageLog(page, lay)
+	case "ctrl+u":
+		p.pageLog(-max(page/2, 1), lay)
+	case "ctrl+d":
+		p.pageLog(max(page/2, 1), lay)
+	case " ", "enter":
+		p.toggleEvent(lay)
+	case "home":
+		p.moveLogCursor(-len(p.log), lay)
+	case "end":
+		p.moveLogCursor(len(p.log), lay)
+	}
+	p.clampLog(lay)
+	return nil
+}
+
+// Scroll is how many events the view is up from the newest; SetScroll
+// puts it there (Update keeps it in range).
+func (p *Tab) Scroll() int     { return p.logScroll }
+func (p *Tab) SetScroll(n int) { p.logScroll = n }
+
+// Page is a page of the log: the rows its events take.
+func (p *Tab) Page() int { return p.layout().room }
+
+// layout is the tab's width and the rows its events take.
+func (p *Tab) layout() logLayout {
+	return logLayout{width: p.size.Width, room: logRoom(max(p.size.Height, 1), p.focused)}
+}
 
 type logLine struct {
 	seq  int // its number among the events recorded, from 1
@@ -46,10 +134,10 @@ type logLine struct {
 	kind          events.Type
 }
 
-// record adds an event to the log (deltas are not logged one by one). A
+// Record adds an event to the log (deltas are not logged one by one). A
 // view scrolled up, or with an event other than the newest selected,
 // keeps its place as events arrive.
-func (p *sidePane) record(e events.Event) {
+func (p *Tab) Record(e events.Event) {
 	text := safe.Text(describeEvent(e))
 	if text == "" {
 		return
@@ -71,7 +159,7 @@ func (p *sidePane) record(e events.Event) {
 	p.logStart = (p.logStart + 1) % eventLogSize
 }
 
-func (p *sidePane) logAt(i int) logLine { return p.log[(p.logStart+i)%len(p.log)] }
+func (p *Tab) logAt(i int) logLine { return p.log[(p.logStart+i)%len(p.log)] }
 
 // describeEvent is the Events tab's line for an event.
 func describeEvent(e events.Event) string {
@@ -174,30 +262,30 @@ func logRoom(height int, focused bool) int {
 
 // eventRows draws event i: its line, and when it is open its whole text
 // and detail under it, each row at most width cells.
-func (p *sidePane) eventRows(st *styles, i, width int, selected bool) []string {
+func (p *Tab) eventRows(st look.Styles, i, width int, selected bool) []string {
 	l := p.logAt(i)
-	style := st.text
+	style := st.Text
 	switch l.kind {
 	case events.ToolCallEnd, events.RunEnd, events.TurnEnd:
-		style = st.success
+		style = st.Success
 	case events.Error, events.ToolCallError, events.ToolTimeout:
-		style = st.errorText
+		style = st.Error
 	case events.ToolCallDenied, events.Notice, events.ConfirmAsk:
-		style = st.warning
+		style = st.Warning
 	}
 	stamp := l.at.Format("15:04:05.000") + " "
 	textW := max(width-timeWidth, 5)
 	if !p.logOpen[l.seq] {
 		head := stamp + ansi.Truncate(l.text, textW, "…")
 		if selected {
-			return []string{st.selection.Render(padRight(head, width))}
+			return []string{st.Selection.Render(termtext.PadRight(head, width))}
 		}
-		return []string{st.muted.Render(stamp) + style.Render(ansi.Truncate(l.text, textW, "…"))}
+		return []string{st.Muted.Render(stamp) + style.Render(ansi.Truncate(l.text, textW, "…"))}
 	}
-	text := wrapText(cmp.Or(l.whole, l.text), textW)
+	text := termtext.Wrap(cmp.Or(l.whole, l.text), textW)
 	var detail []string
 	if l.detail != "" {
-		detail = wrapText(l.detail, textW)
+		detail = termtext.Wrap(l.detail, textW)
 	}
 	out := make([]string, 0, len(text)+len(detail))
 	for j, r := range text {
@@ -206,40 +294,40 @@ func (p *sidePane) eventRows(st *styles, i, width int, selected bool) []string {
 			lead = stamp
 		}
 		if j == 0 && selected {
-			out = append(out, st.selection.Render(padRight(lead+r, width)))
+			out = append(out, st.Selection.Render(termtext.PadRight(lead+r, width)))
 			continue
 		}
-		out = append(out, st.muted.Render(lead)+style.Render(r))
+		out = append(out, st.Muted.Render(lead)+style.Render(r))
 	}
 	for _, r := range detail {
-		out = append(out, strings.Repeat(" ", timeWidth)+st.text.Render(r))
+		out = append(out, strings.Repeat(" ", timeWidth)+st.Text.Render(r))
 	}
 	return out
 }
 
 // eventHeight is how many rows event i takes.
-func (p *sidePane) eventHeight(i, width int) int {
+func (p *Tab) eventHeight(i, width int) int {
 	l := p.logAt(i)
 	if !p.logOpen[l.seq] {
 		return 1
 	}
 	textW := max(width-timeWidth, 5)
-	n := len(wrapText(cmp.Or(l.whole, l.text), textW))
+	n := len(termtext.Wrap(cmp.Or(l.whole, l.text), textW))
 	if l.detail != "" {
-		n += len(wrapText(l.detail, textW))
+		n += len(termtext.Wrap(l.detail, textW))
 	}
 	return n
 }
 
 // logBottom is the event at the bottom of the view.
-func (p *sidePane) logBottom() int {
+func (p *Tab) logBottom() int {
 	n := len(p.log)
 	return n - 1 - min(max(p.logScroll, 0), n-1)
 }
 
 // logSelected is the selected event's place in the log: the newest when
 // none was chosen or the chosen one has left the ring.
-func (p *sidePane) logSelected() int {
+func (p *Tab) logSelected() int {
 	n := len(p.log)
 	if p.logCursor == 0 || n == 0 {
 		return n - 1
@@ -249,7 +337,7 @@ func (p *sidePane) logSelected() int {
 
 // logTop is the first event whose line shows when event b is at the
 // bottom of room rows.
-func (p *sidePane) logTop(b, width, room int) int {
+func (p *Tab) logTop(b, width, room int) int {
 	used := 0
 	for i := b; i >= 0; i-- {
 		used += p.eventHeight(i, width)
@@ -262,7 +350,7 @@ func (p *sidePane) logTop(b, width, room int) int {
 
 // clampLog keeps the log's view and selection in range: the view never
 // scrolls past the point where the oldest event is at the top.
-func (p *sidePane) clampLog(lay logLayout) {
+func (p *Tab) clampLog(lay logLayout) {
 	width, room := lay.width, lay.room
 	n := len(p.log)
 	if n == 0 {
@@ -286,7 +374,7 @@ func (p *sidePane) clampLog(lay logLayout) {
 // moveLogCursor selects the event delta events down (up when negative)
 // and scrolls the view to show it: its first line, and all of it when it
 // fits.
-func (p *sidePane) moveLogCursor(delta int, lay logLayout) {
+func (p *Tab) moveLogCursor(delta int, lay logLayout) {
 	width, room := lay.width, lay.room
 	n := len(p.log)
 	if n == 0 {
@@ -311,7 +399,7 @@ func (p *sidePane) moveLogCursor(delta int, lay logLayout) {
 }
 
 // rowsBetween counts the rows of events from to to, both included.
-func (p *sidePane) rowsBetween(from, to, width int) int {
+func (p *Tab) rowsBetween(from, to, width int) int {
 	n := 0
 	for i := from; i <= to; i++ {
 		n += p.eventHeight(i, width)
@@ -321,7 +409,7 @@ func (p *sidePane) rowsBetween(from, to, width int) int {
 
 // pageLog scrolls the view by delta rows' worth of events and keeps the
 // selection in it.
-func (p *sidePane) pageLog(delta int, lay logLayout) {
+func (p *Tab) pageLog(delta int, lay logLayout) {
 	width, room := lay.width, lay.room
 	p.logScroll -= delta
 	p.clampLog(lay)
@@ -339,7 +427,7 @@ func (p *sidePane) pageLog(delta int, lay logLayout) {
 }
 
 // toggleEvent shows the selected event in full, or its line again.
-func (p *sidePane) toggleEvent(lay logLayout) {
+func (p *Tab) toggleEvent(lay logLayout) {
 	if len(p.log) == 0 {
 		return
 	}
@@ -358,10 +446,11 @@ func (p *sidePane) toggleEvent(lay logLayout) {
 
 // eventsView draws the tab: the events up to the one at the bottom of
 // the view, and the key hint while the pane has focus.
-func (p *sidePane) eventsView(st *styles, width, height int, focused bool) []string {
+func (p *Tab) View(st look.Styles, width, height int) []string {
+	focused := p.focused
 	n := len(p.log)
 	if n == 0 {
-		return []string{st.muted.Render("No events yet.")}
+		return []string{st.Muted.Render("No events yet.")}
 	}
 	room := logRoom(height, focused)
 	b := p.logBottom()
@@ -396,7 +485,14 @@ func (p *sidePane) eventsView(st *styles, width, height int, focused bool) []str
 		for len(rows) < room {
 			rows = append(rows, "")
 		}
-		rows = append(rows, st.muted.Render(ansi.Truncate(eventsHint, width, "…")))
+		rows = append(rows, st.Muted.Render(ansi.Truncate(Hint, width, "…")))
 	}
 	return rows
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
 }

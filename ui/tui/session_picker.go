@@ -72,7 +72,7 @@ func (m *model) loadLastSession() tea.Cmd {
 	}
 }
 
-// loaded takes the lease of the session a load read (see lease.go).
+// loaded takes the lease of the session a load read (see session_lease.go).
 func loaded(store SessionStore, mine *sessions.Lease, msg sessionLoadedMsg) sessionLoadedMsg {
 	if msg.err == nil {
 		msg.lease, msg.held, msg.leaseErr = holdSession(store, msg.summary.ID, mine)
@@ -91,7 +91,7 @@ func (m *model) showSessions(msg sessionListMsg) {
 	}
 	list, depth := sessionTree(msg.list)
 	m.sessions = sessionsOverlay{list: list, depth: depth}
-	m.overlay = overlaySessions
+	m.overlays.push(sessionsPicker{m})
 }
 
 func (m *model) sessionsKey(k tea.KeyMsg) tea.Cmd {
@@ -111,14 +111,14 @@ func (m *model) sessionsKey(k tea.KeyMsg) tea.Cmd {
 	case "end":
 		o.cursor = len(o.list) - 1
 	case "enter":
-		m.overlay = overlayNone
-		if m.running {
+		m.overlays.pop()
+		if m.run.active {
 			m.addNote("A turn is running: cancel it (esc) before opening another session.", true)
 			return nil
 		}
 		return m.loadSession(o.list[o.cursor].ID)
 	case "esc", "q":
-		m.overlay = overlayNone
+		m.overlays.pop()
 	}
 	o.cursor = min(max(o.cursor, 0), len(o.list)-1)
 	return nil
@@ -130,7 +130,7 @@ func (m *model) openSession(msg sessionLoadedMsg) tea.Cmd {
 		m.addNote("Cannot open the session: "+explain(msg.err), true)
 		return nil
 	}
-	if m.running {
+	if m.run.active {
 		m.releaseUnused(msg.lease)
 		m.addNote("A turn is running: cancel it (esc) before opening another session.", true)
 		return nil
