@@ -21,8 +21,9 @@ import (
 // filled half way before it starts again from its beginning, and they
 // decode every line twice, once as a possible error. Each turn of a chat
 // made megabytes of the process's memory resident: over a session of
-// 100,000 tokens the workbench grew by 34 bytes of resident memory per
-// byte of text through the client, 20 through this reader, and a
+// 100,000 tokens the workbench's anonymous memory grew by 35 bytes per
+// byte of text through the client, 16 to 19 through this reader, all
+// else the same, and a
 // streamed reply costs a quarter less per chunk (BenchmarkChatFlood:
 // 5.9 against 4.5 µs and 30.7 against 18.9 MB a reply;
 // BenchmarkSessionMemory in ui/tui). stream reads the same NDJSON with a
