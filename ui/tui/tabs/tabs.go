@@ -5,7 +5,7 @@
 // own. It does its IO in the commands it returns.
 //
 // A new tab is its package and one line: its constructor in the list the
-// workbench gives NewPane (ui/tui/panetabs.go). The pane gives each tab,
+// workbench gives NewPane (newPane in ui/tui/pane.go). The pane gives each tab,
 // in order, its F-key (F3 for the first), its place in the tab bar, the
 // keys while it has focus, and the messages it may care about.
 package tabs
