@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/ui/tui/look"
 	"github.com/jarvis-workbench/jarvis/ui/tui/tabs"
 )
 
@@ -112,19 +113,11 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 	}
 	page := max(m.transcript.height-2, 1)
 	empty := m.input.value() == ""
+	if step, ok := look.PageStep(k.String(), page); ok {
+		m.transcript.scroll(rc, step)
+		return nil
+	}
 	switch k.String() {
-	case "pgup":
-		m.transcript.scroll(rc, -page)
-		return nil
-	case "pgdown":
-		m.transcript.scroll(rc, page)
-		return nil
-	case "ctrl+u":
-		m.transcript.scroll(rc, -page/2)
-		return nil
-	case "ctrl+d":
-		m.transcript.scroll(rc, page/2)
-		return nil
 	case "home":
 		if empty {
 			m.transcript.top(rc)

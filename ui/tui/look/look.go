@@ -72,3 +72,21 @@ func GroupInt(n int) string {
 	}
 	return s
 }
+
+// PageStep is how far a paging key moves a list or a view that shows
+// page rows: pgup and pgdown a page, ctrl+u and ctrl+d half of one
+// (at least a row), as in less and vi. ok is false for any other key.
+func PageStep(key string, page int) (step int, ok bool) {
+	page = max(page, 1)
+	switch key {
+	case "pgup":
+		return -page, true
+	case "pgdown":
+		return page, true
+	case "ctrl+u":
+		return -max(page/2, 1), true
+	case "ctrl+d":
+		return max(page/2, 1), true
+	}
+	return 0, false
+}

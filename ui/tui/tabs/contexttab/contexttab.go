@@ -103,20 +103,16 @@ func (c *Tab) Update(msg tea.Msg) tea.Cmd {
 // Key scrolls (↑ ↓ j k, pgup pgdn, ctrl+u ctrl+d, home) and renders the
 // prompt (r).
 func (c *Tab) Key(k tea.KeyMsg) tea.Cmd {
-	page := max(c.size.Height, 1)
+	if step, ok := look.PageStep(k.String(), c.size.Height); ok {
+		c.scroll += step
+		c.clamp()
+		return nil
+	}
 	switch k.String() {
 	case "up", "k":
 		c.scroll--
 	case "down", "j":
 		c.scroll++
-	case "pgup":
-		c.scroll -= page
-	case "pgdown":
-		c.scroll += page
-	case "ctrl+u":
-		c.scroll -= max(page/2, 1)
-	case "ctrl+d":
-		c.scroll += max(page/2, 1)
 	case "home":
 		c.scroll = 0
 	case "r":

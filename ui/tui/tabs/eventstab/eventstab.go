@@ -86,20 +86,16 @@ func (p *Tab) Update(msg tea.Msg) tea.Cmd {
 // Key moves the selection, pages, and opens the selected event.
 func (p *Tab) Key(k tea.KeyMsg) tea.Cmd {
 	lay := p.layout()
-	page := lay.room
+	if step, ok := look.PageStep(k.String(), lay.room); ok {
+		p.pageLog(step, lay)
+		p.clampLog(lay)
+		return nil
+	}
 	switch k.String() {
 	case "up", "k":
 		p.moveLogCursor(-1, lay)
 	case "down", "j":
 		p.moveLogCursor(1, lay)
-	case "pgup":
-		p.pageLog(-page, lay)
-	case "pgdown":
-		p.pageLog(page, lay)
-	case "ctrl+u":
-		p.pageLog(-max(page/2, 1), lay)
-	case "ctrl+d":
-		p.pageLog(max(page/2, 1), lay)
 	case " ", "enter":
 		p.toggleEvent(lay)
 	case "home":

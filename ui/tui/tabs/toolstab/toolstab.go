@@ -136,21 +136,17 @@ func (t *Tab) Changes(k tea.KeyMsg) bool {
 // ctrl+d), toggles the category and cost lines (c, $), and acts on the
 // selected tool (space, enter, A).
 func (t *Tab) Key(k tea.KeyMsg) tea.Cmd {
-	page := max(t.descRoom(), 1)
 	var cmd tea.Cmd
+	if step, ok := look.PageStep(k.String(), t.descRoom()); ok {
+		t.descScroll += step
+		t.clamp()
+		return nil
+	}
 	switch k.String() {
 	case "up", "k":
 		t.cursor--
 	case "down", "j":
 		t.cursor++
-	case "pgup":
-		t.descScroll -= page
-	case "pgdown":
-		t.descScroll += page
-	case "ctrl+u":
-		t.descScroll -= max(page/2, 1)
-	case "ctrl+d":
-		t.descScroll += max(page/2, 1)
 	case "c":
 		t.showCategory = !t.showCategory
 	case "$":
