@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"sync"
 )
 
 // A secret is refused by what it is, not only by where it lies: a private
@@ -30,22 +31,26 @@ var keyHeaders = []struct {
 var pemPrivate = regexp.MustCompile(`^-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----`)
 
 // tokenPattern is a token of a known kind at the start of a line: the
-// prefixes services give their API tokens.
-var tokenPattern = regexp.MustCompile(`^(?:` +
-	`hf_[A-Za-z0-9]{30,}` + // Hugging Face
-	`|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}` + // GitHub
-	`|glpat-[A-Za-z0-9_-]{20,}` + // GitLab
-	`|xox[abposr]-[A-Za-z0-9-]{10,}` + // Slack
-	`|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}` + // OpenAI, Anthropic
-	`|AKIA[0-9A-Z]{16}` + // AWS access key
-	`|AIza[0-9A-Za-z_-]{35}` + // Google API key
-	`|ya29\.[0-9A-Za-z_-]{20,}` + // Google OAuth
-	`|npm_[A-Za-z0-9]{36}` + // npm
-	`|pypi-[A-Za-z0-9_-]{50,}` + // PyPI
-	`|dop_v1_[a-f0-9]{64}` + // DigitalOcean
-	`|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}` + // SendGrid
-	`|r8_[A-Za-z0-9]{30,}` + // Replicate
-	`)`)
+// prefixes services give their API tokens. It is compiled at its first
+// use, not when jarvis starts: every command would pay a millisecond for
+// it, and most never read a file.
+var tokenPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:` +
+		`hf_[A-Za-z0-9]{30,}` + // Hugging Face
+		`|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}` + // GitHub
+		`|glpat-[A-Za-z0-9_-]{20,}` + // GitLab
+		`|xox[abposr]-[A-Za-z0-9-]{10,}` + // Slack
+		`|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}` + // OpenAI, Anthropic
+		`|AKIA[0-9A-Z]{16}` + // AWS access key
+		`|AIza[0-9A-Za-z_-]{35}` + // Google API key
+		`|ya29\.[0-9A-Za-z_-]{20,}` + // Google OAuth
+		`|npm_[A-Za-z0-9]{36}` + // npm
+		`|pypi-[A-Za-z0-9_-]{50,}` + // PyPI
+		`|dop_v1_[a-f0-9]{64}` + // DigitalOcean
+		`|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}` + // SendGrid
+		`|r8_[A-Za-z0-9]{30,}` + // Replicate
+		`)`)
+})
 
 // SecretContent says what a file is when its start (after blank lines and
 // comment lines) is a private key block or an API token; "" otherwise.
@@ -72,7 +77,7 @@ func SecretContent(data []byte) string {
 		if pemPrivate.Match(line) {
 			return "holds a private key"
 		}
-		if tokenPattern.Match(line) {
+		if tokenPattern().Match(line) {
 			return "holds an API token"
 		}
 		return "" // the first line of content is something else
