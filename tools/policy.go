@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -118,10 +120,30 @@ type AlwaysApprovals interface {
 	AllowAlways(g Grant) error
 }
 
-// TaskApproval is what a scheduled task approved when it was created.
+// TaskApproval is what a scheduled task approved when it was created,
+// or what an evaluation's suite approves.
 type TaskApproval struct {
 	ID       string
 	Approved []string
+	// Within is a directory whose files the approved tools may change
+	// too (resolved; "" for none): an evaluation's scratch directory,
+	// which nothing outside the run ever reads. A tool-wide approval
+	// never covers a file tool's directory anywhere else.
+	Within string
+}
+
+// covers reports whether the approve list lets a call of tool in scope
+// run: a tool-wide scope of an approved tool, or a directory inside
+// Within.
+func (t *TaskApproval) covers(tool string, scope Scope) bool {
+	if !slices.Contains(t.Approved, tool) {
+		return false
+	}
+	if scope.WideGrantable() {
+		return true
+	}
+	return t.Within != "" && scope.Kind == ScopeDir &&
+		(scope.Value == t.Within || strings.HasPrefix(scope.Value, t.Within+string(filepath.Separator)))
 }
 
 // PolicyOptions configure NewPolicy. Every field is optional; the zero
@@ -184,12 +206,20 @@ func NewPolicy(o PolicyOptions) *Policy {
 }
 
 // EvalPolicy is the policy of an evaluation run: nobody is asked; the
-// tools in approved run without asking (all of them with yes), the rest of
-// those that need confirmation are denied; audit (nil: none) records it
-// all under SourceEval.
-func EvalPolicy(approved []string, yes bool, overrides map[string]bool, audit AuditLog) *Policy {
+// tools in approved run without asking (all of them with yes), the file
+// tools among them in the case's scratch directory (scratch; "" for
+// none) and nowhere else; the rest of the calls that need confirmation
+// are denied; audit (nil: none) records it all under SourceEval.
+func EvalPolicy(approved []string, scratch string, yes bool, overrides map[string]bool, audit AuditLog) *Policy {
+	if scratch != "" {
+		if real, err := filepath.EvalSymlinks(scratch); err == nil {
+			scratch = real
+		} else {
+			scratch = "" // a directory that cannot be resolved covers nothing
+		}
+	}
 	return NewPolicy(PolicyOptions{Source: SourceEval, Yes: yes, Overrides: overrides, Audit: audit,
-		Task: &TaskApproval{Approved: slices.Clone(approved)}, Nobody: ByNobody})
+		Task: &TaskApproval{Approved: slices.Clone(approved), Within: scratch}, Nobody: ByNobody})
 }
 
 type sessionKey struct{}
@@ -396,7 +426,7 @@ func (p *Policy) decideWithoutAsking(name string, scope Scope) (verdict, bool) {
 	if scope.WideGrantable() && slices.Contains(o.Approve, name) {
 		return verdict{allow: true, by: ByApprove}, true
 	}
-	if o.Task != nil && scope.WideGrantable() && slices.Contains(o.Task.Approved, name) {
+	if o.Task != nil && o.Task.covers(name, scope) {
 		return verdict{allow: true, by: ByTask}, true
 	}
 	return verdict{}, false

@@ -262,7 +262,7 @@ func TestPolicyConfigWaiver(t *testing.T) {
 func TestEvalPolicyAsksNobody(t *testing.T) {
 	var ran []tools.Args
 	audit := &auditRec{}
-	p := tools.EvalPolicy([]string{"other"}, false, nil, audit)
+	p := tools.EvalPolicy([]string{"other"}, "", false, nil, audit)
 	e, err := tools.NewExecutor([]tools.Tool{writeTool(&ran)}, tools.ExecutorOptions{Policy: p})
 	if err != nil {
 		t.Fatal(err)

@@ -297,7 +297,7 @@ func (r *Runner) runCase(ctx context.Context, root string, t Target, c Case) Cas
 		return notRun(err.Error(), begin)
 	}
 	defer closeAll(list)
-	exec, err := app.NewExecutor(list, tools.EvalPolicy(append(slices.Clone(s.Approve), c.Approve...), false, tools.ConfigOverrides(r.cfg.Settings), r.cfg.Audit), r.cfg.Bus)
+	exec, err := app.NewExecutor(list, tools.EvalPolicy(append(slices.Clone(s.Approve), c.Approve...), sb.Dir, false, tools.ConfigOverrides(r.cfg.Settings), r.cfg.Audit), r.cfg.Bus)
 	if err != nil {
 		return notRun(err.Error(), begin)
 	}

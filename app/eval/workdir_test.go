@@ -43,3 +43,30 @@ func TestACaseWorksInItsScratchDirectory(t *testing.T) {
 		t.Fatalf("the case wrote in the person's directory: %v", err)
 	}
 }
+
+// A suite that approves a write tool lets it change files in the case's
+// scratch directory, and nowhere else: the person's own files stay
+// behind the question nobody is there to answer.
+func TestAnApprovedWriteToolChangesOnlyTheScratchDirectory(t *testing.T) {
+	own := t.TempDir()
+	root := t.TempDir()
+	scratch := filepath.Join(root, "write")
+	srv := fakeServer(t)
+	srv.On(et.UserSays("write it")).Reply(et.ToolCall("file_write", `{"path": "out.txt", "content": "in the scratch\n"}`))
+	srv.On(et.ToolResult("file_write")).Times(1).Reply(et.ToolCall("file_write", `{"path": "`+filepath.Join(own, "out.txt")+`", "content": "outside\n"}`))
+	srv.On(et.ToolResult("file_write")).Reply(et.Text("Done."))
+	srv.Default(et.Text("?"))
+	suite := parse(t, `{"name": "w", "cases": [{"id": "write", "prompt": "write it", "tools": ["file_write"],
+		"approve": ["file_write"], "expect": {"answer_contains": "done"}}]}`)
+	r := runSuite(t, srv, suite, root, runOpts{}).Results[0]
+	calls := caseByID(t, r, "write").Runs[0].Calls
+	if len(calls) != 2 || calls[0].Status != "ok" || calls[1].Status != "denied" {
+		t.Fatalf("calls: %+v", calls)
+	}
+	if b, err := os.ReadFile(filepath.Join(scratch, "out.txt")); err != nil || string(b) != "in the scratch\n" {
+		t.Fatalf("the scratch directory's out.txt: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(own, "out.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the approve list let a write outside the scratch directory: %v", err)
+	}
+}
