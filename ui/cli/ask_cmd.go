@@ -110,7 +110,7 @@ terminated (SIGTERM).`,
 		},
 	}
 	af.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (content, tool_results, usage, model, turns, agent; error when the run failed)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: always content, tool_results, usage, model, turns, agent and context; thinking, notices, stopped, refused, error and session when they are set")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve every tool call that needs confirmation")
 	cmd.Flags().BoolVar(&noStream, "no-stream", false, "print the answer once it is complete instead of streaming it")
 	cmd.Flags().StringArrayVar(&images, "image", nil, "attach an image (PNG, JPEG, WebP, GIF; ~ expanded); repeat for several")
