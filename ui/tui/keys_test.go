@@ -209,3 +209,22 @@ func TestCtrlCClearsThePrompt(t *testing.T) {
 		t.Fatalf("the help does not say which key clears the prompt:\n%s", s)
 	}
 }
+
+// What is typed or pasted while the screen is too small waits in the
+// prompt, and enter sends nothing unseen; the screen says it waits.
+func TestTypingOnATooSmallScreenWaitsInThePrompt(t *testing.T) {
+	m := newTestModel(t, 100, 30)
+	m.Update(tea.WindowSizeMsg{Width: 40, Height: 10})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a long ")})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("pasted text"), Paste: true})
+	if cmd := press(m, "enter"); cmd != nil || m.run.active {
+		t.Fatal("enter on the too-small screen sent the prompt")
+	}
+	if !strings.Contains(m.View(), "What you typed waits in the prompt") {
+		t.Fatalf("the too-small screen does not say the text waits:\n%s", m.View())
+	}
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	if got := m.input.value(); got != "a long pasted text" {
+		t.Fatalf("the prompt holds %q after the screen grew", got)
+	}
+}

@@ -29,6 +29,12 @@ func (m *model) handleKey(k tea.KeyMsg) tea.Cmd {
 		if k.String() == "ctrl+c" {
 			return m.ctrlC()
 		}
+		// What is typed or pasted while the screen is too small to show
+		// it still goes to the prompt, where it waits: nothing is lost,
+		// and nothing is sent or answered unseen.
+		if typingKey(k) {
+			return m.input.update(k)
+		}
 		return nil
 	}
 	if cmd, handled := m.overlayKey(k, gap); handled {

@@ -20,6 +20,9 @@ func (m *model) View() string {
 	}
 	if m.width < MinWidth || m.height < MinHeight {
 		msg := fmt.Sprintf("Terminal too small: %d×%d.\njarvis needs at least %d×%d.\nEnlarge the window, or press ctrl+c twice to quit.", m.width, m.height, MinWidth, MinHeight)
+		if m.input.value() != "" {
+			msg = fmt.Sprintf("Terminal too small: %d×%d.\njarvis needs at least %d×%d.\nWhat you typed waits in the prompt: enlarge the window to see it,\nor press ctrl+c to clear it, then twice to quit.", m.width, m.height, MinWidth, MinHeight)
+		}
 		if m.status != "" {
 			msg += "\n" + m.status
 		}
