@@ -2,6 +2,7 @@ package tui
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/jarvis-workbench/jarvis/app/history"
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -52,7 +53,11 @@ func refusedText(err error, images int) string {
 	if err == nil {
 		return where
 	}
-	return sentence(explain(err)) + " " + where
+	why := sentence(explain(err))
+	if !strings.HasSuffix(why, ".") && !strings.HasSuffix(why, "!") && !strings.HasSuffix(why, "?") {
+		why += "." // "the run was cancelled" is a clause, not a sentence
+	}
+	return why + " " + where
 }
 
 // fillResults gives the run's tool panels their whole results: the
