@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
@@ -24,7 +25,10 @@ func NeedsMCP(cfg mcp.Config, names []string) bool {
 	if len(names) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, mcp.Separator) || n == mcp.AdapterName })
+	// A pattern may match MCP tools ("fs__*", "*search*").
+	return slices.ContainsFunc(names, func(n string) bool {
+		return strings.Contains(n, mcp.Separator) || n == mcp.AdapterName || tools.IsPattern(n)
+	})
 }
 
 // MCPOptions configure StartMCP.

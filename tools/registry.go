@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -135,9 +136,14 @@ func (r *Registry) Has(name string) bool {
 type UnknownToolError struct {
 	Name  string
 	Known []string
+	// Pattern says Name is a pattern that matched no tool.
+	Pattern bool
 }
 
 func (e *UnknownToolError) Error() string {
+	if e.Pattern {
+		return fmt.Sprintf("no tool matches %q; known tools: %s", e.Name, strings.Join(e.Known, ", "))
+	}
 	msg := fmt.Sprintf("unknown tool %q", e.Name)
 	if s := Suggest(e.Name, e.Known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
@@ -203,9 +209,17 @@ func CheckSettings(spec Spec, s Settings) error {
 	return nil
 }
 
-// BuildList builds the named tools in order. An unknown name fails the whole
-// list: a tool silently missing from a run is worse than an error.
+// BuildList builds the named tools in order; a pattern ("fs__*", see
+// IsPattern) stands for the tools it matches. An unknown name, or a
+// pattern that matches nothing, fails the whole list: a tool silently
+// missing from a run is worse than an error.
 func (r *Registry) BuildList(names []string, deps Deps) ([]Tool, error) {
+	for _, n := range names {
+		if err := r.checkPattern(n); err != nil {
+			return nil, err
+		}
+	}
+	names = r.Expand(names)
 	out := make([]Tool, 0, len(names))
 	for _, n := range names {
 		t, err := r.Build(n, deps)
@@ -215,6 +229,89 @@ func (r *Registry) BuildList(names []string, deps Deps) ([]Tool, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// IsPattern reports whether an entry of a tool list is a pattern rather
+// than a name: it holds *, ? or [, which no tool name does (they are
+// letters, digits, _ and -). "fs__*" is every tool of the MCP server fs.
+func IsPattern(entry string) bool { return strings.ContainsAny(entry, "*?[") }
+
+// MatchPattern reports whether the tool name matches the pattern (the
+// syntax of path.Match; a tool name has no /). A malformed pattern
+// matches nothing; CheckPattern says what is wrong with it.
+func MatchPattern(pattern, name string) bool {
+	ok, err := path.Match(pattern, name)
+	return ok && err == nil
+}
+
+// CheckPattern says what is wrong with a pattern of a tool list, nil when
+// nothing is.
+func CheckPattern(pattern string) error {
+	if _, err := path.Match(pattern, ""); err != nil {
+		return fmt.Errorf("%q is not a valid tool pattern (* matches any run of characters, ? one, [abc] one of those)", pattern)
+	}
+	return nil
+}
+
+// Expand replaces each pattern of a tool list by the registered tools it
+// matches, in name order, keeps names as they are (registered or not), and
+// drops repeats.
+func (r *Registry) Expand(entries []string) []string {
+	if !slices.ContainsFunc(entries, IsPattern) {
+		return entries
+	}
+	all := r.Names()
+	out := make([]string, 0, len(entries))
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, e := range entries {
+		if !IsPattern(e) {
+			add(e)
+			continue
+		}
+		for _, n := range all {
+			if MatchPattern(e, n) {
+				add(n)
+			}
+		}
+	}
+	return out
+}
+
+// Check checks the entries of a tool list against the registry: each
+// name must be registered, and each pattern well formed and matching a
+// registered tool. The error for a name or pattern that selects nothing
+// is a *UnknownToolError.
+func (r *Registry) Check(entries []string) error {
+	for _, e := range entries {
+		if !IsPattern(e) && !r.Has(e) {
+			return &UnknownToolError{Name: e, Known: r.Names()}
+		}
+		if err := r.checkPattern(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPattern fails for a malformed pattern, or one that matches no
+// registered tool.
+func (r *Registry) checkPattern(entry string) error {
+	if !IsPattern(entry) {
+		return nil
+	}
+	if err := CheckPattern(entry); err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(r.Names(), func(n string) bool { return MatchPattern(entry, n) }) {
+		return &UnknownToolError{Name: entry, Known: r.Names(), Pattern: true}
+	}
+	return nil
 }
 
 // BuildAll builds every registered tool, sorted by name.

@@ -87,3 +87,32 @@ func TestArgsAccessors(t *testing.T) {
 		t.Error("Bool")
 	}
 }
+
+// A pattern in a tool list stands for the tools it matches; one that
+// matches nothing, or cannot be read, fails the list like an unknown name.
+func TestRegistryExpandsPatterns(t *testing.T) {
+	r := tools.NewRegistry()
+	for _, n := range []string{"calculator", "fs__read_file", "fs__write_file", "gh__issue", "think"} {
+		r.Register(n, func(tools.Deps) (tools.Tool, error) { return echoTool(n), nil })
+	}
+	if got, want := r.Expand([]string{"think", "fs__*", "fs__read_file", "web__later"}), []string{"think", "fs__read_file", "fs__write_file", "web__later"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Expand = %v, want %v (names kept as given, matches in name order, no repeats)", got, want)
+	}
+	list, err := r.BuildList([]string{"*__*"}, tools.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range list {
+		names = append(names, tl.Spec().Name)
+	}
+	if want := []string{"fs__read_file", "fs__write_file", "gh__issue"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("BuildList(*__*) = %v, want %v", names, want)
+	}
+	if _, err := r.BuildList([]string{"calculator", "web__*"}, tools.Deps{}); err == nil || !strings.HasPrefix(err.Error(), `no tool matches "web__*"; known tools: calculator,`) {
+		t.Errorf("a pattern that matches nothing: %v", err)
+	}
+	if _, err := r.BuildList([]string{"fs__[read"}, tools.Deps{}); err == nil || !strings.Contains(err.Error(), "not a valid tool pattern") {
+		t.Errorf("a malformed pattern: %v", err)
+	}
+}

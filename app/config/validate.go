@@ -98,6 +98,9 @@ func (c *Config) toolProblem(name string, mustRun bool) string {
 	if slices.Contains(c.toolNames(), name) {
 		return ""
 	}
+	if tools.IsPattern(name) {
+		return c.patternProblem(name, mustRun)
+	}
 	if server, _, ok := strings.Cut(name, "__"); ok {
 		s, err := c.MCP.Server(server)
 		switch {
@@ -115,8 +118,38 @@ func (c *Config) toolProblem(name string, mustRun bool) string {
 	return msg
 }
 
+// patternProblem says why a pattern of tools ("fs__*") cannot select
+// tools of this configuration: it must be well formed, and match a
+// built-in tool or name a configured MCP server (whose tools are known
+// only once it runs). In [tool.NAME] a pattern is never a name.
+func (c *Config) patternProblem(pattern string, mustRun bool) string {
+	if !mustRun {
+		return fmt.Sprintf("%q is a pattern; settings apply to one tool, named in full", pattern)
+	}
+	if err := tools.CheckPattern(pattern); err != nil {
+		return err.Error()
+	}
+	if slices.ContainsFunc(c.toolNames(), func(n string) bool { return tools.MatchPattern(pattern, n) }) {
+		return ""
+	}
+	if server, _, ok := strings.Cut(pattern, "__"); ok && !tools.IsPattern(server) {
+		s, err := c.MCP.Server(server)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("%q selects the tools of an MCP server (SERVER__*), but %s", pattern, err)
+		case !s.IsEnabled():
+			return fmt.Sprintf("%q selects the tools of the MCP server %q, which is disabled (enabled = false)", pattern, server)
+		}
+		return ""
+	}
+	if len(c.MCP.Servers) > 0 {
+		return "" // it may match the tools of a server once they are listed
+	}
+	return fmt.Sprintf("no tool matches %q", pattern)
+}
+
 func (c *Config) toolsFix() string {
-	return "the tools are: " + strings.Join(c.toolNames(), ", ") + ", and SERVER__TOOL for the tools of [[mcp.servers]]"
+	return "the tools are: " + strings.Join(c.toolNames(), ", ") + ", and SERVER__TOOL for the tools of [[mcp.servers]] (SERVER__* for all of them)"
 }
 
 // checkTools checks the names in tools.

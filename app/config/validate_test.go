@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -273,6 +274,31 @@ func BenchmarkRead(b *testing.B) {
 	for b.Loop() {
 		if _, problems := Read(Flags{ConfigPath: p, ThemeNames: themes.Names()}); len(problems) > 0 {
 			b.Fatal(problems)
+		}
+	}
+}
+
+// tools may select a server's tools with a pattern, known only once the
+// server runs; a pattern is checked for what it can be checked for now.
+func TestToolPatterns(t *testing.T) {
+	clearEnv(t)
+	servers := "\n[[mcp.servers]]\nname = \"fs\"\ncommand = \"x\"\n\n[[mcp.servers]]\nname = \"gh\"\ncommand = \"x\"\nenabled = false\n"
+	c, err := Load(Flags{ConfigPath: writeConfig(t, "tools = [\"calculator\", \"fs__*\", \"file_*\"]\n"+servers)})
+	if err != nil {
+		t.Fatalf("a server's pattern and one of built-in tools: %v", err)
+	}
+	if want := []string{"calculator", "fs__*", "file_*"}; !slices.Equal(c.Tools, want) {
+		t.Errorf("tools = %v, want %v", c.Tools, want)
+	}
+	for doc, want := range map[string]string{
+		"tools = [\"web__*\"]\n" + servers:             `"web__*" selects the tools of an MCP server (SERVER__*), but`,
+		"tools = [\"gh__*\"]\n" + servers:              `"gh__*" selects the tools of the MCP server "gh", which is disabled`,
+		"tools = [\"fs__[x\"]\n" + servers:             `"fs__[x" is not a valid tool pattern`,
+		"tools = [\"zz*\"]\n":                          `no tool matches "zz*"`,
+		"[tool.\"fs__*\"]\nconfirm = true\n" + servers: `"fs__*" is a pattern; settings apply to one tool, named in full`,
+	} {
+		if _, err := Load(Flags{ConfigPath: writeConfig(t, doc)}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", doc, err, want)
 		}
 	}
 }

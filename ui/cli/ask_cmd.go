@@ -272,10 +272,8 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 			return res, err
 		}
 	}
-	for _, n := range cfg.Tools {
-		if !env.registry.Has(n) {
-			return res, usageErr("%v", &tools.UnknownToolError{Name: n, Known: env.registry.Names()})
-		}
+	if err := env.registry.Check(cfg.Tools); err != nil {
+		return res, usageErr("%v", err)
 	}
 	model, note, err := env.resolveModel(ctx)
 	if err != nil {

@@ -61,6 +61,9 @@ func (f *runFlags) apply(cmd *cobra.Command, cf *config.Flags) error {
 func (f *runFlags) approved(env *environment) ([]string, error) {
 	names := tools.ParseList(f.approve)
 	for _, n := range names {
+		if tools.IsPattern(n) {
+			return nil, usageErr("--approve names each tool in full (it approves exactly those): %q is a pattern", n)
+		}
 		if !env.registry.Has(n) {
 			return nil, usageErr("--approve: %v", &tools.UnknownToolError{Name: n, Known: env.registry.Names()})
 		}

@@ -37,6 +37,9 @@ type assistantItem struct {
 	sending sendKind
 	// compacting is the compaction being made for the next turn.
 	compacting *compactLine
+	// offTold are the tools the model called that are off, which a note
+	// has said how to turn on.
+	offTold map[string]bool
 }
 
 // sendKind is what a turn is sending: nothing yet (the server reads

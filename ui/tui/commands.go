@@ -41,10 +41,19 @@ func (m *model) runCommand(line string) tea.Cmd {
 		m.addNote("Agent set to "+arg+".", false)
 	case "tools":
 		if arg == "" {
-			m.addNote("Tools: "+orNone(strings.Join(m.enabled, ", "))+". Set with /tools a,b (or /tools none).", false)
+			m.addNote(m.toolsNote()+" Set with /tools a,b (or /tools none), add with /tools +a, take away with /tools -a; "+
+				"SERVER__* is every tool of an MCP server.", false)
 			return nil
 		}
-		return m.setTools(tools.ParseList(arg))
+		names, err := editTools(m.opts.Registry, m.enabled, arg)
+		if err == nil {
+			err = m.checkToolEntries(names)
+		}
+		if err != nil {
+			m.addNote(err.Error(), true)
+			return nil
+		}
+		return m.setTools(names)
 	case "new":
 		if m.run.active {
 			m.addNote("A turn is running: cancel it (esc) before starting a new session.", true)
@@ -122,8 +131,70 @@ func (m *model) setTools(names []string) tea.Cmd {
 		return nil
 	}
 	m.clampPane()
-	m.addNote("Tools: "+orNone(strings.Join(names, ", "))+".", false)
+	m.addNote(m.toolsNote(), false)
 	return closeOld
+}
+
+// toolsNote says which tools are on: the list as set, and what its
+// patterns stand for now.
+func (m *model) toolsNote() string {
+	note := "Tools: " + orNone(strings.Join(m.enabled, ", ")) + "."
+	if slices.ContainsFunc(m.enabled, tools.IsPattern) {
+		note += " That is " + format.Count(len(m.enabledTools()), "tool") + " now."
+	}
+	return note
+}
+
+// editTools is the tool list /tools ARG asks for: ARG itself, or, when
+// each of its entries starts with + or -, the current list with those
+// tools added and taken away.
+func editTools(reg *tools.Registry, current []string, arg string) ([]string, error) {
+	entries := tools.ParseList(arg)
+	edits := len(entries) > 0 && !slices.ContainsFunc(entries, func(e string) bool { return e[0] != '+' && e[0] != '-' })
+	if !edits {
+		if slices.ContainsFunc(entries, func(e string) bool { return e[0] == '+' || e[0] == '-' }) {
+			return nil, fmt.Errorf("/tools %s mixes a list with + and -: give the whole list (/tools a,b), or only changes (/tools +a,-b)", arg)
+		}
+		return entries, nil
+	}
+	next := slices.Clone(current)
+	for _, e := range entries {
+		name := strings.TrimSpace(e[1:])
+		if name == "" {
+			return nil, fmt.Errorf("/tools %s: a + or - needs a tool name after it (/tools +file_read)", arg)
+		}
+		if e[0] == '-' {
+			next = withoutTool(reg, next, name)
+			if tools.IsPattern(name) {
+				next = slices.DeleteFunc(next, func(n string) bool { return tools.MatchPattern(name, n) })
+			}
+		} else if !slices.Contains(next, name) {
+			next = append(next, name)
+		}
+	}
+	return next, nil
+}
+
+// checkToolEntries refuses a pattern that is malformed or that matches no
+// tool and names no configured MCP server (whose tools may come later):
+// a list that silently selects nothing is a typo.
+func (m *model) checkToolEntries(entries []string) error {
+	for _, e := range entries {
+		if !tools.IsPattern(e) {
+			continue
+		}
+		if err := tools.CheckPattern(e); err != nil {
+			return err
+		}
+		if len(m.opts.Registry.Expand([]string{e})) > 0 {
+			continue
+		}
+		if server, _, ok := strings.Cut(e, "__"); ok && !tools.IsPattern(server) && m.mcpPending(server+"__") {
+			continue
+		}
+		return fmt.Errorf("no tool matches %q: the tools are listed in the Tools tab (%s)", e, m.pane.KeyOf(m.tools))
+	}
+	return nil
 }
 
 // newSession starts a fresh conversation; the old one stays in the store.
@@ -166,7 +237,21 @@ func (m *model) completions(cmd, arg string) []string {
 	case "agent":
 		return agent.Names
 	case "tools":
-		return append(m.opts.Registry.Names(), "none")
+		names := m.opts.Registry.Names()
+		if m.opts.MCP != nil {
+			for _, st := range m.opts.MCP.Status() {
+				names = append(names, st.Name+"__*")
+			}
+		}
+		// /tools +NAME adds and -NAME takes away: complete the name
+		// after the sign.
+		if sign := arg[:min(len(arg), 1)]; sign == "+" || sign == "-" {
+			for i, n := range names {
+				names[i] = sign + n
+			}
+			return names
+		}
+		return append(names, "none")
 	case "theme":
 		return themes.Names()
 	case "model", "pull", "unload":

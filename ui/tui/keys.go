@@ -11,7 +11,7 @@ var commands = []command{
 	{"pull", "NAME", "download a model (Ollama), showing its progress"},
 	{"unload", "[NAME]", "free the model's memory on the server"},
 	{"agent", "NAME", "switch the agent (simple, orchestrator, react)"},
-	{"tools", "a,b", "set the tools the model may call (none for no tools)"},
+	{"tools", "a,b", "set the tools the model may call (none: no tools; +a,-b: add and take away; fs__*: an MCP server's)"},
 	{"new", "", "start a new session"},
 	{"sessions", "[ID]", "list earlier sessions, or open one (with its model, agent and tools)"},
 	{"retry", "", "ask again for the last answer (the old one stays: [ and ] flip)"},

@@ -211,7 +211,10 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 		}
 		return nil, err
 	}
-	for _, n := range names {
+	// A pattern stands for the tools it matches now; it stays in the
+	// list, so the tools of a server that comes up later join it then.
+	expanded := m.opts.Registry.Expand(names)
+	for _, n := range expanded {
 		if t, ok := held[n]; ok {
 			list = append(list, t)
 			continue
@@ -251,7 +254,7 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 		}
 	}
 	m.executor, m.enabled = exec, names
-	m.noteEnabled(names)
+	m.noteEnabled(expanded)
 	m.specs, m.grantKinds = map[string]tools.Spec{}, map[string]tools.ScopeKind{}
 	for _, t := range exec.Tools() {
 		s := t.Spec()

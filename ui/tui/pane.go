@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -64,7 +65,7 @@ func (h contextHost) Render() tea.Cmd  { return h.m.renderContext() }
 // toolRows lists the registry's tools for the Tools tab.
 func (m *model) toolRows() []toolstab.Row {
 	on := map[string]bool{}
-	for _, n := range m.enabled {
+	for _, n := range m.enabledTools() {
 		on[n] = true
 	}
 	rows := append(rowsFor(m.opts.Registry, on, m.specs, m.toolTokens, m.isMCPTool), m.mcpRows(on)...)
@@ -90,19 +91,37 @@ func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string
 
 // toggleTool enables or disables the named tool.
 func (m *model) toggleTool(name string) tea.Cmd {
-	next := make([]string, 0, len(m.enabled)+1)
-	on := false
-	for _, n := range m.enabled {
-		if n == name {
-			on = true
-			continue
+	if slices.Contains(m.enabledTools(), name) {
+		return m.setTools(withoutTool(m.opts.Registry, m.enabled, name))
+	}
+	return m.setTools(append(slices.Clone(m.enabled), name))
+}
+
+// enabledTools are the tools that are on, the patterns of the list
+// replaced by the tools they match now; a tool of an MCP server that has
+// not listed it yet is on, named.
+func (m *model) enabledTools() []string { return m.opts.Registry.Expand(m.enabled) }
+
+// withoutTool is a tool list with one tool turned off: removed where it is
+// named, and a pattern that covers it replaced by the other tools it
+// matches now (the server's tools that come later are no longer covered:
+// the list names what was chosen one by one).
+func withoutTool(reg *tools.Registry, entries []string, name string) []string {
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		switch {
+		case e == name:
+		case tools.IsPattern(e) && tools.MatchPattern(e, name):
+			for _, n := range reg.Expand([]string{e}) {
+				if n != name && !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		case !slices.Contains(out, e):
+			out = append(out, e)
 		}
-		next = append(next, n)
 	}
-	if !on {
-		next = append(next, name)
-	}
-	return m.setTools(next)
+	return out
 }
 
 // shortID is the first 8 characters of an id, as lists show it.

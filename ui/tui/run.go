@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -14,7 +15,9 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/tools"
+	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
 // runState is what a running turn has. active is set from startTurn to
@@ -226,6 +229,7 @@ func (m *model) applyRunEvent(e events.Event) {
 		if m.run.active {
 			m.toolCalls++
 		}
+		m.tellToolOff(cur, e)
 	case events.Notice:
 		cur.endCompacting()
 		cur.note(say(e.Text), false)
@@ -236,6 +240,28 @@ func (m *model) applyRunEvent(e events.Event) {
 		cur.endCompacting()
 		cur.finish(e.Turn.Usage, e.Turn.Turn)
 	}
+}
+
+// tellToolOff says, once a run, how to turn on a tool the model called
+// that exists but is off in this session: the panel shows what the model
+// was told ("Unknown tool"), which is true for the model and no help to
+// the person, who may well have configured the server for this.
+func (m *model) tellToolOff(cur *assistantItem, e events.Event) {
+	name := e.Tool.Tool
+	if e.Type != events.ToolCallError || !strings.HasPrefix(e.Tool.Result, "Unknown tool:") ||
+		!m.opts.Registry.Has(name) || cur.offTold[name] {
+		return
+	}
+	if cur.offTold == nil {
+		cur.offTold = map[string]bool{}
+	}
+	cur.offTold[name] = true
+	note := fmt.Sprintf("%s is off in this session, so the model was told it does not exist: /tools +%s turns it on "+
+		"(or space on it in the Tools tab, %s)", name, name, m.pane.KeyOf(m.tools))
+	if server, _, ok := strings.Cut(name, mcp.Separator); ok && m.isMCPTool(name) {
+		note += fmt.Sprintf(", and /tools +%s__* all of %s's tools", server, server)
+	}
+	cur.note(safe.Text(note+"."), false)
 }
 
 // errorText is an error as the transcript shows it: the engine's errors

@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -66,7 +67,7 @@ func (m *model) restoreSetup(s SessionSummary, keepFlags bool) (string, tea.Cmd)
 	default:
 		var names []string
 		for _, n := range s.Tools {
-			if m.opts.Registry.Has(n) || m.mcpPending(n) {
+			if m.opts.Registry.Has(n) || m.mcpPending(n) || tools.IsPattern(n) && m.checkToolEntries([]string{n}) == nil {
 				names = append(names, n)
 			} else {
 				gone = append(gone, n)

@@ -106,7 +106,7 @@ func (m *model) headerView() string {
 		m.st.headerKey.Render("jarvis"),
 		dot + " " + safe.Text(orNone(m.modelRef())) + " @ " + m.hostText() + m.headerState(),
 		m.agentName,
-		format.Count(len(m.enabled), "tool"),
+		format.Count(len(m.enabledTools()), "tool"),
 		"“" + title + "”",
 	}
 	if w := m.windowText(); w != "" {
