@@ -34,6 +34,9 @@ type server struct {
 
 	// relist asks the supervisor for a new listing (at most one pending).
 	relist chan struct{}
+	// progress routes the server's progress notifications to the calls
+	// that asked for them, by progress token.
+	progress progressBook
 
 	firstDone chan struct{} // closed after the first attempt, whatever its outcome
 	firstOnce sync.Once
@@ -277,6 +280,9 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "jarvis", Version: s.m.opts.ClientVersion}, &sdk.ClientOptions{
 		Logger:       s.log,
 		Capabilities: &sdk.ClientCapabilities{}, // jarvis offers no roots, sampling or elicitation
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			s.progress.report(req.Params)
+		},
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			// Runs on the session's reading goroutine: listing here would
 			// wait for a reply that goroutine has to read. Hand it over.

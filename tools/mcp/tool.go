@@ -59,7 +59,13 @@ func (t *remoteTool) execute(ctx context.Context, args tools.Args) tools.Result 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.ctx, cancel)()
-	res, err := c.sess.CallTool(cctx, &sdk.CallToolParams{Name: t.original, Arguments: map[string]any(args)})
+	params := &sdk.CallToolParams{Name: t.original, Arguments: map[string]any(args)}
+	// A server that reports progress says so as the call runs: the
+	// front ends show it under the call, as they show a command's output.
+	token, stop := s.progress.track(func(line string) { tools.Output(ctx, line) })
+	defer stop()
+	params.SetProgressToken(token)
+	res, err := c.sess.CallTool(cctx, params)
 	if err == nil {
 		return convertResult(t.original, res)
 	}

@@ -79,6 +79,7 @@ type failIn struct {
 
 type sleepIn struct {
 	Seconds float64 `json:"seconds" jsonschema:"How long to sleep"`
+	Steps   int     `json:"steps,omitempty" jsonschema:"Report progress this many times while sleeping"`
 }
 
 type addToolIn struct {
@@ -141,7 +142,16 @@ func NewServer(opts Options) *mcp.Server {
 		})
 
 	mcp.AddTool(s, &mcp.Tool{Name: ToolSleep, Description: "Wait for the given number of seconds, then answer."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+			if token := req.Params.GetProgressToken(); token != nil {
+				for i := 1; i <= in.Steps; i++ {
+					if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: token, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d\x1b[31m done", i),
+					}); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
 			t := time.NewTimer(time.Duration(in.Seconds * float64(time.Second)))
 			defer t.Stop()
 			select {
