@@ -67,7 +67,8 @@ func (m *model) mcpRows(enabled map[string]bool) []toolstab.Row {
 	var rows []toolstab.Row
 	now := m.now()
 	for _, s := range m.opts.MCP.Status() {
-		rows = append(rows, toolstab.Row{Header: true, Name: safe.Text(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)), OK: s.State == mcp.StateReady})
+		rows = append(rows, toolstab.Row{Header: true, Name: safe.Text(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)),
+			OK: s.State == mcp.StateReady, Pattern: s.Name + mcp.Separator + "*"})
 		for _, t := range s.Tools {
 			rows = append(rows, toolstab.Row{Name: t.Name, Enabled: enabled[t.Name], Confirm: t.Spec.RequiresConfirmation,
 				MCP: map[bool]string{true: "", false: "unavailable"}[s.Available()]})

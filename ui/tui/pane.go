@@ -89,8 +89,23 @@ func rowsFor(registry *tools.Registry, enabled map[string]bool, specs map[string
 	return rows
 }
 
-// toggleTool enables or disables the named tool.
+// toggleTool enables or disables the named tool; a pattern turns on the
+// tools it matches, or off when all of them are on.
 func (m *model) toggleTool(name string) tea.Cmd {
+	if tools.IsPattern(name) {
+		matched := m.opts.Registry.Expand([]string{name})
+		on := m.enabledTools()
+		sign := "+"
+		if len(matched) > 0 && !slices.ContainsFunc(matched, func(n string) bool { return !slices.Contains(on, n) }) {
+			sign = "-"
+		}
+		next, err := editTools(m.opts.Registry, m.enabled, sign+name)
+		if err != nil {
+			m.addNote(err.Error(), true)
+			return nil
+		}
+		return m.setTools(next)
+	}
 	if slices.Contains(m.enabledTools(), name) {
 		return m.setTools(withoutTool(m.opts.Registry, m.enabled, name))
 	}

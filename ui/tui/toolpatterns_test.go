@@ -111,6 +111,16 @@ func TestAServerPatternOffersItsToolsWhenTheyArrive(t *testing.T) {
 	if _, ok := m.executor.Spec("web__echo"); ok {
 		t.Error("web__echo is still offered after it was turned off")
 	}
+	// Space on the server's row in the Tools tab: all of its tools on,
+	// then, all being on, all off.
+	m.toggleTool("web__*")
+	if got := len(m.executor.AvailableTools()); got != 1+len(web) {
+		t.Errorf("after turning the server on: %d tools offered, want %d (%v)", got, 1+len(web), m.enabled)
+	}
+	m.toggleTool("web__*")
+	if got := m.executor.AvailableTools(); len(got) != 1 || !slices.Equal(m.enabled, []string{"calculator"}) {
+		t.Errorf("after turning the server off: offered %v, list %v", got, m.enabled)
+	}
 }
 
 // When the model calls a tool that exists but is off, the person is told

@@ -26,8 +26,9 @@ type Row struct {
 	Confirm bool
 	MCP     string // "unavailable" for an MCP tool whose server is down
 	// Header rows name an MCP server and its state; OK is true when it
-	// is ready.
+	// is ready. Toggling a header toggles Pattern, all the server's tools.
 	Header, OK bool
+	Pattern    string
 	// Tokens is what the tool's definition costs in the prompt.
 	Tokens int
 	// Always: the tool is always allowed (it runs without asking).
@@ -41,7 +42,8 @@ type Host interface {
 	// Describe is the text the model reads about the enabled tools,
 	// with or without the category and cost lines.
 	Describe(category, cost bool) string
-	// Toggle turns the named tool on or off.
+	// Toggle turns the named tool on or off; given a pattern, all the
+	// tools it matches.
 	Toggle(name string) tea.Cmd
 	// AskAlways starts always-allowing the named tool, or revoking its
 	// always-grants: it asks first (Ask).
@@ -152,8 +154,11 @@ func (t *Tab) Key(k tea.KeyMsg) tea.Cmd {
 	case "$":
 		t.showCost = !t.showCost
 	case " ", "enter":
-		if r, ok := t.Selected(); ok && !r.Header {
+		switch r, ok := t.Selected(); {
+		case ok && !r.Header:
 			cmd = t.host.Toggle(r.Name)
+		case ok && r.Pattern != "":
+			cmd = t.host.Toggle(r.Pattern)
 		}
 	case "A":
 		if r, ok := t.Selected(); ok && !r.Header {

@@ -36,11 +36,12 @@ func key(s string) tea.KeyMsg {
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
 }
 
-// The tab acts on the row under its cursor through its host, never on a
-// server's header row, keeps its cursor on the list when the list
-// shrinks, and says which of its keys change what may run.
+// The tab acts on the row under its cursor through its host (space on a
+// server's header row toggles all its tools; A never acts on it), keeps
+// its cursor on the list when the list shrinks, and says which of its
+// keys change what may run.
 func TestTheToolsTabActsThroughItsHost(t *testing.T) {
-	h := &fakeHost{rows: []Row{{Name: "calculator", Enabled: true}, {Name: "srv · ready", Header: true, OK: true}, {Name: "srv__fetch"}}}
+	h := &fakeHost{rows: []Row{{Name: "calculator", Enabled: true}, {Name: "srv · ready", Header: true, OK: true, Pattern: "srv__*"}, {Name: "srv__fetch"}}}
 	tab := New(h)
 	tab.Update(tabs.Size{Width: 40, Height: 20})
 	tab.Key(key(" "))
@@ -49,8 +50,8 @@ func TestTheToolsTabActsThroughItsHost(t *testing.T) {
 	tab.Key(key("A"))
 	tab.Key(key("down"))
 	tab.Key(key("A"))
-	if strings.Join(h.toggled, ",") != "calculator" || strings.Join(h.asked, ",") != "srv__fetch" {
-		t.Fatalf("toggled %v, asked %v; want calculator toggled and srv__fetch asked", h.toggled, h.asked)
+	if strings.Join(h.toggled, ",") != "calculator,srv__*" || strings.Join(h.asked, ",") != "srv__fetch" {
+		t.Fatalf("toggled %v, asked %v; want calculator and srv__* toggled and srv__fetch asked", h.toggled, h.asked)
 	}
 	for _, k := range []string{" ", "A"} {
 		if !tab.Changes(key(k)) {
