@@ -67,11 +67,21 @@ func (m *model) mcpRows(enabled map[string]bool) []toolstab.Row {
 	var rows []toolstab.Row
 	now := m.now()
 	for _, s := range m.opts.MCP.Status() {
-		rows = append(rows, toolstab.Row{Header: true, Name: safe.Text(format.OneLine(fmt.Sprintf("%s · %s", s.Name, s.Summary(now)), 0)),
+		// What all its tools would cost in the prompt, for the
+		// decision the row's space makes.
+		cost := 0
+		for _, t := range s.Tools {
+			cost += m.toolTokens[t.Name]
+		}
+		head := fmt.Sprintf("%s · %s", s.Name, s.Summary(now))
+		if cost > 0 {
+			head += " · " + format.Tokens(cost) + " tok"
+		}
+		rows = append(rows, toolstab.Row{Header: true, Name: safe.Text(format.OneLine(head, 0)),
 			OK: s.State == mcp.StateReady, Pattern: s.Name + mcp.Separator + "*"})
 		for _, t := range s.Tools {
 			rows = append(rows, toolstab.Row{Name: t.Name, Enabled: enabled[t.Name], Confirm: t.Spec.RequiresConfirmation,
-				MCP: map[bool]string{true: "", false: "unavailable"}[s.Available()]})
+				MCP: map[bool]string{true: "", false: "unavailable"}[s.Available()], Tokens: m.toolTokens[t.Name]})
 		}
 	}
 	return rows

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,12 @@ func TestToolsPaneShowsMCPToolsUnderTheirServer(t *testing.T) {
 	for _, want := range []string{"◆ web · ready", "[x] web__echo ⚠", "[ ] web__add", "### web__echo", "Category: mcp"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("tools pane lacks %q", want)
+		}
+	}
+	// What each tool and the whole server would cost in the prompt.
+	for _, re := range []string{`\[x\] web__echo ⚠ \d+ tok`, `◆ web · ready, \d+ tools · [\d.]+k? tok`} {
+		if !regexp.MustCompile(re).MatchString(s) {
+			t.Errorf("tools pane lacks %s", re)
 		}
 	}
 	if t.Failed() {
