@@ -24,11 +24,22 @@ type eventPrinter struct {
 	// quietFailures leaves out the lines of calls that failed: a caller
 	// that prints the whole result itself (tools run) says it once.
 	quietFailures bool
+	// live, on a terminal, shows what running calls print (a command's
+	// output, an MCP server's progress) as it comes, under the call's
+	// line; a log gets only the calls' lines. partial holds each call's
+	// unfinished line, shown counts its lines against liveLines.
+	live    bool
+	partial map[string]string
+	shown   map[string]int
 }
+
+// liveLines bounds the output lines shown per call: the model reads the
+// result; a command that prints thousands of lines would bury the rest.
+const liveLines = 200
 
 func newEventPrinter(w io.Writer, tty bool) *eventPrinter {
 	_, noColor := os.LookupEnv("NO_COLOR")
-	return &eventPrinter{w: w, color: tty && !noColor}
+	return &eventPrinter{w: w, color: tty && !noColor, live: tty}
 }
 
 const (
@@ -49,11 +60,50 @@ func (p *eventPrinter) paint(code, s string) string {
 
 // Publish prints tool events and ignores the rest.
 func (p *eventPrinter) Publish(e events.Event) {
+	if p.live && e.Tool != nil {
+		switch e.Type {
+		case events.ToolOutput:
+			p.output(e.Tool.CallID, e.Text)
+			return
+		case events.ToolCallEnd, events.ToolTimeout, events.ToolCallError, events.ToolCallDenied:
+			p.mu.Lock()
+			rest := p.partial[e.Tool.CallID]
+			p.mu.Unlock()
+			if rest != "" {
+				p.output(e.Tool.CallID, "\n") // the unfinished line, before the call's end
+			}
+			p.mu.Lock()
+			delete(p.partial, e.Tool.CallID)
+			delete(p.shown, e.Tool.CallID)
+			p.mu.Unlock()
+		}
+	}
 	line := p.format(e)
 	if line == "" {
 		return
 	}
 	p.println(line)
+}
+
+// output prints the whole lines of a running call's output, indented
+// under its line and stripped of escape sequences.
+func (p *eventPrinter) output(id, text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.partial == nil {
+		p.partial, p.shown = map[string]string{}, map[string]int{}
+	}
+	lines := strings.Split(p.partial[id]+text, "\n")
+	p.partial[id] = lines[len(lines)-1]
+	for _, l := range lines[:len(lines)-1] {
+		switch n := p.shown[id]; {
+		case n < liveLines:
+			fmt.Fprintln(p.w, p.paint(ansiDim, "  │ "+strings.TrimRight(safe.Text(l), "\r")))
+		case n == liveLines:
+			fmt.Fprintln(p.w, p.paint(ansiDim, "  │ … (more output: the model reads all of it in the result)"))
+		}
+		p.shown[id]++
+	}
 }
 
 func (p *eventPrinter) println(line string) {
