@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,11 +8,6 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/jarvis-workbench/jarvis/app/config"
-	"github.com/jarvis-workbench/jarvis/events"
-	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 	"github.com/jarvis-workbench/jarvis/tools/mcp/mcptest"
 )
@@ -29,23 +23,8 @@ func TestMCPServerFailureIsNotedOnce(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there until the server "comes back"
 
-	mgr, err := mcp.New(mcp.Config{Servers: []mcp.ServerConfig{{Name: "web", URL: "http://" + addr + "/mcp"}}},
-		mcp.Options{RestartMin: 20 * time.Millisecond, RestartMax: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mgr.Close()
-	reg := builtin.Registry(builtin.Deps{})
-	mgr.Start()
-	mgr.Register(reg)
-	cfg, _ := config.Load(config.Flags{ConfigPath: writeEmptyConfig(t)})
-	cfg.Model = "qwen3:8b"
-	m, err := newModel(context.Background(), Options{Config: cfg, Engine: stubEngine{}, Registry: reg, Theme: "dark", Bus: events.New(), MCP: mgr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.now = func() time.Time { return testTime }
-	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	m, mgr, _ := mcpWorkbench(t, mcp.ServerConfig{Name: "web", URL: "http://" + addr + "/mcp"},
+		mcp.Options{RestartMin: 20 * time.Millisecond, RestartMax: 50 * time.Millisecond}, nil, 200, 50)
 
 	waitState := func(want mcp.State, retries int) {
 		t.Helper()

@@ -1,21 +1,13 @@
 package tui
 
 import (
-	"context"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/tools"
-	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
-	"github.com/jarvis-workbench/jarvis/tools/mcp/mcptest"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
 
@@ -56,34 +48,8 @@ func TestEditTools(t *testing.T) {
 // SERVER__* in the tools offers every tool of a server, those it lists
 // after jarvis started included; turning one off names the rest.
 func TestAServerPatternOffersItsToolsWhenTheyArrive(t *testing.T) {
-	ts := httptest.NewServer(mcptest.HTTPHandler(mcptest.NewServer(mcptest.Options{})))
-	defer ts.Close()
-	mgr, err := mcp.New(mcp.Config{Servers: []mcp.ServerConfig{{Name: "web", URL: ts.URL + "/mcp"}}}, mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mgr.Close()
-	reg := builtin.Registry(builtin.Deps{})
-	mgr.Start()
-	mgr.Register(reg)
-	cfg, _ := config.Load(config.Flags{ConfigPath: writeEmptyConfig(t)})
-	cfg.Model = "qwen3:8b"
-	cfg.Tools = []string{"calculator", "web__*"}
-	m, err := newModel(context.Background(), Options{Config: cfg, Engine: stubEngine{}, Registry: reg, Theme: "dark", Bus: events.New(), MCP: mgr})
-	if err != nil {
-		t.Fatalf("a pattern of a server still starting must not fail the start: %v", err)
-	}
-	m.now = func() time.Time { return testTime }
-	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := mgr.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for !reg.Has("web__echo") && ctx.Err() == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
-	m.Update(mcpChangedMsg{})
+	m, mgr, reg := mcpWorkbench(t, testServer(t, "web"), mcp.Options{}, []string{"calculator", "web__*"}, 160, 50)
+	waitForTool(t, m, mgr, reg, "web__echo")
 	var web []string
 	for _, n := range reg.Names() {
 		if strings.HasPrefix(n, "web__") {
