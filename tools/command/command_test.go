@@ -240,6 +240,38 @@ func TestCwd(t *testing.T) {
 	}
 }
 
+// A command without cwd runs in the tools' working directory (an
+// evaluation case's scratch directory), and its cwd wins over that.
+func TestACommandRunsInTheToolsWorkingDirectory(t *testing.T) {
+	work, own := t.TempDir(), t.TempDir()
+	ran := func(s Spec) string {
+		r := tools.NewRegistry()
+		if err := Register(r, []*Command{mustCompile(t, s)}); err != nil {
+			t.Fatal(err)
+		}
+		tl, err := r.Build(s.Name, tools.Deps{WorkDir: work})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := tl.Execute(context.Background(), nil)
+		if !res.Success {
+			t.Fatalf("%+v", res)
+		}
+		got, _ := filepath.EvalSymlinks(res.Content)
+		return got
+	}
+	realWork, _ := filepath.EvalSymlinks(work)
+	realOwn, _ := filepath.EvalSymlinks(own)
+	if got := ran(helperSpec(t, "pwd")); got != realWork {
+		t.Errorf("ran in %q, want the working directory %q", got, realWork)
+	}
+	s := helperSpec(t, "pwd")
+	s.Cwd = own
+	if got := ran(s); got != realOwn {
+		t.Errorf("ran in %q, want its cwd %q", got, realOwn)
+	}
+}
+
 func TestConfirmationIsOnUnlessTheEntrySaysOtherwise(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")

@@ -34,7 +34,8 @@
 // The program runs directly (exec, no shell) with a clean environment
 // (PATH, HOME, the locale and the few others every program needs, plus the
 // variables pass_env names; never jarvis's API keys and tokens), in
-// the entry's cwd or jarvis's working directory, in a session of its own:
+// the entry's cwd, else the tools' working directory (tools.Deps.WorkDir: an
+// evaluation case's scratch directory; jarvis's own otherwise), in a session of its own:
 // it has no controlling terminal, so it cannot read what the person types
 // into jarvis, and its stdin is the stdin template or nothing. When the
 // call's time is up or the run is cancelled, its whole process group is

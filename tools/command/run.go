@@ -25,8 +25,8 @@ type outcome struct {
 // otherwise /dev/null), sets its limits, and collects its output until it
 // exits or ctx ends. Either way its process group is killed before run
 // returns, so nothing it started outlives the call.
-func (c *Command) run(ctx context.Context, argv []string, stdin string, hasStdin bool) outcome {
-	o := proc.Run(ctx, proc.Job{Path: c.path, Argv: argv, Dir: c.cwd, Env: cleanenv.Environ(c.spec.PassEnv),
+func (c *Command) run(ctx context.Context, dir string, argv []string, stdin string, hasStdin bool) outcome {
+	o := proc.Run(ctx, proc.Job{Path: c.path, Argv: argv, Dir: dir, Env: cleanenv.Environ(c.spec.PassEnv),
 		MaxOutput: c.maxOutput(), Attr: sysProcAttr(), Stdin: stdin, FeedStdin: hasStdin, Started: c.applyLimits})
 	return outcome{stdout: o.Stdout, stderr: o.Stderr, exited: o.Exited, code: o.Code, signal: o.Signal, err: unwrapExec(o.Err)}
 }

@@ -15,10 +15,20 @@ import (
 type Tool struct {
 	c    *Command
 	spec tools.Spec
+	// dir is where the command runs: its entry's cwd, else the tools'
+	// working directory ("": jarvis's own).
+	dir string
 }
 
-// New returns the tool that runs c.
-func New(c *Command) *Tool {
+// New returns the tool that runs c in jarvis's working directory, or in
+// its entry's cwd.
+func New(c *Command) *Tool { return newIn(c, "") }
+
+func newIn(c *Command, workDir string) *Tool {
+	dir := c.cwd
+	if dir == "" {
+		dir = workDir
+	}
 	confirm := c.spec.Confirm == nil || *c.spec.Confirm
 	waived := ""
 	if !confirm {
@@ -33,12 +43,14 @@ func New(c *Command) *Tool {
 		RequiresConfirmation: confirm,
 		TimeoutSeconds:       c.spec.Timeout,
 		Metadata:             map[string]any{"argv": slices.Clone(c.spec.Argv), "program": c.path},
-	}}
+	}, dir: dir}
 }
 
-// Factory returns the registry factory of c.
+// Factory returns the registry factory of c: the tool runs in the
+// dependencies' working directory (an evaluation case's scratch
+// directory, say) unless its entry sets cwd.
 func Factory(c *Command) tools.Factory {
-	return func(tools.Deps) (tools.Tool, error) { return New(c), nil }
+	return func(d tools.Deps) (tools.Tool, error) { return newIn(c, d.WorkDir), nil }
 }
 
 // Register registers the tool of every command in r. A name r already
@@ -70,7 +82,7 @@ func (t *Tool) Execute(ctx context.Context, args tools.Args) tools.Result {
 		return tools.Fail("%v", err)
 	}
 	stdin, hasStdin := c.stdinText(values)
-	out := c.run(ctx, argv, stdin, hasStdin)
+	out := c.run(ctx, t.dir, argv, stdin, hasStdin)
 	meta := func(r tools.Result) tools.Result {
 		r = r.WithMeta("argv", argv).WithMeta("stdout_bytes", out.stdout.Total()).WithMeta("stderr_bytes", out.stderr.Total())
 		if out.stdout.Truncated() || out.stderr.Truncated() {
