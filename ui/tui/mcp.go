@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -40,8 +41,54 @@ func (m *model) mcpChanged() tea.Cmd {
 	if err != nil {
 		m.addNote(explain(err), true)
 	}
+	m.noteMCPOff()
 	m.clampPane()
 	return tea.Batch(closeOld, m.waitMCP())
+}
+
+// noteMCPOff says, once, before the conversation starts, which servers
+// came up with all their tools off and how to offer them to the model: a
+// server's tools are off until chosen (each costs room in the window),
+// and without a word the person who configured it finds the model
+// denying it has them. It waits for every server's first attempt, so that
+// the servers are told in one note.
+func (m *model) noteMCPOff() {
+	if m.opts.MCP == nil || m.mcpOffSaid {
+		return
+	}
+	if len(m.conv.Messages) > 0 || m.run.active {
+		m.mcpOffSaid = true
+		return
+	}
+	status := m.opts.MCP.Status()
+	if slices.ContainsFunc(status, func(s mcp.ServerStatus) bool { return s.State == mcp.StateStarting && s.Restarts == 0 }) {
+		return
+	}
+	m.mcpOffSaid = true
+	on := map[string]bool{}
+	for _, n := range m.enabledTools() {
+		on[n] = true
+	}
+	var off []mcp.ServerStatus
+	for _, s := range status {
+		if s.State == mcp.StateReady && len(s.Tools) > 0 && !slices.ContainsFunc(s.Tools, func(t mcp.ToolInfo) bool { return on[t.Name] }) {
+			off = append(off, s)
+		}
+	}
+	tab := m.pane.KeyOf(m.tools)
+	switch len(off) {
+	case 0:
+	case 1:
+		m.addNote(fmt.Sprintf("MCP server '%s' is ready with its %s off: /tools +%s__* offers them to the model "+
+			"(or space on its row in the Tools tab, %s).", off[0].Name, format.Count(len(off[0].Tools), "tool"), off[0].Name, tab), false)
+	default:
+		var names []string
+		for _, s := range off {
+			names = append(names, fmt.Sprintf("'%s' (%s)", s.Name, format.Count(len(s.Tools), "tool")))
+		}
+		m.addNote(fmt.Sprintf("MCP servers %s are ready with their tools off: /tools +SERVER__* offers a server's tools to the model "+
+			"(/tools +%s__*), or space on its row in the Tools tab (%s).", joinAnd(names), off[0].Name, tab), false)
+	}
 }
 
 // mcpPending reports whether name is an MCP tool of a configured server

@@ -120,6 +120,7 @@ type model struct {
 	mcpStop    func()
 	mcpDirty   bool
 	mcpDown    map[string]bool // servers whose failure the transcript was told (mcp.go)
+	mcpOffSaid bool            // the servers with their tools off were told (mcp.go)
 
 	run       runState
 	lastReply *assistantItem

@@ -108,3 +108,22 @@ func TestATurnedOffToolTheModelCallsSaysHowToTurnItOn(t *testing.T) {
 		t.Errorf("a tool that does not exist is said to be off:\n%s", s)
 	}
 }
+
+// A server that comes up with all its tools off, before the conversation
+// starts, is said once, with how to offer its tools; one with a tool on
+// is not.
+func TestAServerWithItsToolsOffIsSaidOnce(t *testing.T) {
+	m, mgr, reg := mcpWorkbench(t, testServer(t, "web"), mcp.Options{}, nil, 200, 50)
+	waitForTool(t, m, mgr, reg, "web__echo")
+	m.Update(mcpChangedMsg{})
+	const note = "MCP server 'web' is ready with its"
+	s := strings.Join(strings.Fields(screen(t, m)), " ")
+	if n := strings.Count(s, note); n != 1 || !strings.Contains(s, "tools off: /tools +web__* offers them to the model") {
+		t.Errorf("the note is there %d times, want once:\n%s", n, s)
+	}
+	m2, mgr2, reg2 := mcpWorkbench(t, testServer(t, "web"), mcp.Options{}, []string{"web__echo"}, 200, 50)
+	waitForTool(t, m2, mgr2, reg2, "web__echo")
+	if s := screen(t, m2); strings.Contains(s, note) {
+		t.Errorf("a server with a tool on is said to have them off:\n%s", s)
+	}
+}
