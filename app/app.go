@@ -186,6 +186,9 @@ func (e *Env) ValidateTask(agentName string, names []string) error {
 		return fmt.Errorf("unknown agent %q: use one of %s", agentName, strings.Join(agent.Names, ", "))
 	}
 	for _, n := range names {
+		if tools.IsPattern(n) {
+			return fmt.Errorf("a task names each of its tools in full: it runs unattended, with exactly the tools it was given; %q is a pattern", n)
+		}
 		if !e.Registry.Has(n) {
 			return &tools.UnknownToolError{Name: n, Known: e.Registry.Names()}
 		}

@@ -74,6 +74,9 @@ argv = ["date", "+%F"]
 	if err := env.ValidateTask("orchestrator", []string{"todya"}); !errors.As(err, &unknown) {
 		t.Fatalf("%v", err)
 	}
+	if err := env.ValidateTask("orchestrator", []string{"calc*"}); err == nil || !strings.Contains(err.Error(), `a task names each of its tools in full: it runs unattended, with exactly the tools it was given; "calc*" is a pattern`) {
+		t.Fatalf("a pattern in a task's tools: %v", err)
+	}
 	if err := env.ValidateTask("planner", nil); err == nil || !strings.Contains(err.Error(), "planner") {
 		t.Fatalf("%v", err)
 	}

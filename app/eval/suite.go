@@ -268,6 +268,11 @@ func (p *parser) tool(field, name string, among []string) {
 	if p.err != nil {
 		return
 	}
+	if tools.IsPattern(name) {
+		// A case measures a model on a fixed set of tools.
+		p.fail(field, "%q is a pattern: a case names each of its tools in full", name)
+		return
+	}
 	if among != nil && !slices.Contains(among, name) {
 		if p.known != nil && !slices.Contains(p.known, name) {
 			p.unknownTool(field, name)

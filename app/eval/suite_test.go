@@ -86,6 +86,8 @@ func TestBadSuitesSayWhereAndWhat(t *testing.T) {
 		{`{"cases": [{"id": "a", "prompt": "", "expect": {"calls": []}}]}`, `suite s.json: case "a": prompt: missing or empty`},
 		{`{"cases": [{"id": "a", "prompt": "hi", "tools": ["calculater"], "expect": {"calls": []}}]}`,
 			`suite s.json: case "a": tools[0]: unknown tool "calculater" (did you mean "calculator"?)`},
+		{`{"cases": [{"id": "a", "prompt": "hi", "tools": ["calc*"], "expect": {"calls": []}}]}`,
+			`suite s.json: case "a": tools[0]: "calc*" is a pattern: a case names each of its tools in full`},
 		{`{"cases": [{"id": "a", "prompt": "hi", "tools": ["calculator"], "expect": {"calls": [{"tool": "think"}]}}]}`,
 			`suite s.json: case "a": expect.calls[0].tool: "think" is not among the case's tools (calculator)`},
 		{`{"cases": [{"id": "a", "prompt": "hi", "tools": ["calculator"], "expect": {"calls": [{"tool": "calculator", "arg": {}}]}}]}`,
