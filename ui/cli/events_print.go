@@ -37,6 +37,10 @@ type eventPrinter struct {
 // result; a command that prints thousands of lines would bury the rest.
 const liveLines = 200
 
+// maxLiveLine is how much of an unfinished line is held before it is
+// shown as it is.
+const maxLiveLine = 4096
+
 func newEventPrinter(w io.Writer, tty bool) *eventPrinter {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	return &eventPrinter{w: w, color: tty && !noColor, live: tty}
@@ -95,12 +99,16 @@ func (p *eventPrinter) output(id, text string) {
 	}
 	lines := strings.Split(p.partial[id]+text, "\n")
 	p.partial[id] = lines[len(lines)-1]
+	if len(p.partial[id]) > maxLiveLine { // a line with no end (a progress bar, minified text) is shown in pieces
+		p.partial[id] = ""
+		lines = append(lines, "")
+	}
 	for _, l := range lines[:len(lines)-1] {
 		switch n := p.shown[id]; {
 		case n < liveLines:
 			fmt.Fprintln(p.w, p.paint(ansiDim, "  │ "+strings.TrimRight(safe.Text(l), "\r")))
 		case n == liveLines:
-			fmt.Fprintln(p.w, p.paint(ansiDim, "  │ … (more output: the model reads all of it in the result)"))
+			fmt.Fprintln(p.w, p.paint(ansiDim, "  │ … (more output, not shown: the call's result is what the model reads)"))
 		}
 		p.shown[id]++
 	}

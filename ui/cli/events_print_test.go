@@ -40,7 +40,15 @@ func TestRunningCallsOutputShowsOnATerminal(t *testing.T) {
 		many = append(many, call(events.ToolOutput, fmt.Sprintf("line %d\n", i)))
 	}
 	got = feed(true, append(many, call(events.ToolCallEnd, ""))...)
-	if n := strings.Count(got, "│ line "); n != liveLines || !strings.Contains(got, "│ … (more output: the model reads all of it in the result)\n✓") {
+	if n := strings.Count(got, "│ line "); n != liveLines || !strings.Contains(got, "│ … (more output, not shown: the call's result is what the model reads)\n✓") {
 		t.Errorf("%d output lines shown of %d, want %d and a line saying there is more:\n%s", n, liveLines+50, liveLines, got[len(got)-300:])
+	}
+	// A line that never ends is shown in pieces, not held whole.
+	long := []events.Event{call(events.ToolCallStart, "")}
+	for range 3 {
+		long = append(long, call(events.ToolOutput, strings.Repeat("x", maxLiveLine)))
+	}
+	if got := feed(true, long...); strings.Count(got, "│ "+strings.Repeat("x", maxLiveLine)) != 1 {
+		t.Errorf("an endless line is held: %d bytes printed", len(got))
 	}
 }
