@@ -543,7 +543,7 @@ func (r *run) execute(calls []engine.ToolCall) []tools.Result {
 	}
 	results := make([]tools.Result, len(calls))
 	for i, c := range calls {
-		results[i] = tools.Fail("Unknown tool: %s (available: none)", c.Name)
+		results[i] = tools.Fail("%s%s (available: none)", tools.UnknownToolPrefix, c.Name)
 		results[i].ToolName = c.Name
 	}
 	return results

@@ -474,6 +474,11 @@ func (e *Executor) reject(run events.RunInfo, call Call, args Args, msg string) 
 	return r
 }
 
+// UnknownToolPrefix starts the result of a call to a tool the executor
+// does not have (the model reads it; a front end may recognise it to
+// tell the person that the tool exists but is off).
+const UnknownToolPrefix = "Unknown tool: "
+
 // availableNames lists the tools for the unknown-tool message (the note's
 // `Unknown tool: NAME`, followed by what exists so a model can correct
 // itself); a long list is cut so it cannot flood the model's context.

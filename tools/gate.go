@@ -33,7 +33,7 @@ func (e *Executor) prepare(ctx context.Context, call Call, parallel int) (p *pen
 	en, ok := e.tools[call.Name]
 	e.mu.RUnlock()
 	if !ok {
-		return nil, e.reject(run, call, nil, fmt.Sprintf("Unknown tool: %s (available: %s)", call.Name, e.availableNames())), true
+		return nil, e.reject(run, call, nil, fmt.Sprintf("%s%s (available: %s)", UnknownToolPrefix, call.Name, e.availableNames())), true
 	}
 	args, msg := ParseArguments(call.Arguments)
 	if msg != "" {

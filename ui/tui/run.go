@@ -248,7 +248,7 @@ func (m *model) applyRunEvent(e events.Event) {
 // the person, who may well have configured the server for this.
 func (m *model) tellToolOff(cur *assistantItem, e events.Event) {
 	name := e.Tool.Tool
-	if e.Type != events.ToolCallError || !strings.HasPrefix(e.Tool.Result, "Unknown tool:") ||
+	if e.Type != events.ToolCallError || !strings.HasPrefix(e.Tool.Result, tools.UnknownToolPrefix) ||
 		!m.opts.Registry.Has(name) || cur.offTold[name] {
 		return
 	}
