@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/engine/openai"
 	"github.com/jarvis-workbench/jarvis/store"
+	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 )
 
@@ -294,6 +295,25 @@ func (a *cmdline) doctorEmbeddings(env *environment, add func(check)) {
 		fix:    "use an Ollama server as the default engine for embeddings, or remove embed_model"})
 }
 
+// offeredNote says how many of a ready server's tools the configured
+// tools offer the model, and how to offer them when none are: they are
+// off until named, which a person who configured the server may not know.
+func offeredNote(enabled []string, s mcp.ServerStatus) string {
+	if len(s.Tools) == 0 {
+		return ""
+	}
+	n := 0
+	for _, t := range s.Tools {
+		if slices.ContainsFunc(enabled, func(e string) bool { return e == t.Name || tools.IsPattern(e) && tools.MatchPattern(e, t.Name) }) {
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("; none offered to the model (add \"%s__*\" to tools in the config, or /tools +%s__* in the workbench)", s.Name, s.Name)
+	}
+	return fmt.Sprintf("; %d offered to the model by the config's tools", n)
+}
+
 // doctorMCP starts every enabled MCP server as 'jarvis mcp list' does and
 // says, for each, whether it came up with its tools, what it left out,
 // or why it failed.
@@ -315,7 +335,7 @@ func (a *cmdline) doctorMCP(ctx context.Context, env *environment, add func(chec
 			add(check{name: "mcp", ok: true, warn: true, detail: server + s.Summary(time.Now()) + "; left out: " + strings.Join(s.Skipped, "; "),
 				fix: "these tools' input schemas cannot be checked, so they are not offered; 'jarvis mcp tools " + s.Name + "' lists what is"})
 		case s.Available():
-			add(check{name: "mcp", ok: true, detail: server + s.Summary(time.Now())})
+			add(check{name: "mcp", ok: true, detail: server + s.Summary(time.Now()) + offeredNote(env.cfg.Tools, s)})
 		default:
 			add(check{name: "mcp", detail: server + string(s.State) + ": " + cmp.Or(s.Reason, s.LastError, "no reason given"),
 				fix: "'jarvis mcp tools " + s.Name + "' shows it in full; correct its command or url in the config, or set enabled = false"})

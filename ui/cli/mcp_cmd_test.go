@@ -221,13 +221,15 @@ func TestToolsListWithAFailingServerSaysSoOnce(t *testing.T) {
 	}
 }
 
-// doctor checks the MCP servers as mcp list does: each one's state, and
-// for a failed one why and what to do.
+// doctor checks the MCP servers as mcp list does: each one's state (and
+// for a ready one how many of its tools the model is offered), and for a
+// failed one why and what to do.
 func TestDoctorChecksTheMCPServers(t *testing.T) {
 	srv := fakeOllama(t)
 	cfg := mcpConfigFile(t)
 	out, _, code := runCLI(t, "", "--config", cfg, "doctor", "--host", srv.URL, "--model", "qwen3:8b", "--db", filepath.Join(t.TempDir(), "j.db"))
-	if code != ExitFailed || !strings.Contains(out, "✓ mcp       server web (") || !strings.Contains(out, "ready, 11 tools") ||
+	if code != ExitFailed || !strings.Contains(out, "✓ mcp       server web (") ||
+		!strings.Contains(out, `ready, 11 tools; none offered to the model (add "web__*" to tools in the config, or /tools +web__* in the workbench)`) ||
 		!strings.Contains(out, "✗ mcp       server ghost (/nonexistent/jarvis-mcp-server): failed: cannot start") ||
 		!strings.Contains(out, "fix: 'jarvis mcp tools ghost' shows it in full") || !strings.Contains(out, "server off (/nonexistent/jarvis-mcp-server): disabled") {
 		t.Fatalf("exit %d\n%s", code, out)
