@@ -93,6 +93,24 @@ func TestPolicyOptionsCarryTheConfigAndTheDatabase(t *testing.T) {
 	}
 }
 
+// A command starts the servers its tools name, and all of them only when
+// it cannot tell which it needs.
+func TestMCPServersFor(t *testing.T) {
+	for names, want := range map[string][]string{
+		"calculator":                         {},
+		"files__read,calculator,files__list": {"files"},
+		"files__*,gh__issue":                 {"files", "gh"},
+		"":                                   nil,
+		"mcp_adapter":                        nil,
+		"*search*":                           nil,
+		"f*__read":                           nil,
+	} {
+		if got := MCPServersFor(tools.ParseList(names)); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Errorf("%q: %#v, want %#v", names, got, want)
+		}
+	}
+}
+
 func TestNeedsMCP(t *testing.T) {
 	cfg := mcp.Config{Servers: []mcp.ServerConfig{{Name: "files"}}}
 	for names, want := range map[string]bool{"": true, "calculator": false, "files__read": true, "mcp_adapter": true} {
@@ -102,6 +120,9 @@ func TestNeedsMCP(t *testing.T) {
 	}
 	if NeedsMCP(mcp.Config{}, nil) {
 		t.Error("no servers, nothing to start")
+	}
+	if !NeedsMCP(cfg, []string{"*search*"}) {
+		t.Error("a pattern may match a server's tools")
 	}
 	if !slices.Contains(load(t, "").Registry.Names(), mcp.AdapterName) {
 		t.Error("the adapter is a built-in tool")

@@ -31,8 +31,37 @@ func NeedsMCP(cfg mcp.Config, names []string) bool {
 	})
 }
 
+// MCPServersFor names the MCP servers a tool list needs started: those
+// its SERVER__TOOL names and SERVER__* patterns name, so that a command
+// using one server's tools does not wait for every server to start. nil
+// means all of them: for an empty list (every tool), the mcp_adapter
+// (which reaches any server), or a pattern that may match any server's
+// tools ("*search*", "*__fetch").
+func MCPServersFor(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	out := []string{}
+	for _, n := range names {
+		if n == mcp.AdapterName {
+			return nil
+		}
+		server, _, ok := strings.Cut(n, mcp.Separator)
+		switch {
+		case !ok && tools.IsPattern(n), ok && tools.IsPattern(server):
+			return nil
+		case ok && !slices.Contains(out, server):
+			out = append(out, server)
+		}
+	}
+	return out
+}
+
 // MCPOptions configure StartMCP.
 type MCPOptions struct {
+	// Only, when not nil, starts only the servers it names (see
+	// MCPServersFor); the others' tools are not registered.
+	Only []string
 	// Wait waits until each server is ready or has failed (each server's
 	// first attempt ends within its own start_timeout, which bounds the
 	// wait), for callers that use the tools at once; otherwise tools
@@ -66,7 +95,11 @@ func (e *Env) StartMCP(ctx context.Context, o MCPOptions) (*mcp.Manager, error) 
 		notes = newMCPNotes(o.Log, o.Wait)
 		logger = slog.New(notes)
 	}
-	m, err := mcp.New(e.Config.MCP, mcp.Options{Logger: logger, ClientVersion: o.ClientVersion})
+	cfg := e.Config.MCP
+	if o.Only != nil {
+		cfg.Servers = slices.DeleteFunc(slices.Clone(cfg.Servers), func(s mcp.ServerConfig) bool { return !slices.Contains(o.Only, s.Name) })
+	}
+	m, err := mcp.New(cfg, mcp.Options{Logger: logger, ClientVersion: o.ClientVersion})
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}

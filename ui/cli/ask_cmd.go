@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/agent"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/app/attach"
 	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
@@ -268,7 +269,7 @@ func (a *cmdline) runAskIn(ctx context.Context, query string, images []engine.Im
 	cfg := env.cfg
 	res.Agent, res.Model = cfg.Agent, cfg.Model
 	if needsMCP(cfg.MCP, cfg.Tools) && len(cfg.Tools) > 0 {
-		if _, err := a.startMCP(ctx, env, true, a.io.Err); err != nil {
+		if _, err := a.startMCPFor(ctx, env, app.MCPServersFor(cfg.Tools), true, a.io.Err); err != nil {
 			return res, err
 		}
 	}

@@ -221,6 +221,19 @@ func TestToolsListWithAFailingServerSaysSoOnce(t *testing.T) {
 	}
 }
 
+// A command that uses one server's tools starts that server alone: the
+// failing one is never started, so never reported.
+func TestACommandStartsOnlyTheServersItsToolsName(t *testing.T) {
+	cfg := mcpConfigFile(t)
+	out, errOut, code := runCLI(t, "", "--config", cfg, "tools", "run", "web__echo", `{"text":"hi"}`)
+	if code != ExitOK || !strings.Contains(out, "hi") || strings.Contains(errOut, "ghost") {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	if _, errOut, _ := runCLI(t, "", "--config", cfg, "tools", "describe"); !strings.Contains(errOut, "MCP server ghost") {
+		t.Fatalf("describing every tool starts every server; stderr %q", errOut)
+	}
+}
+
 // doctor checks the MCP servers as mcp list does: each one's state (and
 // for a ready one how many of its tools the model is offered), and for a
 // failed one why and what to do.

@@ -31,10 +31,17 @@ func needsMCP(cfg mcp.Config, names []string) bool { return app.NeedsMCP(cfg, na
 // tools at once; the TUI does not wait: tools appear as servers come up.
 // The servers stop when the command ends.
 func (a *cmdline) startMCP(ctx context.Context, env *environment, wait bool, logTo io.Writer) (*mcp.Manager, error) {
+	return a.startMCPFor(ctx, env, nil, wait, logTo)
+}
+
+// startMCPFor is startMCP for the servers only (nil: all; see
+// app.MCPServersFor): a command that uses one server's tools waits for
+// that server alone.
+func (a *cmdline) startMCPFor(ctx context.Context, env *environment, only []string, wait bool, logTo io.Writer) (*mcp.Manager, error) {
 	if m := env.w.MCP(); m != nil {
 		return m, nil
 	}
-	o := app.MCPOptions{Wait: wait, Log: logTo, ClientVersion: versionString()}
+	o := app.MCPOptions{Only: only, Wait: wait, Log: logTo, ClientVersion: versionString()}
 	if wait && isTerminal(a.io.Err) && logTo != nil && logTo != io.Discard {
 		p := newMCPProgress(a.io.Err)
 		o.Progress = func(starting []mcp.ServerStatus) { p.update(starting, false) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
+	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/store"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
@@ -61,9 +62,9 @@ func (a *cmdline) openScheduler(opts scheduler.Options, write bool) (*scheduler.
 	return scheduler.New(db, opts), db, nil
 }
 
-// registerMCPFor starts the configured MCP servers when names include an
-// MCP tool (SERVER__TOOL) of one of them, so that the tool names can be
-// checked against what the servers offer.
+// registerMCPFor starts the MCP servers whose tools (SERVER__TOOL) names
+// include, so that the tool names can be checked against what the
+// servers offer.
 func (a *cmdline) registerMCPFor(ctx context.Context, names []string) error {
 	env, err := a.environment()
 	if err != nil {
@@ -73,7 +74,7 @@ func (a *cmdline) registerMCPFor(ctx context.Context, names []string) error {
 		!needsMCP(env.cfg.MCP, names) {
 		return nil
 	}
-	_, err = a.startMCP(ctx, env, true, a.io.Err)
+	_, err = a.startMCPFor(ctx, env, app.MCPServersFor(names), true, a.io.Err)
 	return err
 }
 

@@ -40,7 +40,7 @@ func (a *cmdline) selectTools(ctx context.Context, names []string) ([]tools.Tool
 	}
 	list := tools.ParseList(strings.Join(names, ","))
 	if needsMCP(env.cfg.MCP, list) {
-		if _, err := a.startMCP(ctx, env, true, a.io.Err); err != nil {
+		if _, err := a.startMCPFor(ctx, env, app.MCPServersFor(list), true, a.io.Err); err != nil {
 			return nil, err
 		}
 	}
@@ -187,7 +187,7 @@ when stdin is not a terminal, unless --yes is given.`,
 				return err
 			}
 			if needsMCP(env.cfg.MCP, []string{call.Name}) {
-				if _, err := a.startMCP(cmd.Context(), env, true, a.io.Err); err != nil {
+				if _, err := a.startMCPFor(cmd.Context(), env, app.MCPServersFor([]string{call.Name}), true, a.io.Err); err != nil {
 					return err
 				}
 			}
