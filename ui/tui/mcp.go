@@ -79,8 +79,9 @@ func (m *model) noteMCPOff() {
 	switch len(off) {
 	case 0:
 	case 1:
-		m.addNote(fmt.Sprintf("MCP server '%s' is ready with its %s off: /tools +%s__* offers them to the model "+
-			"(or space on its row in the Tools tab, %s).", off[0].Name, format.Count(len(off[0].Tools), "tool"), off[0].Name, tab), false)
+		them := map[bool]string{true: "it", false: "them"}[len(off[0].Tools) == 1]
+		m.addNote(fmt.Sprintf("MCP server '%s' is ready with its %s off: /tools +%s__* offers %s to the model "+
+			"(or space on its row in the Tools tab, %s).", off[0].Name, format.Count(len(off[0].Tools), "tool"), off[0].Name, them, tab), false)
 	default:
 		var names []string
 		for _, s := range off {
