@@ -333,12 +333,7 @@ func (a *accumulator) add(c *postingCursor, nc *normCache, lo, hi uint32, touch 
 				}
 				a.touched = append(a.touched, uint16(off))
 			}
-			if tf == 1 {
-				a.score[off] += w * p.inv1
-			} else {
-				f := float32(tf)
-				a.score[off] += w * f / (f + p.norm)
-			}
+			a.score[off] += p.part(w, tf)
 		}
 		c.b, c.prev = rest, prev
 	}
@@ -380,12 +375,7 @@ func (a *accumulator) required(curs []postingCursor, nc *normCache, lo, hi uint3
 				a.touched = append(a.touched, uint16(off))
 			}
 			a.count[off]++
-			if tf == 1 {
-				a.score[off] += w * p.inv1
-			} else {
-				f := float32(tf)
-				a.score[off] += w * f / (f + p.norm)
-			}
+			a.score[off] += p.part(w, tf)
 		}
 		c.b, c.prev = b, prev
 	}

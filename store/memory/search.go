@@ -66,6 +66,16 @@ type normCache struct {
 // search reads them.
 type normPair struct{ norm, inv1 float32 }
 
+// part is a posting's share of its term's weight w, BM25's tf/(tf+norm);
+// inv1 spares the division for the commonest case, tf 1.
+func (p normPair) part(w float32, tf uint32) float32 {
+	if tf == 1 {
+		return w * p.inv1
+	}
+	f := float32(tf)
+	return w * f / (f + p.norm)
+}
+
 // termPostings is a query term's entries in the segments that have one.
 type termPostings struct {
 	text    string
