@@ -98,6 +98,17 @@ func (e *Engine) stream(ctx context.Context, path string, data any, fn func([]by
 	return nil
 }
 
+// eachLine decodes every line of a stream as a T for fn.
+func eachLine[T any](fn func(T) error) func(line []byte) error {
+	return func(line []byte) error {
+		var r T
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		return fn(r)
+	}
+}
+
 // signed reports whether requests need the client's signing.
 func signed(base *url.URL) bool { return envconfig.UseAuth() || base.Hostname() == "ollama.com" }
 
@@ -106,13 +117,7 @@ func (e *Engine) chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResp
 	if signed(e.base) {
 		return e.client.Chat(ctx, req, fn)
 	}
-	return e.stream(ctx, "/api/chat", req, func(line []byte) error {
-		var r api.ChatResponse
-		if err := json.Unmarshal(line, &r); err != nil {
-			return err
-		}
-		return fn(r)
-	})
+	return e.stream(ctx, "/api/chat", req, eachLine[api.ChatResponse](fn))
 }
 
 // generate streams /api/generate (see api.Client.Generate).
@@ -120,13 +125,7 @@ func (e *Engine) generate(ctx context.Context, req *api.GenerateRequest, fn api.
 	if signed(e.base) {
 		return e.client.Generate(ctx, req, fn)
 	}
-	return e.stream(ctx, "/api/generate", req, func(line []byte) error {
-		var r api.GenerateResponse
-		if err := json.Unmarshal(line, &r); err != nil {
-			return err
-		}
-		return fn(r)
-	})
+	return e.stream(ctx, "/api/generate", req, eachLine[api.GenerateResponse](fn))
 }
 
 // pull streams /api/pull (see api.Client.Pull).
@@ -134,11 +133,5 @@ func (e *Engine) pull(ctx context.Context, req *api.PullRequest, fn api.PullProg
 	if signed(e.base) {
 		return e.client.Pull(ctx, req, fn)
 	}
-	return e.stream(ctx, "/api/pull", req, func(line []byte) error {
-		var r api.ProgressResponse
-		if err := json.Unmarshal(line, &r); err != nil {
-			return err
-		}
-		return fn(r)
-	})
+	return e.stream(ctx, "/api/pull", req, eachLine[api.ProgressResponse](fn))
 }
