@@ -65,8 +65,12 @@ type model struct {
 	// What the next run uses.
 	modelName, agentName, system string
 	enabled                      []string
-	engOpts                      engine.Options
-	executor                     *tools.Executor
+	// offered is enabled as rebuildTools last expanded it (its patterns
+	// replaced by the tools they matched), for enabledTools: the header
+	// and the Tools tab read it every frame.
+	offered, offeredFor []string
+	engOpts             engine.Options
+	executor            *tools.Executor
 	// view is the model's side of the conversation: its window and
 	// calibration carry over from run to run.
 	view *agent.ModelView
@@ -255,6 +259,7 @@ func (m *model) rebuildTools(names []string, fresh bool) (tea.Cmd, error) {
 		}
 	}
 	m.executor, m.enabled = exec, names
+	m.offered, m.offeredFor = expanded, names
 	m.noteEnabled(expanded)
 	m.specs, m.grantKinds = map[string]tools.Spec{}, map[string]tools.ScopeKind{}
 	for _, t := range exec.Tools() {

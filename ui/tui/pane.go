@@ -113,9 +113,15 @@ func (m *model) toggleTool(name string) tea.Cmd {
 }
 
 // enabledTools are the tools that are on, the patterns of the list
-// replaced by the tools they match now; a tool of an MCP server that has
-// not listed it yet is on, named.
-func (m *model) enabledTools() []string { return m.opts.Registry.Expand(m.enabled) }
+// replaced by the tools they matched when the tools were last built (as
+// the executor has them); a tool of an MCP server that has not listed it
+// yet is on, named.
+func (m *model) enabledTools() []string {
+	if m.offeredFor != nil && slices.Equal(m.offeredFor, m.enabled) {
+		return m.offered
+	}
+	return m.opts.Registry.Expand(m.enabled)
+}
 
 // withoutTool is a tool list with one tool turned off: removed where it is
 // named, and a pattern that covers it replaced by the other tools it
