@@ -89,8 +89,11 @@ $(STATICCHECK):
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
+# third_party/chroma is a module of its own (see third_party/README.md):
+# its tests hold the patch jarvis carries.
 race:
 	$(GO) test -race -count=1 ./...
+	cd third_party/chroma && $(GO) test -race -count=1 ./...
 
 # bench/fts5 is a module of its own (its SQLite driver is no dependency of
 # jarvis): the memory index side by side with SQLite FTS5. It needs cgo.

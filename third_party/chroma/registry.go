@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 var (
@@ -24,6 +25,11 @@ type LexerRegistry struct {
 	Lexers  Lexers
 	byName  map[string]Lexer
 	byAlias map[string]Lexer
+
+	// load, when set, registers the registry's own lexers the first time
+	// it is asked for one (see NewLazyLexerRegistry).
+	load     func(*LexerRegistry)
+	loadOnce sync.Once
 }
 
 // NewLexerRegistry creates a new LexerRegistry of Lexers.
@@ -34,8 +40,44 @@ func NewLexerRegistry() *LexerRegistry {
 	}
 }
 
+// NewLazyLexerRegistry creates a LexerRegistry whose own lexers are
+// registered by load the first time the registry is asked for a lexer
+// (Get, Match, MatchMimeType, Analyse, Names, Aliases), not when it is
+// created: building the embedded lexers costs every program that imports
+// chroma 10-20 ms at start-up, whether or not it ever highlights code.
+//
+// Lexers registered before that point keep their place after the loaded
+// ones, as if load had run first, so the registry answers exactly as an
+// eagerly loaded one would. Reading the Lexers field directly sees only
+// what is registered so far; call Load first.
+func NewLazyLexerRegistry(load func(*LexerRegistry)) *LexerRegistry {
+	l := NewLexerRegistry()
+	l.load = load
+	return l
+}
+
+// Load registers a lazy registry's own lexers now if they are not yet
+// registered; it does nothing for a registry made by NewLexerRegistry.
+// Like Register, it must not run concurrently with Register.
+func (l *LexerRegistry) Load() {
+	if l.load == nil {
+		return
+	}
+	l.loadOnce.Do(func() {
+		early := l.Lexers
+		l.Lexers = nil
+		clear(l.byName)
+		clear(l.byAlias)
+		l.load(l)
+		for _, lexer := range early {
+			l.Register(lexer)
+		}
+	})
+}
+
 // Names of all lexers, optionally including aliases.
 func (l *LexerRegistry) Names(withAliases bool) []string {
+	l.Load()
 	out := []string{}
 	for _, lexer := range l.Lexers {
 		config := lexer.Config()
@@ -51,6 +93,7 @@ func (l *LexerRegistry) Names(withAliases bool) []string {
 // Aliases of all the lexers, and skip those lexers who do not have any aliases,
 // or show their name instead
 func (l *LexerRegistry) Aliases(skipWithoutAliases bool) []string {
+	l.Load()
 	out := []string{}
 	for _, lexer := range l.Lexers {
 		config := lexer.Config()
@@ -68,6 +111,7 @@ func (l *LexerRegistry) Aliases(skipWithoutAliases bool) []string {
 
 // Get a Lexer by name, alias or file extension.
 func (l *LexerRegistry) Get(name string) Lexer {
+	l.Load()
 	if lexer := l.byName[name]; lexer != nil {
 		return lexer
 	}
@@ -99,6 +143,7 @@ func (l *LexerRegistry) Get(name string) Lexer {
 
 // MatchMimeType attempts to find a lexer for the given MIME type.
 func (l *LexerRegistry) MatchMimeType(mimeType string) Lexer {
+	l.Load()
 	matched := PrioritisedLexers{}
 	for _, l := range l.Lexers {
 		for _, lmt := range l.Config().MimeTypes {
@@ -118,6 +163,7 @@ func (l *LexerRegistry) MatchMimeType(mimeType string) Lexer {
 //
 // Note that this iterates over all file patterns in all lexers, so is not fast.
 func (l *LexerRegistry) Match(filename string) Lexer {
+	l.Load()
 	filename = filepath.Base(filename)
 	matched := PrioritisedLexers{}
 	// First, try primary filename matches.
@@ -178,6 +224,7 @@ func (l *LexerRegistry) Match(filename string) Lexer {
 
 // Analyse text content and return the "best" lexer..
 func (l *LexerRegistry) Analyse(text string) Lexer {
+	l.Load()
 	var picked Lexer
 	highest := float32(0.0)
 	for _, lexer := range l.Lexers {

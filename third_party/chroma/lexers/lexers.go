@@ -10,19 +10,27 @@ import (
 //go:embed embedded
 var embedded embed.FS
 
-// GlobalLexerRegistry is the global LexerRegistry of Lexers.
-var GlobalLexerRegistry = func() *chroma.LexerRegistry {
-	reg := chroma.NewLexerRegistry()
-	// index(reg)
+// GlobalLexerRegistry is the global LexerRegistry of Lexers. The lexers
+// defined in embedded XML are registered the first time it is asked for a
+// lexer, not at package init (see chroma.NewLazyLexerRegistry).
+var GlobalLexerRegistry = chroma.NewLazyLexerRegistry(func(reg *chroma.LexerRegistry) {
 	paths, err := fs.Glob(embedded, "embedded/*.xml")
 	if err != nil {
 		panic(err)
 	}
 	for _, path := range paths {
-		reg.Register(chroma.MustNewXMLLexer(embedded, path))
+		lexer := chroma.MustNewXMLLexer(embedded, path)
+		if analyser := embeddedAnalysers[lexer.Config().Name]; analyser != nil {
+			lexer.SetAnalyser(analyser)
+		}
+		reg.Register(lexer)
 	}
-	return reg
-}()
+})
+
+// embeddedAnalysers are content analysers written in Go for lexers defined
+// in XML, by the lexer's name. They are set as the lexers load, since the
+// lexers do not exist at package init.
+var embeddedAnalysers = map[string]func(text string) float32{}
 
 // Names of all lexers, optionally including aliases.
 func Names(withAliases bool) []string {

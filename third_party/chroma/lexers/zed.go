@@ -6,7 +6,7 @@ import (
 
 // Zed lexer.
 func init() { // nolint: gochecknoinits
-	Get("Zed").SetAnalyser(func(text string) float32 {
+	embeddedAnalysers["Zed"] = func(text string) float32 {
 		if strings.Contains(text, "definition ") && strings.Contains(text, "relation ") && strings.Contains(text, "permission ") {
 			return 0.9
 		}
@@ -20,5 +20,5 @@ func init() { // nolint: gochecknoinits
 			return 0.25
 		}
 		return 0.0
-	})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"io/fs"
 	"sort"
+	"sync"
 
 	"github.com/alecthomas/chroma/v2"
 )
@@ -11,34 +12,52 @@ import (
 //go:embed *.xml
 var embedded embed.FS
 
-// Registry of Styles.
-var Registry = func() map[string]*chroma.Style {
-	registry := map[string]*chroma.Style{}
-	// Register all embedded styles.
-	files, err := fs.ReadDir(embedded, ".")
-	if err != nil {
-		panic(err)
-	}
-	for _, file := range files {
-		if file.IsDir() {
-			continue
-		}
-		r, err := embedded.Open(file.Name())
-		if err != nil {
-			panic(err)
-		}
-		style, err := chroma.NewXMLStyle(r)
-		if err != nil {
-			panic(err)
-		}
-		registry[style.Name] = style
-		_ = r.Close()
-	}
-	return registry
-}()
+// Registry of Styles. The embedded styles are added the first time a style
+// is asked for (Get, Names), not at package init: parsing them
+// costs every program that imports chroma about 5 ms at start-up. Reading
+// the map directly before that sees only what has been registered; call
+// Load first.
+var Registry = map[string]*chroma.Style{}
 
-// Fallback style. Reassign to change the default fallback style.
-var Fallback = Registry["swapoff"]
+// Fallback style. Reassign to change the default fallback style; until
+// the embedded styles are loaded it is nil, and loading sets it to
+// "swapoff" unless it has been assigned.
+var Fallback *chroma.Style
+
+var loadOnce sync.Once
+
+// Load adds the embedded styles to Registry now if they are not there
+// yet. A style registered earlier under the same name keeps its place,
+// as if the embedded ones had been registered first.
+func Load() {
+	loadOnce.Do(func() {
+		files, err := fs.ReadDir(embedded, ".")
+		if err != nil {
+			panic(err)
+		}
+		for _, file := range files {
+			if file.IsDir() {
+				continue
+			}
+			r, err := embedded.Open(file.Name())
+			if err != nil {
+				panic(err)
+			}
+			style, err := chroma.NewXMLStyle(r)
+			if err != nil {
+				panic(err)
+			}
+			_ = r.Close()
+			if _, registered := Registry[style.Name]; !registered {
+				Registry[style.Name] = style
+			}
+		}
+		if Fallback == nil {
+			Fallback = Registry["swapoff"]
+		}
+		setCompat()
+	})
+}
 
 // Register a chroma.Style.
 func Register(style *chroma.Style) *chroma.Style {
@@ -48,6 +67,7 @@ func Register(style *chroma.Style) *chroma.Style {
 
 // Names of all available styles.
 func Names() []string {
+	Load()
 	out := []string{}
 	for name := range Registry {
 		out = append(out, name)
@@ -58,6 +78,7 @@ func Names() []string {
 
 // Get named style, or Fallback.
 func Get(name string) *chroma.Style {
+	Load()
 	if style, ok := Registry[name]; ok {
 		return style
 	}

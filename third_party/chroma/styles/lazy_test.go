@@ -1,0 +1,39 @@
+package styles_test
+
+import (
+	"testing"
+
+	"github.com/alecthomas/chroma/v2"
+	"github.com/alecthomas/chroma/v2/styles"
+)
+
+// This file's tests share the package's one registry, so they run in one
+// function, in order.
+func TestStylesLoadOnFirstUse(t *testing.T) {
+	if len(styles.Registry) != 0 || styles.Fallback != nil || styles.Monokai != nil {
+		t.Fatalf("before first use Registry holds %d styles, Fallback %v, Monokai %v; want nothing loaded", len(styles.Registry), styles.Fallback, styles.Monokai)
+	}
+	mine := chroma.MustNewStyle("monokai", chroma.StyleEntries{chroma.Text: "#ff0000"})
+	styles.Register(mine)
+	if len(styles.Registry) != 1 {
+		t.Fatalf("Register loaded the embedded styles (%d in the registry); it should not", len(styles.Registry))
+	}
+	if got := styles.Get("monokai"); got != mine {
+		t.Errorf("Get(monokai) = %v, want the style registered before loading", got)
+	}
+	if styles.Get("github") == nil || styles.Get("github").Name != "github" {
+		t.Errorf("Get(github) = %v, want the embedded style", styles.Get("github"))
+	}
+	if styles.Fallback == nil || styles.Fallback.Name != "swapoff" {
+		t.Errorf("Fallback = %v after loading, want swapoff", styles.Fallback)
+	}
+	if styles.Get("no such style") != styles.Fallback {
+		t.Error("Get of an unknown style should give Fallback")
+	}
+	if styles.Dracula == nil || styles.Dracula.Name != "dracula" {
+		t.Errorf("the compatibility variable Dracula = %v after loading, want the dracula style", styles.Dracula)
+	}
+	if n := len(styles.Names()); n < 60 {
+		t.Errorf("Names lists %d styles, want the embedded ones (more than 60)", n)
+	}
+}
