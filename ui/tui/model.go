@@ -37,7 +37,10 @@ type model struct {
 	opts Options
 	ctx  context.Context
 	send func(tea.Msg)
-	now  func() time.Time
+	// firstPaint is the terminal Init paints the first frame on (see
+	// firstpaint.go); nil paints nothing.
+	firstPaint terminalOut
+	now        func() time.Time
 
 	width, height int
 	st            *styles
@@ -352,7 +355,7 @@ func (m *model) shutdown() {
 }
 
 func (m *model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.checkServer(0), m.loadAlways(), m.refreshCatalog(false), m.refreshModelState()}
+	cmds := []tea.Cmd{m.paintFirstFrame(), m.checkServer(0), m.loadAlways(), m.refreshCatalog(false), m.refreshModelState()}
 	if m.opts.Continue && m.opts.Sessions != nil {
 		cmds = append(cmds, m.loadLastSession())
 	}

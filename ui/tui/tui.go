@@ -100,6 +100,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	p := tea.NewProgram(m, progOpts...)
 	m.send = p.Send
+	m.firstPaint = terminalOutput(opts.Out)
 	m.watchSaves()
 	sub := opts.Bus.Subscribe(4096)
 	go bridge(sub, func(m any) { p.Send(m) }, CoalesceWindow)
