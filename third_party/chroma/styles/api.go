@@ -13,7 +13,7 @@ import (
 var embedded embed.FS
 
 // Registry of Styles. The embedded styles are added the first time a style
-// is asked for (Get, Names), not at package init: parsing them
+// that is not registered is asked for (Get, Names), not at package init: parsing them
 // costs every program that imports chroma about 5 ms at start-up. Reading
 // the map directly before that sees only what has been registered; call
 // Load first.
@@ -76,8 +76,13 @@ func Names() []string {
 	return out
 }
 
-// Get named style, or Fallback.
+// Get named style, or Fallback. A style registered by name is found
+// without loading the embedded ones: a program that registers the styles
+// it uses never parses the others.
 func Get(name string) *chroma.Style {
+	if style, ok := Registry[name]; ok {
+		return style
+	}
 	Load()
 	if style, ok := Registry[name]; ok {
 		return style

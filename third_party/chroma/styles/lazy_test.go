@@ -21,6 +21,9 @@ func TestStylesLoadOnFirstUse(t *testing.T) {
 	if got := styles.Get("monokai"); got != mine {
 		t.Errorf("Get(monokai) = %v, want the style registered before loading", got)
 	}
+	if len(styles.Registry) != 1 {
+		t.Fatalf("Get of a registered style loaded the embedded ones (%d in the registry)", len(styles.Registry))
+	}
 	if styles.Get("github") == nil || styles.Get("github").Name != "github" {
 		t.Errorf("Get(github) = %v, want the embedded style", styles.Get("github"))
 	}
