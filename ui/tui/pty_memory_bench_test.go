@@ -57,7 +57,9 @@ func BenchmarkSessionMemory(b *testing.B) {
 	const textBytes = 400_000
 	n := textBytes / len(answer)
 	srv := ot.New(b)
-	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
+	// A model whose maximum holds the whole conversation: at the stand-in's
+	// default maximum (32,768) jarvis would cap --num-ctx to it and compact.
+	srv.AddModel(ot.ModelSpec{Name: "qwen3:8b", Capabilities: []string{engine.CapCompletion, engine.CapTools}, ContextLength: 262144})
 	for i := range n {
 		srv.On(et.UserSays(fmt.Sprintf("question %d,", i))).Reply(et.Text(fmt.Sprintf("%s\n\nEND-%d.", answer, i)))
 	}
@@ -82,6 +84,10 @@ func BenchmarkSessionMemory(b *testing.B) {
 		}
 		time.Sleep(time.Second)
 		after := memStatus(b, pid, "VmRSS", "RssAnon")
+		// The measure holds only if nothing was compacted away.
+		if s := term.screen(); !strings.Contains(s, "of 262.1k tokens") {
+			b.Fatalf("the header does not show the 262,144-token window the session needs:\n%s", s)
+		}
 		rss = float64(after[0]-before[0]) / float64(text)
 		anon = float64(after[1]-before[1]) / float64(text)
 		rss5 = float64(after[0]-at5[0]) / float64(text-text5)
