@@ -12,10 +12,10 @@ import (
 )
 
 // Bubble Tea v1 writes a frame only when its frame ticker fires, and Run
-// starts that ticker just before it calls Init: the first frame reached
-// the screen one frame period (33 ms at jarvis's 30 fps) after the
-// program could have drawn it, nearly half of the time to the first
-// frame. So Init paints the first frame itself, straight to the terminal
+// starts that ticker just before it calls Init: left to the renderer, the
+// first frame reaches the screen one frame period (33 ms at jarvis's 30
+// frames a second) after the program could have drawn it, more than the
+// whole start-up before it. So Init paints the first frame itself, straight to the terminal
 // and in the form the renderer paints a whole frame on the alternate
 // screen: from the top-left corner, every line truncated to the width and
 // cleared to its end. The renderer's first flush, at the first tick,
@@ -82,7 +82,7 @@ func (m *model) paintFirstFrame() tea.Cmd {
 		return nil
 	}
 	size := m.firstPaint
-	return tea.Tick(3*time.Second/30, func(time.Time) tea.Msg {
+	return tea.Tick(3*time.Second/framesPerSecond, func(time.Time) tea.Msg {
 		_, width, height, ok := size()
 		if !ok {
 			return nil

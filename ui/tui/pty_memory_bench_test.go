@@ -47,8 +47,8 @@ func memStatus(b testing.TB, pid int, fields ...string) []int64 {
 // anonymous memory before the first question and after the last: work
 // moved from start-up into the session (the code highlighter loads at the
 // first code block) raises the per-byte figures while lowering these.
-// BenchmarkTranscriptMemory in the
-// package's own tests is the part of it the transcript holds.
+// BenchmarkTranscriptMemory in the package's own tests is the part of it
+// the transcript holds.
 func BenchmarkSessionMemory(b *testing.B) {
 	answer, err := os.ReadFile(filepath.Join("testdata", "session_answer.md"))
 	if err != nil {

@@ -87,7 +87,7 @@ func Run(ctx context.Context, opts Options) error {
 	// idle workbench spends about 1% of a core on wake-ups.
 	// Focus reports let the model's state be read on a slow timer only
 	// while the workbench is in front.
-	progOpts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(30), tea.WithReportFocus()}
+	progOpts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithFPS(framesPerSecond), tea.WithReportFocus()}
 	m.mstate.every = stateEvery
 	if !opts.NoMouse {
 		progOpts = append(progOpts, tea.WithMouseCellMotion())
@@ -112,6 +112,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	return err
 }
+
+// framesPerSecond is how often Bubble Tea's renderer writes a changed
+// frame (see Run).
+const framesPerSecond = 30
 
 // tickMsg drives timers and spinners, only while something is running.
 type tickMsg time.Time
