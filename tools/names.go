@@ -8,8 +8,13 @@ import (
 
 // toolName is what a tool that is not built in may be called: what models
 // accept as a function name (OpenAI's rule is [A-Za-z0-9_-]{1,64}),
-// starting with a letter so it reads as a name.
-var toolName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+// starting with a letter so it reads as a name, and at most
+// maxToolNameLen long. The length is checked apart: a counted repetition
+// compiles to one copy of the class per count, 60 KB that every command
+// built at start-up.
+var toolName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+const maxToolNameLen = 64
 
 // mcpSeparator joins an MCP server's name and its tool's (tools/mcp); a
 // name holding it would be taken for a server's tool.
@@ -26,7 +31,7 @@ func CheckName(name string) error {
 		return fmt.Errorf("a tool needs a name")
 	case strings.Contains(name, mcpSeparator):
 		return fmt.Errorf("%q contains %q, which names the tools of MCP servers (SERVER__TOOL); choose a name without it", name, mcpSeparator)
-	case !toolName.MatchString(name):
+	case len(name) > maxToolNameLen || !toolName.MatchString(name):
 		return fmt.Errorf("%q cannot name a tool: use letters, digits, '_' and '-', starting with a letter, at most 64 characters (models accept no other function names)", name)
 	}
 	return nil

@@ -14,6 +14,8 @@ func TestCheckNamesTheKeyAndWhatTheTypeNeeds(t *testing.T) {
 		"team":  {Type: "slack"},
 		"phone": {Type: "telegram", Token: "123456:abcdef"},
 		"push":  {Type: "ntfy", Topic: "bad topic!"},
+		"push2": {Type: "ntfy", Topic: strings.Repeat("t", 65)},
+		"ok64":  {Type: "ntfy", Topic: strings.Repeat("t", 64)},
 		"x":     {Type: "sms"},
 		"hook":  {Type: "webhook", URL: "https://example.com/h", Template: "{{.Nope"},
 		"long":  {Type: "ntfy", Topic: "t", MaxLength: -1},
@@ -26,6 +28,7 @@ func TestCheckNamesTheKeyAndWhatTheTypeNeeds(t *testing.T) {
 		{"long.max_length", "max_length must be positive", "an ntfy channel needs topic"},
 		{"phone.chat_id", "chat_id is missing", "a telegram channel needs token"},
 		{"push.topic", "topic must be 1-64 letters", "an ntfy channel needs topic"},
+		{"push2.topic", "topic must be 1-64 letters", "an ntfy channel needs topic"},
 		{"team.url", "url (the incoming webhook URL) is missing", "a slack channel needs url"},
 		{"x.type", `type "sms" is not one of`, "type is one of slack, discord"},
 	}

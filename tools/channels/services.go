@@ -443,7 +443,12 @@ type ntfy struct {
 	token  string
 }
 
-var ntfyTopic = regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)
+// ntfyTopic is what ntfy takes as a topic, of at most maxNtfyTopicLen
+// characters (checked apart: a counted repetition compiles to one copy of
+// the class per count).
+var ntfyTopic = regexp.MustCompile(`^[-_A-Za-z0-9]+$`)
+
+const maxNtfyTopicLen = 64
 
 func newNtfy(ch Channel, red *redactor) (service, []string) {
 	raw := ch.URL
@@ -467,7 +472,7 @@ func newNtfy(ch Channel, red *redactor) (service, []string) {
 	switch {
 	case topic == "":
 		problems = append(problems, "topic is missing")
-	case !ntfyTopic.MatchString(topic):
+	case len(topic) > maxNtfyTopicLen || !ntfyTopic.MatchString(topic):
 		problems = append(problems, "topic must be 1-64 letters, digits, - or _")
 	default:
 		red.add(topic, "<ntfy topic>")
