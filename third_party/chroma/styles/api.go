@@ -24,7 +24,13 @@ var Registry = map[string]*chroma.Style{}
 // "swapoff" unless it has been assigned.
 var Fallback *chroma.Style
 
-var loadOnce sync.Once
+var (
+	loadOnce sync.Once
+	// registryMu makes this package's own functions safe to call from
+	// several goroutines, now that the first Get may load while others
+	// read. Code that reads Registry directly has the guarantees it had.
+	registryMu sync.RWMutex
+)
 
 // Load adds the embedded styles to Registry now if they are not there
 // yet. A style registered earlier under the same name keeps its place,
@@ -35,6 +41,7 @@ func Load() {
 		if err != nil {
 			panic(err)
 		}
+		var loaded []*chroma.Style
 		for _, file := range files {
 			if file.IsDir() {
 				continue
@@ -48,6 +55,11 @@ func Load() {
 				panic(err)
 			}
 			_ = r.Close()
+			loaded = append(loaded, style)
+		}
+		registryMu.Lock()
+		defer registryMu.Unlock()
+		for _, style := range loaded {
 			if _, registered := Registry[style.Name]; !registered {
 				Registry[style.Name] = style
 			}
@@ -61,6 +73,8 @@ func Load() {
 
 // Register a chroma.Style.
 func Register(style *chroma.Style) *chroma.Style {
+	registryMu.Lock()
+	defer registryMu.Unlock()
 	Registry[style.Name] = style
 	return style
 }
@@ -68,6 +82,8 @@ func Register(style *chroma.Style) *chroma.Style {
 // Names of all available styles.
 func Names() []string {
 	Load()
+	registryMu.RLock()
+	defer registryMu.RUnlock()
 	out := []string{}
 	for name := range Registry {
 		out = append(out, name)
@@ -80,12 +96,21 @@ func Names() []string {
 // without loading the embedded ones: a program that registers the styles
 // it uses never parses the others.
 func Get(name string) *chroma.Style {
-	if style, ok := Registry[name]; ok {
+	if style, ok := registered(name); ok {
 		return style
 	}
 	Load()
-	if style, ok := Registry[name]; ok {
+	if style, ok := registered(name); ok {
 		return style
 	}
+	registryMu.RLock()
+	defer registryMu.RUnlock()
 	return Fallback
+}
+
+func registered(name string) (*chroma.Style, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	style, ok := Registry[name]
+	return style, ok
 }

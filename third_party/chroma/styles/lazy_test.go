@@ -1,15 +1,24 @@
 package styles_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/styles"
 )
 
-// This file's tests share the package's one registry, so they run in one
-// function, in order.
+var ranOnce bool
+
+// The package has one registry and loads it once, so the checks run in
+// one test, in order: nothing loaded at first, then a load started by
+// lookups from several goroutines at once (go test -race), then what the
+// load leaves.
 func TestStylesLoadOnFirstUse(t *testing.T) {
+	if ranOnce {
+		t.Skip("the registry loads once a process; the first run checked it")
+	}
+	ranOnce = true
 	if len(styles.Registry) != 0 || styles.Fallback != nil || styles.Monokai != nil {
 		t.Fatalf("before first use Registry holds %d styles, Fallback %v, Monokai %v; want nothing loaded", len(styles.Registry), styles.Fallback, styles.Monokai)
 	}
@@ -23,6 +32,32 @@ func TestStylesLoadOnFirstUse(t *testing.T) {
 	}
 	if len(styles.Registry) != 1 {
 		t.Fatalf("Get of a registered style loaded the embedded ones (%d in the registry)", len(styles.Registry))
+	}
+
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch i % 4 {
+			case 0:
+				styles.Get("monokai")
+			case 1:
+				styles.Get("vim") // not registered: loads
+			case 2:
+				styles.Register(chroma.MustNewStyle("mine-"+string(rune('a'+i)), chroma.StyleEntries{chroma.Text: "#00ff00"}))
+			case 3:
+				styles.Names() // loads
+			}
+		}()
+	}
+	wg.Wait()
+
+	if got := styles.Get("monokai"); got != mine {
+		t.Errorf("Get(monokai) = %v after loading, want the style registered before", got)
+	}
+	if styles.Get("mine-c") == nil || styles.Get("mine-c").Name != "mine-c" {
+		t.Error("a style registered from a goroutine is not found")
 	}
 	if styles.Get("github") == nil || styles.Get("github").Name != "github" {
 		t.Errorf("Get(github) = %v, want the embedded style", styles.Get("github"))
