@@ -359,7 +359,7 @@ func (m *model) Init() tea.Cmd {
 	if m.opts.Continue && m.opts.Sessions != nil {
 		cmds = append(cmds, m.loadLastSession())
 	}
-	cmds = append(cmds, m.pane.Init())
+	cmds = append(cmds, m.pane.Init(), m.releaseMemoryLater(startupSettles))
 	if m.opts.MCP != nil {
 		ch, stop := m.opts.MCP.Subscribe()
 		m.mcpStop = stop
@@ -407,6 +407,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.alwaysDone(msg)
 	case runDoneMsg:
 		return m, m.finishRun(msg)
+	case releaseMemoryMsg:
+		return m, m.releaseMemory(msg)
 	case tickMsg:
 		m.ticking = false
 		if m.quitting && !m.now().Before(m.quitBy) {

@@ -48,7 +48,9 @@ func memStatus(b testing.TB, pid int, fields ...string) []int64 {
 // moved from start-up into the session (the code highlighter loads at the
 // first code block) raises the per-byte figures while lowering these.
 // BenchmarkTranscriptMemory in the package's own tests is the part of it
-// the transcript holds.
+// the transcript holds. Every figure is taken with the workbench idle
+// (after start-up or a reply, once it has returned freed memory); rss-MB-peak is the most it held at any
+// moment (VmHWM), which a turn reaches.
 func BenchmarkSessionMemory(b *testing.B) {
 	answer, err := os.ReadFile(filepath.Join("testdata", "session_answer.md"))
 	if err != nil {
@@ -63,12 +65,15 @@ func BenchmarkSessionMemory(b *testing.B) {
 	for i := range n {
 		srv.On(et.UserSays(fmt.Sprintf("question %d,", i))).Reply(et.Text(fmt.Sprintf("%s\n\nEND-%d.", answer, i)))
 	}
-	var rss, anon, rss5, anonStart, anonEnd float64
+	var rss, anon, rss5, anonStart, anonEnd, peak float64
+	// jarvis returns freed memory a second after a run ends, and two seconds
+	// after start (releaseMemoryAfter, startupSettles in idlememory.go).
+	idle := func() { time.Sleep(1500 * time.Millisecond) }
 	for range b.N {
 		// A window that holds the whole conversation: nothing is compacted.
 		term := startTerminal(asT(b), 120, 40, "--host", srv.URL, "--model", "qwen3:8b", "--tools", "none", "--num-ctx", "262144")
 		term.waitFor(10*time.Second, "Ask anything", "●")
-		time.Sleep(time.Second) // start-up work is done
+		time.Sleep(2500 * time.Millisecond) // start-up work is done
 		pid := term.cmd.Process.Pid
 		before := memStatus(b, pid, "VmRSS", "RssAnon")
 		text, text5 := 0, 0
@@ -79,11 +84,12 @@ func BenchmarkSessionMemory(b *testing.B) {
 			term.waitFor(20*time.Second, fmt.Sprintf("END-%d.", i), "ready")
 			text += len(q) + len(answer)
 			if i == 4 {
+				idle()
 				at5, text5 = memStatus(b, pid, "VmRSS"), text
 			}
 		}
-		time.Sleep(time.Second)
-		after := memStatus(b, pid, "VmRSS", "RssAnon")
+		idle()
+		after := memStatus(b, pid, "VmRSS", "RssAnon", "VmHWM")
 		// The measure holds only if nothing was compacted away.
 		if s := term.screen(); !strings.Contains(s, "of 262.1k tokens") {
 			b.Fatalf("the header does not show the 262,144-token window the session needs:\n%s", s)
@@ -91,7 +97,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 		rss = float64(after[0]-before[0]) / float64(text)
 		anon = float64(after[1]-before[1]) / float64(text)
 		rss5 = float64(after[0]-at5[0]) / float64(text-text5)
-		anonStart, anonEnd = float64(before[1])/1e6, float64(after[1])/1e6
+		anonStart, anonEnd, peak = float64(before[1])/1e6, float64(after[1])/1e6, float64(after[2])/1e6
 		term.cmd.Process.Kill()
 	}
 	b.ReportMetric(rss, "rss-B/text-B")
@@ -101,4 +107,5 @@ func BenchmarkSessionMemory(b *testing.B) {
 	// start-up and the session: the per-byte figures count only growth.
 	b.ReportMetric(anonStart, "anon-MB-idle")
 	b.ReportMetric(anonEnd, "anon-MB-end")
+	b.ReportMetric(peak, "rss-MB-peak")
 }
