@@ -61,6 +61,7 @@ func serversLive(t *testing.T, srv *ot.Server, lab *oat.Server, model string) *l
 	l := &live{t: t, m: m, sub: bus.Subscribe(100000)}
 	m.send = func(msg tea.Msg) { l.update(msg) }
 	m.now = time.Now
+	m.releaseAfter = 0 // commands run in line: its timer would hold the test
 	l.update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	l.do(m.Init())
 	return l

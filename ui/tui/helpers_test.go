@@ -53,6 +53,7 @@ func newTestModel(t testing.TB, width, height int) *model {
 		t.Fatal(err)
 	}
 	m.now = func() time.Time { return testTime }
+	m.releaseAfter = 0 // no timers behind the commands tests inspect
 	m.server = serverState{checked: true, online: true, version: "0.17.4"}
 	m.Update(tea.WindowSizeMsg{Width: width, Height: height})
 	return m

@@ -1,6 +1,9 @@
 package tui
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Freed memory goes back to the system only once the workbench is idle:
 // not while a run is under way, and not for a request made before the
@@ -28,5 +31,19 @@ func TestIdleWorkbenchReturnsFreedMemory(t *testing.T) {
 	cmd()
 	if calls != 1 {
 		t.Errorf("freed memory returned %d times, want once", calls)
+	}
+}
+
+// The end of a run asks for the release, for that run.
+func TestARunsEndAsksForTheRelease(t *testing.T) {
+	m := newTestModel(t, 100, 30)
+	m.releaseAfter = time.Nanosecond
+	run := fakeRun(m, "q")
+	_, cmd := m.Update(runDoneMsg{runID: run.ID})
+	if cmd == nil {
+		t.Fatal("the run's end asked for nothing")
+	}
+	if msg, ok := cmd().(releaseMemoryMsg); !ok || msg.seq != m.run.seq {
+		t.Fatalf("the run's end asked for %#v, want a release for run %d", msg, m.run.seq)
 	}
 }

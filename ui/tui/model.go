@@ -40,7 +40,10 @@ type model struct {
 	// firstPaint is the terminal Init paints the first frame on (see
 	// firstpaint.go); nil paints nothing.
 	firstPaint terminalOut
-	now        func() time.Time
+	// releaseAfter is how long after a run the idle workbench returns
+	// freed memory (see idlememory.go); 0 never, as in model tests.
+	releaseAfter time.Duration
+	now          func() time.Time
 
 	width, height int
 	st            *styles
@@ -166,7 +169,7 @@ func newModel(ctx context.Context, opts Options) (*model, error) {
 	}
 	engOpts, _ := cfg.EngineOptions()
 	m := &model{
-		opts: opts, ctx: ctx, now: time.Now, send: func(tea.Msg) {},
+		opts: opts, ctx: ctx, now: time.Now, send: func(tea.Msg) {}, releaseAfter: releaseMemoryAfter,
 		st: st, themeName: opts.Theme, md: md,
 		transcript: newTranscript(), input: newInputBox(),
 		modelName: cfg.Model, agentName: cfg.Agent, system: cfg.System, engOpts: engOpts,
@@ -359,7 +362,7 @@ func (m *model) Init() tea.Cmd {
 	if m.opts.Continue && m.opts.Sessions != nil {
 		cmds = append(cmds, m.loadLastSession())
 	}
-	cmds = append(cmds, m.pane.Init(), m.releaseMemoryLater(startupSettles))
+	cmds = append(cmds, m.pane.Init(), m.releaseMemoryLater(startupSettles-m.releaseAfter))
 	if m.opts.MCP != nil {
 		ch, stop := m.opts.MCP.Subscribe()
 		m.mcpStop = stop

@@ -130,6 +130,7 @@ func newLiveOn(t testing.TB, srv *ot.Server, dbPath string, cont bool, flags con
 	// Commands run in line here: a status message's timer would hold the
 	// test for its whole life.
 	m.statusTimer = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	m.releaseAfter = 0 // nor the release's
 	l.update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	return l
 }
