@@ -35,14 +35,14 @@ var freeOSMemory = debug.FreeOSMemory
 // run numbered seq ended (0: since start-up).
 type releaseMemoryMsg struct{ seq int }
 
-// releaseMemoryLater asks for the release m.releaseAfter plus extra from
-// now, for the runs as they stand now; nil when releases are off.
-func (m *model) releaseMemoryLater(extra time.Duration) tea.Cmd {
+// releaseMemoryLater asks for the release d from now, for the runs as
+// they stand now; nil when releases are off (m.releaseAfter is 0).
+func (m *model) releaseMemoryLater(d time.Duration) tea.Cmd {
 	if m.releaseAfter <= 0 {
 		return nil
 	}
 	seq := m.run.seq
-	return tea.Tick(m.releaseAfter+extra, func(time.Time) tea.Msg { return releaseMemoryMsg{seq: seq} })
+	return tea.Tick(d, func(time.Time) tea.Msg { return releaseMemoryMsg{seq: seq} })
 }
 
 // releaseMemory returns freed memory to the system, in a command so the

@@ -362,7 +362,7 @@ func (m *model) Init() tea.Cmd {
 	if m.opts.Continue && m.opts.Sessions != nil {
 		cmds = append(cmds, m.loadLastSession())
 	}
-	cmds = append(cmds, m.pane.Init(), m.releaseMemoryLater(startupSettles-m.releaseAfter))
+	cmds = append(cmds, m.pane.Init(), m.releaseMemoryLater(startupSettles))
 	if m.opts.MCP != nil {
 		ch, stop := m.opts.MCP.Subscribe()
 		m.mcpStop = stop

@@ -322,7 +322,7 @@ func (m *model) finishRun(msg runDoneMsg) tea.Cmd {
 		m.lastReply = m.run.current
 	}
 	m.countToolTokens() // the run may have calibrated the counts
-	cmds = append(cmds, m.refreshModelState(), m.releaseMemoryLater(0))
+	cmds = append(cmds, m.refreshModelState(), m.releaseMemoryLater(m.releaseAfter))
 	if m.pane.Showing(m.ctxTab) {
 		cmds = append(cmds, m.refreshContext(true))
 	}

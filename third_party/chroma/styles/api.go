@@ -12,11 +12,11 @@ import (
 //go:embed *.xml
 var embedded embed.FS
 
-// Registry of Styles. The embedded styles are added the first time a style
-// that is not registered is asked for (Get, Names), not at package init: parsing them
-// costs every program that imports chroma about 5 ms at start-up. Reading
-// the map directly before that sees only what has been registered; call
-// Load first.
+// Registry of Styles. The embedded styles are added the first time a
+// style that is not registered is asked for (Get, Names), not at package
+// init: parsing them costs every program that imports chroma about 5 ms
+// at start-up. Reading the map directly before that sees only what has
+// been registered; call Load first.
 var Registry = map[string]*chroma.Style{}
 
 // Fallback style. Reassign to change the default fallback style; until
