@@ -5,28 +5,65 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 )
 
-// The code highlighter's lexers and styles load when the first code block
-// is highlighted, not at package init, which every command pays before
-// main runs (go.mod replaces chroma with the patched copy in
-// third_party/chroma). Loaded eagerly, the two packages allocate about
-// 4 MB at init; patched, under 300 KB.
-func TestHighlighterDoesNotLoadAtInit(t *testing.T) {
+// initBytes is what each package linked into this test binary allocated
+// at init, by import path, as GODEBUG=inittrace reports it. Every command
+// pays its packages' init before main runs, so what glamour needs only to
+// draw must not be built there.
+var initBytes = sync.OnceValues(func() (map[string]int, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("re-running the test binary: %v\n%s", err, out)
+		return nil, err
 	}
-	for _, pkg := range []string{"lexers", "styles"} {
-		m := regexp.MustCompile(`init github.com/alecthomas/chroma/v2/` + pkg + ` @\S+ ms, \S+ ms clock, (\d+) bytes`).FindSubmatch(out)
-		if m == nil {
-			t.Fatalf("no init line for chroma's %s package in:\n%s", pkg, out)
+	bytes := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^init (\S+) @\S+ ms, \S+ ms clock, (\d+) bytes`).FindAllSubmatch(out, -1) {
+		bytes[string(m[1])], _ = strconv.Atoi(string(m[2]))
+	}
+	return bytes, nil
+})
+
+// checkInit fails t for each of pkgs that allocates more than limit bytes
+// at init; why names the likely cause.
+func checkInit(t *testing.T, limit int, why string, pkgs ...string) {
+	t.Helper()
+	bytes, err := initBytes()
+	if err != nil {
+		t.Fatalf("re-running the test binary with GODEBUG=inittrace=1: %v", err)
+	}
+	for _, pkg := range pkgs {
+		n, ok := bytes[pkg]
+		if !ok {
+			t.Errorf("no init line for %s: is it still linked?", pkg)
+			continue
 		}
-		if n, _ := strconv.Atoi(string(m[1])); n > 300<<10 {
-			t.Errorf("chroma's %s package allocates %d bytes at init; its registry should load on first use (is the replace of chroma in go.mod gone?)", pkg, n)
+		if n > limit {
+			t.Errorf("%s allocates %d bytes at init, over %d: %s", pkg, n, limit, why)
 		}
 	}
+}
+
+// The code highlighter's lexers and styles load when the first code block
+// is highlighted, not at package init (go.mod replaces chroma with the
+// patched copy in third_party/chroma). Loaded eagerly, the two packages
+// allocate about 4 MB at init; patched, under 300 KB.
+func TestHighlighterDoesNotLoadAtInit(t *testing.T) {
+	checkInit(t, 300<<10, "its registry should load on first use (is the replace of chroma in go.mod gone?)",
+		"github.com/alecthomas/chroma/v2/lexers", "github.com/alecthomas/chroma/v2/styles")
+}
+
+// The markdown parser and the HTML sanitiser glamour uses compile their
+// regular expressions on first use, not at package init (go.mod replaces
+// goldmark, bluemonday and gorilla/css with the patched copies in
+// third_party). Upstream, these packages allocate 110–500 KB each at init,
+// 1.3 MB together, enough to set off a garbage collection before main;
+// patched, under 20 KB each.
+func TestMarkdownAndSanitiserDoNotCompileAtInit(t *testing.T) {
+	checkInit(t, 64<<10, "its regular expressions should compile on first use (is its replace in go.mod gone?)",
+		"github.com/microcosm-cc/bluemonday", "github.com/microcosm-cc/bluemonday/css",
+		"github.com/gorilla/css/scanner", "github.com/yuin/goldmark/parser", "github.com/yuin/goldmark/extension")
 }

@@ -128,3 +128,25 @@ func TestQuantizeConvertsEveryHexColourOnce(t *testing.T) {
 		t.Fatalf("heading colour not converted: %q", *q.H1.Color)
 	}
 }
+
+// The patched goldmark and bluemonday compile their expressions on first
+// use (third_party/README.md): what those expressions recognise must
+// still render as it did, from the first reply on.
+func TestMarkdownThatNeedsTheLazyExpressions(t *testing.T) {
+	withProfile(t, termenv.Ascii)
+	md := "| name | size |\n|:-----|-----:|\n| a.go | 12 |\n\n" + // table delimiters
+		"- [x] done\n- [ ] open\n\n" + // task list
+		"see www.example.com and <b>bold</b> here\n\n" + // linkify, raw HTML
+		"<div>\nblock html\n</div>\n" // HTML block
+	out := ansi.Strip(render(t, Dark, 60, md))
+	for _, want := range []string{"name", "a.go", "12", "[✓] done", "[ ] open", "www.example.com", "bold"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rendered markdown lacks %q:\n%s", want, out)
+		}
+	}
+	for _, gone := range []string{"<b>", "</b>", "<div>", ":-----", "[x]"} {
+		if strings.Contains(out, gone) {
+			t.Errorf("rendered markdown still shows %q:\n%s", gone, out)
+		}
+	}
+}

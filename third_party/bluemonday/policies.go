@@ -146,12 +146,12 @@ func UGCPolicy() *Policy {
 	p.AllowAttrs("name").Matching(
 		regexp.MustCompile(`^([\p{L}\p{N}_-]+)$`),
 	).OnElements("map")
-	p.AllowAttrs("alt").Matching(Paragraph).OnElements("area")
+	p.AllowAttrs("alt").Matching(Paragraph()).OnElements("area")
 	p.AllowAttrs("coords").Matching(
 		regexp.MustCompile(`^([0-9]+,)+[0-9]+$`),
 	).OnElements("area")
 	p.AllowAttrs("href").OnElements("area")
-	p.AllowAttrs("rel").Matching(SpaceSeparatedTokens).OnElements("area")
+	p.AllowAttrs("rel").Matching(SpaceSeparatedTokens()).OnElements("area")
 	p.AllowAttrs("shape").Matching(
 		regexp.MustCompile(`(?i)^(default|circle|rect|poly)$`),
 	).OnElements("area")
@@ -173,7 +173,7 @@ func UGCPolicy() *Policy {
 	p.AllowAttrs("cite").OnElements("q")
 
 	// "time" is permitted
-	p.AllowAttrs("datetime").Matching(ISO8601).OnElements("time")
+	p.AllowAttrs("datetime").Matching(ISO8601()).OnElements("time")
 
 	////////////////////
 	// Style elements //
@@ -191,7 +191,7 @@ func UGCPolicy() *Policy {
 	//////////////////////
 
 	// "bdi" "bdo" are permitted
-	p.AllowAttrs("dir").Matching(Direction).OnElements("bdi", "bdo")
+	p.AllowAttrs("dir").Matching(Direction()).OnElements("bdi", "bdo")
 
 	// "rp" "rt" "ruby" are permitted
 	p.AllowElements("rp", "rt", "ruby")
@@ -201,8 +201,8 @@ func UGCPolicy() *Policy {
 	///////////////////////////
 
 	// "del" "ins" are permitted
-	p.AllowAttrs("cite").Matching(Paragraph).OnElements("del", "ins")
-	p.AllowAttrs("datetime").Matching(ISO8601).OnElements("del", "ins")
+	p.AllowAttrs("cite").Matching(Paragraph()).OnElements("del", "ins")
+	p.AllowAttrs("datetime").Matching(ISO8601()).OnElements("del", "ins")
 
 	///////////
 	// Lists //
@@ -234,10 +234,10 @@ func UGCPolicy() *Policy {
 		"low",
 		"high",
 		"optimum",
-	).Matching(Number).OnElements("meter")
+	).Matching(Number()).OnElements("meter")
 
 	// "progress" is permitted
-	p.AllowAttrs("value", "max").Matching(Number).OnElements("progress")
+	p.AllowAttrs("value", "max").Matching(Number()).OnElements("progress")
 
 	//////////////////////
 	// Embedded content //

@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -44,11 +43,11 @@ import (
 )
 
 var (
-	dataAttribute             = regexp.MustCompile("^data-.+")
-	dataAttributeXMLPrefix    = regexp.MustCompile("^xml.+")
-	dataAttributeInvalidChars = regexp.MustCompile("[A-Z;]+")
-	cssUnicodeChar            = regexp.MustCompile(`\\[0-9a-f]{1,6} ?`)
-	dataURIbase64Prefix       = regexp.MustCompile(`^data:[^,]*;base64,`)
+	dataAttribute             = lazyRegexp("^data-.+")
+	dataAttributeXMLPrefix    = lazyRegexp("^xml.+")
+	dataAttributeInvalidChars = lazyRegexp("[A-Z;]+")
+	cssUnicodeChar            = lazyRegexp(`\\[0-9a-f]{1,6} ?`)
+	dataURIbase64Prefix       = lazyRegexp(`^data:[^,]*;base64,`)
 )
 
 // Sanitize takes a string that contains a HTML fragment or document and applies
@@ -922,7 +921,7 @@ func (p *Policy) validURL(rawurl string) (string, bool) {
 			}
 
 			// Remove \r and \n from base64 encoded data to pass url.Parse.
-			matched := dataURIbase64Prefix.FindString(rawurl)
+			matched := dataURIbase64Prefix().FindString(rawurl)
 			if matched != "" {
 				rawurl = matched + strings.Replace(
 					strings.Replace(
@@ -1008,7 +1007,7 @@ func stringInSlice(needle string, haystack []string) bool {
 }
 
 func isDataAttribute(val string) bool {
-	if !dataAttribute.MatchString(val) {
+	if !dataAttribute().MatchString(val) {
 		return false
 	}
 	rest := strings.Split(val, "data-")
@@ -1016,11 +1015,11 @@ func isDataAttribute(val string) bool {
 		return false
 	}
 	// data-xml* is invalid.
-	if dataAttributeXMLPrefix.MatchString(rest[1]) {
+	if dataAttributeXMLPrefix().MatchString(rest[1]) {
 		return false
 	}
 	// no uppercase or semi-colons allowed.
-	if dataAttributeInvalidChars.MatchString(rest[1]) {
+	if dataAttributeInvalidChars().MatchString(rest[1]) {
 		return false
 	}
 	return true
@@ -1028,7 +1027,7 @@ func isDataAttribute(val string) bool {
 
 func removeUnicode(value string) string {
 	substitutedValue := value
-	currentLoc := cssUnicodeChar.FindStringIndex(substitutedValue)
+	currentLoc := cssUnicodeChar().FindStringIndex(substitutedValue)
 	for currentLoc != nil {
 
 		character := substitutedValue[currentLoc[0]+1 : currentLoc[1]]
@@ -1052,7 +1051,7 @@ func removeUnicode(value string) string {
 			return ""
 		}
 		substitutedValue = substitutedValue[0:currentLoc[0]] + translatedChar + substitutedValue[currentLoc[1]:]
-		currentLoc = cssUnicodeChar.FindStringIndex(substitutedValue)
+		currentLoc = cssUnicodeChar().FindStringIndex(substitutedValue)
 	}
 	return substitutedValue
 }

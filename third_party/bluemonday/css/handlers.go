@@ -30,7 +30,6 @@
 package css
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -281,48 +280,51 @@ var (
 		"teal", "thistle", "tomato", "turquoise", "violet", "wheat", "white",
 		"whitesmoke", "yellow", "yellowgreen"}
 
-	Alpha             = regexp.MustCompile(`^[a-z]+$`)
-	Blur              = regexp.MustCompile(`^blur\([0-9]+px\)$`)
-	BrightnessCont    = regexp.MustCompile(`^(brightness|contrast)\([0-9]+\%\)$`)
-	Count             = regexp.MustCompile(`^[0-9]+[\.]?[0-9]*$`)
-	CubicBezier       = regexp.MustCompile(`^cubic-bezier\(([ ]*(0(.[0-9]+)?|1(.0)?),){3}[ ]*(0(.[0-9]+)?|1)\)$`)
-	Digits            = regexp.MustCompile(`^digits [2-4]$`)
-	DropShadow        = regexp.MustCompile(`drop-shadow\(([-]?[0-9]+px) ([-]?[0-9]+px)( [-]?[0-9]+px)?( ([-]?[0-9]+px))?`)
-	Font              = regexp.MustCompile(`^('[a-z \-]+'|[a-z \-]+)$`)
-	Grayscale         = regexp.MustCompile(`^grayscale\(([0-9]{1,2}|100)%\)$`)
-	GridTemplateAreas = regexp.MustCompile(`^['"]?[a-z ]+['"]?$`)
-	HexRGB            = regexp.MustCompile(`^#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$`)
-	HSL               = regexp.MustCompile(`^hsl\([ ]*([012]?[0-9]{1,2}|3[0-5][0-9]|360),[ ]*([0-9]{0,2}|100)\%,[ ]*([0-9]{0,2}|100)\%\)$`)
-	HSLA              = regexp.MustCompile(`^hsla\(([ ]*[012]?[0-9]{1,2}|3[0-5][0-9]|360),[ ]*([0-9]{0,2}|100)\%,[ ]*([0-9]{0,2}|100)\%,[ ]*(1|1\.0|0|(0\.[0-9]+))\)$`)
-	HueRotate         = regexp.MustCompile(`^hue-rotate\(([12]?[0-9]{1,2}|3[0-5][0-9]|360)?\)$`)
-	Invert            = regexp.MustCompile(`^invert\(([0-9]{1,2}|100)%\)$`)
-	Length            = regexp.MustCompile(`^[\-]?([0-9]+|[0-9]*[\.][0-9]+)(%|cm|mm|in|px|pt|pc|em|ex|ch|rem|vw|vh|vmin|vmax|deg|rad|turn)?$`)
-	Matrix            = regexp.MustCompile(`^matrix\(([ ]*[0-9]+[\.]?[0-9]*,){5}([ ]*[0-9]+[\.]?[0-9]*)\)$`)
-	Matrix3D          = regexp.MustCompile(`^matrix3d\(([ ]*[0-9]+[\.]?[0-9]*,){15}([ ]*[0-9]+[\.]?[0-9]*)\)$`)
-	NegTime           = regexp.MustCompile(`^[\-]?[0-9]+[\.]?[0-9]*(s|ms)?$`)
-	Numeric           = regexp.MustCompile(`^[0-9]+$`)
-	NumericDecimal    = regexp.MustCompile(`^[0-9\.]+$`)
-	Opactiy           = regexp.MustCompile(`^opacity\(([0-9]{1,2}|100)%\)$`)
-	Perspective       = regexp.MustCompile(`perspective\(`)
-	Position          = regexp.MustCompile(`^[\-]*[0-9]+[cm|mm|in|px|pt|pc\%]* [[\-]*[0-9]+[cm|mm|in|px|pt|pc\%]*]*$`)
-	Opacity           = regexp.MustCompile(`^(0[.]?[0-9]*)|(1.0)$`)
-	QuotedAlpha       = regexp.MustCompile(`^["'][a-z]+["']$`)
-	Quotes            = regexp.MustCompile(`^([ ]*["'][\x{0022}\x{0027}\x{2039}\x{2039}\x{203A}\x{00AB}\x{00BB}\x{2018}\x{2019}\x{201C}-\x{201E}]["'] ["'][\x{0022}\x{0027}\x{2039}\x{2039}\x{203A}\x{00AB}\x{00BB}\x{2018}\x{2019}\x{201C}-\x{201E}]["'])+$`)
-	Rect              = regexp.MustCompile(`^rect\([0-9]+px,[ ]*[0-9]+px,[ ]*[0-9]+px,[ ]*[0-9]+px\)$`)
-	RGB               = regexp.MustCompile(`^rgb\(([ ]*((([0-9]{1,2}|100)\%)|(([01]?[0-9]{1,2})|(2[0-4][0-9])|(25[0-5]))),){2}([ ]*((([0-9]{1,2}|100)\%)|(([01]?[0-9]{1,2})|(2[0-4][0-9])|(25[0-5]))))\)$`)
-	RGBA              = regexp.MustCompile(`^rgba\(([ ]*((([0-9]{1,2}|100)\%)|(([01]?[0-9]{1,2})|(2[0-4][0-9])|(25[0-5]))),){3}[ ]*(1(\.0)?|0|(0\.[0-9]+))\)$`)
-	Rotate            = regexp.MustCompile(`^rotate(x|y|z)?\(([12]?|3[0-5][0-9]|360)\)$`)
-	Rotate3D          = regexp.MustCompile(`^rotate3d\(([ ]?(1(\.0)?|0\.[0-9]+),){3}([12]?|3[0-5][0-9]|360)\)$`)
-	Saturate          = regexp.MustCompile(`^saturate\([0-9]+%\)$`)
-	Sepia             = regexp.MustCompile(`^sepia\(([0-9]{1,2}|100)%\)$`)
-	Skew              = regexp.MustCompile(`skew(x|y)?\(`)
-	Span              = regexp.MustCompile(`^span [0-9]+$`)
-	Steps             = regexp.MustCompile(`^steps\([ ]*[0-9]+([ ]*,[ ]*(start|end)?)\)$`)
-	Time              = regexp.MustCompile(`^[0-9]+[\.]?[0-9]*(s|ms)?$`)
-	TransitionProp    = regexp.MustCompile(`^([a-zA-Z]+,[ ]?)*[a-zA-Z]+$`)
-	TranslateScale    = regexp.MustCompile(`(translate|translate3d|translatex|translatey|translatez|scale|scale3d|scalex|scaley|scalez)\(`)
-	URL               = regexp.MustCompile(`^url\([\"\']?((https|http)[a-z0-9\.\\/_:]+[\"\']?)\)$`)
-	ZIndex            = regexp.MustCompile(`^[\-]?[0-9]+$`)
+	// Patched: each of these is a function that compiles its expression
+	// on the first call (Alpha() where upstream has Alpha), so that
+	// linking the package costs nothing at init.
+	Alpha             = lazyRegexp(`^[a-z]+$`)
+	Blur              = lazyRegexp(`^blur\([0-9]+px\)$`)
+	BrightnessCont    = lazyRegexp(`^(brightness|contrast)\([0-9]+\%\)$`)
+	Count             = lazyRegexp(`^[0-9]+[\.]?[0-9]*$`)
+	CubicBezier       = lazyRegexp(`^cubic-bezier\(([ ]*(0(.[0-9]+)?|1(.0)?),){3}[ ]*(0(.[0-9]+)?|1)\)$`)
+	Digits            = lazyRegexp(`^digits [2-4]$`)
+	DropShadow        = lazyRegexp(`drop-shadow\(([-]?[0-9]+px) ([-]?[0-9]+px)( [-]?[0-9]+px)?( ([-]?[0-9]+px))?`)
+	Font              = lazyRegexp(`^('[a-z \-]+'|[a-z \-]+)$`)
+	Grayscale         = lazyRegexp(`^grayscale\(([0-9]{1,2}|100)%\)$`)
+	GridTemplateAreas = lazyRegexp(`^['"]?[a-z ]+['"]?$`)
+	HexRGB            = lazyRegexp(`^#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$`)
+	HSL               = lazyRegexp(`^hsl\([ ]*([012]?[0-9]{1,2}|3[0-5][0-9]|360),[ ]*([0-9]{0,2}|100)\%,[ ]*([0-9]{0,2}|100)\%\)$`)
+	HSLA              = lazyRegexp(`^hsla\(([ ]*[012]?[0-9]{1,2}|3[0-5][0-9]|360),[ ]*([0-9]{0,2}|100)\%,[ ]*([0-9]{0,2}|100)\%,[ ]*(1|1\.0|0|(0\.[0-9]+))\)$`)
+	HueRotate         = lazyRegexp(`^hue-rotate\(([12]?[0-9]{1,2}|3[0-5][0-9]|360)?\)$`)
+	Invert            = lazyRegexp(`^invert\(([0-9]{1,2}|100)%\)$`)
+	Length            = lazyRegexp(`^[\-]?([0-9]+|[0-9]*[\.][0-9]+)(%|cm|mm|in|px|pt|pc|em|ex|ch|rem|vw|vh|vmin|vmax|deg|rad|turn)?$`)
+	Matrix            = lazyRegexp(`^matrix\(([ ]*[0-9]+[\.]?[0-9]*,){5}([ ]*[0-9]+[\.]?[0-9]*)\)$`)
+	Matrix3D          = lazyRegexp(`^matrix3d\(([ ]*[0-9]+[\.]?[0-9]*,){15}([ ]*[0-9]+[\.]?[0-9]*)\)$`)
+	NegTime           = lazyRegexp(`^[\-]?[0-9]+[\.]?[0-9]*(s|ms)?$`)
+	Numeric           = lazyRegexp(`^[0-9]+$`)
+	NumericDecimal    = lazyRegexp(`^[0-9\.]+$`)
+	Opactiy           = lazyRegexp(`^opacity\(([0-9]{1,2}|100)%\)$`)
+	Perspective       = lazyRegexp(`perspective\(`)
+	Position          = lazyRegexp(`^[\-]*[0-9]+[cm|mm|in|px|pt|pc\%]* [[\-]*[0-9]+[cm|mm|in|px|pt|pc\%]*]*$`)
+	Opacity           = lazyRegexp(`^(0[.]?[0-9]*)|(1.0)$`)
+	QuotedAlpha       = lazyRegexp(`^["'][a-z]+["']$`)
+	Quotes            = lazyRegexp(`^([ ]*["'][\x{0022}\x{0027}\x{2039}\x{2039}\x{203A}\x{00AB}\x{00BB}\x{2018}\x{2019}\x{201C}-\x{201E}]["'] ["'][\x{0022}\x{0027}\x{2039}\x{2039}\x{203A}\x{00AB}\x{00BB}\x{2018}\x{2019}\x{201C}-\x{201E}]["'])+$`)
+	Rect              = lazyRegexp(`^rect\([0-9]+px,[ ]*[0-9]+px,[ ]*[0-9]+px,[ ]*[0-9]+px\)$`)
+	RGB               = lazyRegexp(`^rgb\(([ ]*((([0-9]{1,2}|100)\%)|(([01]?[0-9]{1,2})|(2[0-4][0-9])|(25[0-5]))),){2}([ ]*((([0-9]{1,2}|100)\%)|(([01]?[0-9]{1,2})|(2[0-4][0-9])|(25[0-5]))))\)$`)
+	RGBA              = lazyRegexp(`^rgba\(([ ]*((([0-9]{1,2}|100)\%)|(([01]?[0-9]{1,2})|(2[0-4][0-9])|(25[0-5]))),){3}[ ]*(1(\.0)?|0|(0\.[0-9]+))\)$`)
+	Rotate            = lazyRegexp(`^rotate(x|y|z)?\(([12]?|3[0-5][0-9]|360)\)$`)
+	Rotate3D          = lazyRegexp(`^rotate3d\(([ ]?(1(\.0)?|0\.[0-9]+),){3}([12]?|3[0-5][0-9]|360)\)$`)
+	Saturate          = lazyRegexp(`^saturate\([0-9]+%\)$`)
+	Sepia             = lazyRegexp(`^sepia\(([0-9]{1,2}|100)%\)$`)
+	Skew              = lazyRegexp(`skew(x|y)?\(`)
+	Span              = lazyRegexp(`^span [0-9]+$`)
+	Steps             = lazyRegexp(`^steps\([ ]*[0-9]+([ ]*,[ ]*(start|end)?)\)$`)
+	Time              = lazyRegexp(`^[0-9]+[\.]?[0-9]*(s|ms)?$`)
+	TransitionProp    = lazyRegexp(`^([a-zA-Z]+,[ ]?)*[a-zA-Z]+$`)
+	TranslateScale    = lazyRegexp(`(translate|translate3d|translatex|translatey|translatez|scale|scale3d|scalex|scaley|scalez)\(`)
+	URL               = lazyRegexp(`^url\([\"\']?((https|http)[a-z0-9\.\\/_:]+[\"\']?)\)$`)
+	ZIndex            = lazyRegexp(`^[\-]?[0-9]+$`)
 )
 
 func multiSplit(value string, seps ...string) []string {
@@ -432,7 +434,7 @@ func AnimationHandler(value string) bool {
 }
 
 func AnimationDelayHandler(value string) bool {
-	if NegTime.MatchString(value) {
+	if NegTime().MatchString(value) {
 		return true
 	}
 	values := []string{"initial", "inherit"}
@@ -447,7 +449,7 @@ func AnimationDirectionHandler(value string) bool {
 }
 
 func AnimationDurationHandler(value string) bool {
-	if Time.MatchString(value) {
+	if Time().MatchString(value) {
 		return true
 	}
 	values := []string{"initial", "inherit"}
@@ -462,7 +464,7 @@ func AnimationFillModeHandler(value string) bool {
 }
 
 func AnimationIterationCountHandler(value string) bool {
-	if Count.MatchString(value) {
+	if Count().MatchString(value) {
 		return true
 	}
 	values := []string{"infinite", "initial", "inherit"}
@@ -471,7 +473,7 @@ func AnimationIterationCountHandler(value string) bool {
 }
 
 func AnimationNameHandler(value string) bool {
-	return Alpha.MatchString(value)
+	return Alpha().MatchString(value)
 }
 
 func AnimationPlayStateHandler(value string) bool {
@@ -486,10 +488,10 @@ func TimingFunctionHandler(value string) bool {
 	if in(splitVals, values) {
 		return true
 	}
-	if CubicBezier.MatchString(value) {
+	if CubicBezier().MatchString(value) {
 		return true
 	}
-	return Steps.MatchString(value)
+	return Steps().MatchString(value)
 }
 
 func BackfaceVisibilityHandler(value string) bool {
@@ -550,7 +552,7 @@ func ImageHandler(value string) bool {
 	if in(splitVals, values) {
 		return true
 	}
-	return URL.MatchString(value)
+	return URL().MatchString(value)
 }
 
 func BackgroundOriginHandler(value string) bool {
@@ -565,7 +567,7 @@ func BackgroundPositionHandler(value string) bool {
 	if in(splitVals, values) {
 		return true
 	}
-	return Position.MatchString(value)
+	return Position().MatchString(value)
 }
 
 func BackgroundRepeatHandler(value string) bool {
@@ -841,19 +843,19 @@ func CaretColorHandler(value string) bool {
 	if in(splitVals, colorValues) {
 		return true
 	}
-	if HexRGB.MatchString(value) {
+	if HexRGB().MatchString(value) {
 		return true
 	}
-	if RGB.MatchString(value) {
+	if RGB().MatchString(value) {
 		return true
 	}
-	if RGBA.MatchString(value) {
+	if RGBA().MatchString(value) {
 		return true
 	}
-	if HSL.MatchString(value) {
+	if HSL().MatchString(value) {
 		return true
 	}
-	return HSLA.MatchString(value)
+	return HSLA().MatchString(value)
 }
 
 func ClearHandler(value string) bool {
@@ -863,7 +865,7 @@ func ClearHandler(value string) bool {
 }
 
 func ClipHandler(value string) bool {
-	if Rect.MatchString(value) {
+	if Rect().MatchString(value) {
 		return true
 	}
 	values := []string{"auto", "initial", "inherit"}
@@ -876,23 +878,23 @@ func ColorHandler(value string) bool {
 	if in(splitVals, colorValues) {
 		return true
 	}
-	if HexRGB.MatchString(value) {
+	if HexRGB().MatchString(value) {
 		return true
 	}
-	if RGB.MatchString(value) {
+	if RGB().MatchString(value) {
 		return true
 	}
-	if RGBA.MatchString(value) {
+	if RGBA().MatchString(value) {
 		return true
 	}
-	if HSL.MatchString(value) {
+	if HSL().MatchString(value) {
 		return true
 	}
-	return HSLA.MatchString(value)
+	return HSLA().MatchString(value)
 }
 
 func ColumnCountHandler(value string) bool {
-	if Numeric.MatchString(value) {
+	if Numeric().MatchString(value) {
 		return true
 	}
 	values := []string{"auto", "initial", "inherit"}
@@ -996,35 +998,35 @@ func FilterHandler(value string) bool {
 	if in(splitVals, values) {
 		return true
 	}
-	if Blur.MatchString(value) {
+	if Blur().MatchString(value) {
 		return true
 	}
-	if BrightnessCont.MatchString(value) {
+	if BrightnessCont().MatchString(value) {
 		return true
 	}
-	if DropShadow.MatchString(value) {
+	if DropShadow().MatchString(value) {
 		return true
 	}
-	colorValue := strings.TrimSuffix(string(DropShadow.ReplaceAll([]byte(value), []byte{})), ")")
+	colorValue := strings.TrimSuffix(string(DropShadow().ReplaceAll([]byte(value), []byte{})), ")")
 	if ColorHandler(colorValue) {
 		return true
 	}
-	if Grayscale.MatchString(value) {
+	if Grayscale().MatchString(value) {
 		return true
 	}
-	if HueRotate.MatchString(value) {
+	if HueRotate().MatchString(value) {
 		return true
 	}
-	if Invert.MatchString(value) {
+	if Invert().MatchString(value) {
 		return true
 	}
-	if Opacity.MatchString(value) {
+	if Opacity().MatchString(value) {
 		return true
 	}
-	if Saturate.MatchString(value) {
+	if Saturate().MatchString(value) {
 		return true
 	}
-	return Sepia.MatchString(value)
+	return Sepia().MatchString(value)
 }
 
 func FlexHandler(value string) bool {
@@ -1069,7 +1071,7 @@ func FlexFlowHandler(value string) bool {
 }
 
 func FlexGrowHandler(value string) bool {
-	if NumericDecimal.MatchString(value) {
+	if NumericDecimal().MatchString(value) {
 		return true
 	}
 	splitVals := strings.Split(value, ";")
@@ -1121,7 +1123,7 @@ func FontFamilyHandler(value string) bool {
 	}
 	for _, i := range splitVals {
 		i = strings.TrimSpace(i)
-		if Font.FindString(i) != i {
+		if Font().FindString(i) != i {
 			return false
 		}
 	}
@@ -1135,7 +1137,7 @@ func FontKerningHandler(value string) bool {
 }
 
 func FontLanguageOverrideHandler(value string) bool {
-	return Alpha.MatchString(value)
+	return Alpha().MatchString(value)
 }
 
 func FontSizeHandler(value string) bool {
@@ -1148,7 +1150,7 @@ func FontSizeHandler(value string) bool {
 }
 
 func FontSizeAdjustHandler(value string) bool {
-	if Count.MatchString(value) {
+	if Count().MatchString(value) {
 		return true
 	}
 	values := []string{"auto", "initial", "inherit"}
@@ -1267,7 +1269,7 @@ func GridColumnGapHandler(value string) bool {
 }
 
 func LengthHandler(value string) bool {
-	return Length.MatchString(value)
+	return Length().MatchString(value)
 }
 
 func LineBreakHandler(value string) bool {
@@ -1277,10 +1279,10 @@ func LineBreakHandler(value string) bool {
 }
 
 func GridAxisStartEndHandler(value string) bool {
-	if Numeric.MatchString(value) {
+	if Numeric().MatchString(value) {
 		return true
 	}
-	if Span.MatchString(value) {
+	if Span().MatchString(value) {
 		return true
 	}
 	values := []string{"auto"}
@@ -1331,7 +1333,7 @@ func GridTemplateAreasHandler(value string) bool {
 	if in([]string{value}, values) {
 		return true
 	}
-	return GridTemplateAreas.MatchString(value)
+	return GridTemplateAreas().MatchString(value)
 }
 
 func GridTemplateColumnsHandler(value string) bool {
@@ -1514,7 +1516,7 @@ func ObjectPositionHandler(value string) bool {
 }
 
 func OpacityHandler(value string) bool {
-	if Opacity.MatchString(value) {
+	if Opacity().MatchString(value) {
 		return true
 	}
 	values := []string{"initial", "inherit"}
@@ -1523,7 +1525,7 @@ func OpacityHandler(value string) bool {
 }
 
 func OrderHandler(value string) bool {
-	if Numeric.MatchString(value) {
+	if Numeric().MatchString(value) {
 		return true
 	}
 	values := []string{"initial", "inherit"}
@@ -1588,7 +1590,7 @@ func OverflowWrapHandler(value string) bool {
 }
 
 func OrphansHandler(value string) bool {
-	return Numeric.MatchString(value)
+	return Numeric().MatchString(value)
 }
 
 func PaddingHandler(value string) bool {
@@ -1673,7 +1675,7 @@ func QuotesHandler(value string) bool {
 	if in(splitVals, values) {
 		return true
 	}
-	return Quotes.MatchString(value)
+	return Quotes().MatchString(value)
 }
 
 func ResizeHandler(value string) bool {
@@ -1721,7 +1723,7 @@ func TextCombineUprightHandler(value string) bool {
 	if in(splitVals, values) {
 		return true
 	}
-	return Digits.MatchString(value)
+	return Digits().MatchString(value)
 }
 
 func TextDecorationHandler(value string) bool {
@@ -1766,7 +1768,7 @@ func TextJustifyHandler(value string) bool {
 }
 
 func TextOverflowHandler(value string) bool {
-	if QuotedAlpha.MatchString(value) {
+	if QuotedAlpha().MatchString(value) {
 		return true
 	}
 	values := []string{"clip", "ellipsis", "initial", "inherit"}
@@ -1819,13 +1821,13 @@ func TransformHandler(value string) bool {
 	if in([]string{value}, values) {
 		return true
 	}
-	if Matrix.MatchString(value) {
+	if Matrix().MatchString(value) {
 		return true
 	}
-	if Matrix3D.MatchString(value) {
+	if Matrix3D().MatchString(value) {
 		return true
 	}
-	subValue := string(TranslateScale.ReplaceAll([]byte(value), []byte{}))
+	subValue := string(TranslateScale().ReplaceAll([]byte(value), []byte{}))
 	trimValue := strings.Split(strings.TrimSuffix(subValue, ")"), ",")
 	valid := true
 	for _, i := range trimValue {
@@ -1837,13 +1839,13 @@ func TransformHandler(value string) bool {
 	if valid && trimValue != nil {
 		return true
 	}
-	if Rotate.MatchString(value) {
+	if Rotate().MatchString(value) {
 		return true
 	}
-	if Rotate3D.MatchString(value) {
+	if Rotate3D().MatchString(value) {
 		return true
 	}
-	subValue = string(Skew.ReplaceAll([]byte(value), []byte{}))
+	subValue = string(Skew().ReplaceAll([]byte(value), []byte{}))
 	subValue = strings.TrimSuffix(subValue, ")")
 	trimValue = strings.Split(subValue, ",")
 	valid = true
@@ -1856,7 +1858,7 @@ func TransformHandler(value string) bool {
 	if valid {
 		return true
 	}
-	subValue = string(Perspective.ReplaceAll([]byte(value), []byte{}))
+	subValue = string(Perspective().ReplaceAll([]byte(value), []byte{}))
 	subValue = strings.TrimSuffix(subValue, ")")
 	return LengthHandler(subValue)
 }
@@ -1911,7 +1913,7 @@ func TransitionHandler(value string) bool {
 }
 
 func TransitionDelayHandler(value string) bool {
-	if Time.MatchString(value) {
+	if Time().MatchString(value) {
 		return true
 	}
 	values := []string{"initial", "inherit"}
@@ -1920,7 +1922,7 @@ func TransitionDelayHandler(value string) bool {
 }
 
 func TransitionDurationHandler(value string) bool {
-	if Time.MatchString(value) {
+	if Time().MatchString(value) {
 		return true
 	}
 	values := []string{"initial", "inherit"}
@@ -1929,7 +1931,7 @@ func TransitionDurationHandler(value string) bool {
 }
 
 func TransitionPropertyHandler(value string) bool {
-	if TransitionProp.MatchString(value) {
+	if TransitionProp().MatchString(value) {
 		return true
 	}
 	values := []string{"none", "all", "initial", "inherit"}
@@ -2007,7 +2009,7 @@ func WritingModeHandler(value string) bool {
 }
 
 func ZIndexHandler(value string) bool {
-	if ZIndex.MatchString(value) {
+	if ZIndex().MatchString(value) {
 		return true
 	}
 	values := []string{"auto", "initial", "inherit"}
