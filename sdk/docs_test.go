@@ -57,6 +57,18 @@ func TestTheDocumentedGoModBuildsAJarvisWithATool(t *testing.T) {
 	if !strings.Contains(gomod, "require github.com/jarvis-workbench/jarvis ") || !strings.Contains(gomod, clone) {
 		t.Fatalf("docs/sdk.md's go.mod does not require jarvis from a clone beside it:\n%s", gomod)
 	}
+	// A dependency's replace lines do not apply to the module that
+	// requires it: the documented go.mod must name each patched copy
+	// jarvis's go.mod replaces, or the program builds other code.
+	for _, l := range strings.Split(string(own), "\n") {
+		f := strings.Fields(strings.TrimPrefix(l, "replace "))
+		if len(f) == 3 && f[1] == "=>" && strings.HasPrefix(f[2], "./third_party/") {
+			want := f[0] + " => ../jarvis/" + strings.TrimPrefix(f[2], "./")
+			if !strings.Contains(gomod, want) {
+				t.Errorf("docs/sdk.md's go.mod lacks %q, which jarvis's go.mod replaces", want)
+			}
+		}
+	}
 	if testing.Short() {
 		t.Skip("building a whole jarvis: not in -short")
 	}
@@ -74,7 +86,7 @@ func TestTheDocumentedGoModBuildsAJarvisWithATool(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, content := range map[string]string{
-		"go.mod":  strings.Replace(gomod, "=> ../jarvis", "=> "+root, 1),
+		"go.mod":  strings.ReplaceAll(gomod, "=> ../jarvis", "=> "+root),
 		"go.sum":  string(sum),
 		"main.go": program,
 	} {
