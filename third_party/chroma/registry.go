@@ -30,6 +30,11 @@ type LexerRegistry struct {
 	// it is asked for one (see NewLazyLexerRegistry).
 	load     func(*LexerRegistry)
 	loadOnce sync.Once
+	// early holds the lexers registered before load ran, in order: they
+	// are registered after load's, and not looked at before, so that a
+	// lexer built on first use (NewLazyLexer) is not built by Register.
+	early  []Lexer
+	loaded bool
 }
 
 // NewLexerRegistry creates a new LexerRegistry of Lexers.
@@ -48,8 +53,9 @@ func NewLexerRegistry() *LexerRegistry {
 //
 // Lexers registered before that point keep their place after the loaded
 // ones, as if load had run first, so the registry answers exactly as an
-// eagerly loaded one would. Reading the Lexers field directly sees only
-// what is registered so far; call Load first.
+// eagerly loaded one would. Until then Register only records them, without
+// asking them for their Config: reading the Lexers field directly sees
+// nothing before Load.
 func NewLazyLexerRegistry(load func(*LexerRegistry)) *LexerRegistry {
 	l := NewLexerRegistry()
 	l.load = load
@@ -64,10 +70,9 @@ func (l *LexerRegistry) Load() {
 		return
 	}
 	l.loadOnce.Do(func() {
-		early := l.Lexers
-		l.Lexers = nil
-		clear(l.byName)
-		clear(l.byAlias)
+		l.loaded = true
+		early := l.early
+		l.early = nil
 		l.load(l)
 		for _, lexer := range early {
 			l.Register(lexer)
@@ -243,6 +248,10 @@ func (l *LexerRegistry) Analyse(text string) Lexer {
 // it will be replaced.
 func (l *LexerRegistry) Register(lexer Lexer) Lexer {
 	lexer.SetRegistry(l)
+	if l.load != nil && !l.loaded {
+		l.early = append(l.early, lexer)
+		return lexer
+	}
 	config := lexer.Config()
 
 	l.byName[config.Name] = lexer

@@ -4,5 +4,5 @@ import (
 	"github.com/alecthomas/chroma/v2"
 )
 
-// HTML lexer.
-var HTML = chroma.MustNewXMLLexer(embedded, "embedded/html.xml")
+// HTML lexer, built on first use (patched: upstream parses its XML at init).
+var HTML = chroma.NewLazyLexer(func() chroma.Lexer { return chroma.MustNewXMLLexer(embedded, "embedded/html.xml") })

@@ -21,8 +21,8 @@ func TestLazyRegistryAnswersAsAnEagerOne(t *testing.T) {
 	eager.Register(early)
 
 	lazy.Register(early)
-	if n := len(lazy.Lexers); n != 1 {
-		t.Fatalf("before first use the lazy registry holds %d lexers, want only the one registered", n)
+	if n := len(lazy.Lexers); n != 0 {
+		t.Fatalf("before first use the lazy registry lists %d lexers, want none: Register only records them", n)
 	}
 	if got := lazy.Get("python"); got != early {
 		t.Errorf("Get(python) = %v, want the lexer registered before loading, which replaces the loaded one", got)
@@ -63,6 +63,59 @@ func TestEmbeddedLexersKeepTheirGoAnalysers(t *testing.T) {
 	for _, name := range []string{"dns", "mysql", "zed"} {
 		if _, ok := lexers.Get(name).(chroma.Analyser); !ok {
 			t.Errorf("%s has no analyser", name)
+		}
+	}
+}
+
+// The lexers defined in Go that upstream builds from XML at init (HTML,
+// the Go templates, Common Lisp, Emacs Lisp) are built on first use:
+// registering one builds nothing, and once built it answers as upstream's.
+func TestLazyLexerIsBuiltOnFirstUse(t *testing.T) {
+	built := 0
+	lexer := chroma.NewLazyLexer(func() chroma.Lexer {
+		built++
+		return chroma.MustNewLexer(&chroma.Config{Name: "Mine", Aliases: []string{"mine"}}, lexers.PlaintextRules)
+	})
+	reg := chroma.NewLazyLexerRegistry(func(*chroma.LexerRegistry) {})
+	reg.Register(lexer)
+	if built != 0 {
+		t.Fatalf("registering a lazy lexer built it %d times, want 0", built)
+	}
+	if got := reg.Get("mine"); got != lexer {
+		t.Fatalf("Get(mine) = %v, want the lazy lexer", got)
+	}
+	lexer.Config()
+	if built != 1 {
+		t.Errorf("built %d times, want once", built)
+	}
+
+	for name, want := range map[string]chroma.TokenType{
+		"go-html-template": chroma.NameTag,        // HTML around the template
+		"go-text-template": chroma.CommentPreproc, // {{ and }}
+		"common-lisp":      chroma.Keyword,        // a special form, remapped
+		"emacs-lisp":       chroma.NameBuiltin,    // a builtin, remapped
+	} {
+		text := map[string]string{
+			"go-html-template": "<p>{{ .Name }}</p>",
+			"go-text-template": "{{ .Name }}",
+			"common-lisp":      "(let ((x 1)) x)",
+			"emacs-lisp":       "(defun f () (car x))",
+		}[name]
+		l := lexers.Get(name)
+		if l == nil {
+			t.Errorf("Get(%s) = nil", name)
+			continue
+		}
+		it, err := l.Tokenise(nil, text)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		found := false
+		for _, tok := range it.Tokens() {
+			found = found || tok.Type == want
+		}
+		if !found {
+			t.Errorf("%s: no %v token in %q", name, want, text)
 		}
 	}
 }
