@@ -21,8 +21,11 @@ STANDIN_ADDR  ?= 127.0.0.1:11500
 
 all: build
 
+# A static binary (no cgo): it starts without the dynamic loader, about
+# 1 ms of every command, and runs on any Linux whatever its C library.
+# jarvis needs no C: Go resolves users and host names itself.
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(JARVIS) .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(JARVIS) .
 
 # Opens jarvis. Pass arguments with RUN_ARGS, e.g. make run RUN_ARGS='tools list'.
 run: build

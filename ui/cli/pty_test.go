@@ -54,6 +54,7 @@ func buildJarvis(t testing.TB) string {
 		}
 		jarvisBinary.path = filepath.Join(jarvisBinary.dir, "jarvis")
 		cmd := exec.Command("go", "build", "-o", jarvisBinary.path, "github.com/jarvis-workbench/jarvis")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
 		jarvisBinary.out, jarvisBinary.err = cmd.CombinedOutput()
 	})
 	if jarvisBinary.err != nil {

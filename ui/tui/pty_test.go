@@ -51,6 +51,7 @@ func buildJarvis(t testing.TB) string {
 		}
 		buildOnce.path = filepath.Join(dir, "jarvis")
 		cmd := exec.Command("go", "build", "-o", buildOnce.path, "github.com/jarvis-workbench/jarvis")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
 		buildOnce.out, buildOnce.err = cmd.CombinedOutput()
 	})
 	if buildOnce.err != nil {
