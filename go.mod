@@ -99,3 +99,5 @@ replace github.com/microcosm-cc/bluemonday => ./third_party/bluemonday
 replace github.com/gorilla/css => ./third_party/gorilla-css
 
 replace github.com/yuin/goldmark => ./third_party/goldmark
+
+replace github.com/charmbracelet/glamour => ./third_party/glamour
