@@ -56,14 +56,15 @@ func TestHighlighterDoesNotLoadAtInit(t *testing.T) {
 		"github.com/alecthomas/chroma/v2/lexers", "github.com/alecthomas/chroma/v2/styles")
 }
 
-// The markdown parser and the HTML sanitiser glamour uses compile their
-// regular expressions on first use, not at package init (go.mod replaces
-// goldmark, bluemonday and gorilla/css with the patched copies in
-// third_party). Upstream, these packages allocate 110–500 KB each at init,
+// The markdown parser and the HTML sanitiser glamour uses, and glamour's
+// own link shortener, compile their regular expressions on first use,
+// not at package init (go.mod replaces goldmark, bluemonday, gorilla/css
+// and glamour with the patched copies in third_party). Upstream, these packages allocate 110–500 KB each at init,
 // 1.3 MB together, enough to set off a garbage collection before main;
 // patched, under 20 KB each.
 func TestMarkdownAndSanitiserDoNotCompileAtInit(t *testing.T) {
 	checkInit(t, 64<<10, "its regular expressions should compile on first use (is its replace in go.mod gone?)",
 		"github.com/microcosm-cc/bluemonday", "github.com/microcosm-cc/bluemonday/css",
-		"github.com/gorilla/css/scanner", "github.com/yuin/goldmark/parser", "github.com/yuin/goldmark/extension")
+		"github.com/gorilla/css/scanner", "github.com/yuin/goldmark/parser", "github.com/yuin/goldmark/extension",
+		"github.com/charmbracelet/glamour/internal/autolink")
 }

@@ -134,12 +134,12 @@ func TestQuantizeConvertsEveryHexColourOnce(t *testing.T) {
 // still render as it did, from the first reply on.
 func TestMarkdownThatNeedsTheLazyExpressions(t *testing.T) {
 	withProfile(t, termenv.Ascii)
-	md := "| name | size |\n|:-----|-----:|\n| a.go | 12 |\n\n" + // table delimiters
+	md := "| name | size |\n|:-----|-----:|\n| a.go | 12 |\n| https://github.com/o/r/issues/7 | 1 |\n\n" + // table delimiters, a GitHub link shortened
 		"- [x] done\n- [ ] open\n\n" + // task list
 		"see www.example.com and <b>bold</b> here\n\n" + // linkify, raw HTML
 		"<div>\nblock html\n</div>\n" // HTML block
 	out := ansi.Strip(render(t, Dark, 60, md))
-	for _, want := range []string{"name", "a.go", "12", "[✓] done", "[ ] open", "www.example.com", "bold"} {
+	for _, want := range []string{"name", "a.go", "12", "o/r#7", "[✓] done", "[ ] open", "www.example.com", "bold"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rendered markdown lacks %q:\n%s", want, out)
 		}

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# Replaces the copy of a dependency in third_party (bluemonday, gorilla-css
-# or goldmark) with release VERSION from the module cache, its sources
+# Replaces the copy of a dependency in third_party (bluemonday, gorilla-css,
+# goldmark or glamour) with release VERSION from the module cache, its sources
 # without tests or test data, and re-applies NAME.patch, the change that
 # makes its regular expressions compile on first use. chroma has its own
 # script, update-chroma.sh.
 # Usage: third_party/update.sh goldmark v1.7.13; then build, run
 # `make test`, and update the version in README.md's dependency list.
 set -euo pipefail
-name=${1:?usage: $0 NAME VERSION (NAME: bluemonday, gorilla-css or goldmark)}
+name=${1:?usage: $0 NAME VERSION (NAME: bluemonday, gorilla-css, goldmark or glamour)}
 version=${2:?usage: $0 NAME VERSION}
 case $name in
 bluemonday) module=github.com/microcosm-cc/bluemonday ;;
 gorilla-css) module=github.com/gorilla/css ;;
 goldmark) module=github.com/yuin/goldmark ;;
-*) echo "$name: not a copy this script keeps (bluemonday, gorilla-css or goldmark)" >&2; exit 2 ;;
+glamour) module=github.com/charmbracelet/glamour ;;
+*) echo "$name: not a copy this script keeps (bluemonday, gorilla-css, goldmark or glamour)" >&2; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 dest=$here/$name
@@ -27,7 +28,8 @@ mkdir -p "$dest"
 # goldmark/testutil stays although only tests use it: go mod tidy follows
 # the tests of jarvis's dependencies (goldmark-emoji's import it).
 (cd "$src" && find . -type f \( \( -name '*.go' ! -name '*_test.go' \) -o -name 'LICENSE*' -o -name README.md -o -name go.mod \) \
-	! -path './_*' ! -path '*/_test/*' ! -path '*/testdata/*' ! -path './cmd/*' ! -path './fuzz/*') |
+	! -path './_*' ! -path '*/_test/*' ! -path '*/testdata/*' ! -path './cmd/*' ! -path './fuzz/*' \
+	! -path './internal/generate-style-json/*' ! -path './styles/examples/*' ! -path './styles/gallery/*') |
 	while read -r f; do mkdir -p "$dest/$(dirname "$f")"; cp "$src/$f" "$dest/$f"; done
 chmod -R u+w "$dest"
 (cd "$here/.." && git apply "third_party/$name.patch") || {
