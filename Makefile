@@ -53,10 +53,8 @@ FORCE:
 # The one test command: formatting, vet, staticcheck, and the race-enabled tests.
 test: fmt-check vet lint race
 
-# The copies in third_party stay as their releases format them, so that
-# their patches apply to a new release.
 fmt-check:
-	@out=$$(gofmt -l $$(git ls-files '*.go' ':!third_party' 2>/dev/null || find . -name '*.go' -not -path './third_party/*')); \
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # The real-server tier: end-to-end tests (built with the real tag, named
@@ -112,7 +110,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCalculator -fuzztime $(FUZZTIME) ./tools/compute
 
 fmt:
-	gofmt -w $$(git ls-files '*.go' ':!third_party')
+	gofmt -w $$(git ls-files '*.go')
 
 clean:
 	rm -rf $(BIN)

@@ -30,6 +30,7 @@ rm -rf "$keep_tests"
 regexp2=$(sed -n 's/^\tgithub.com\/dlclark\/regexp2 \(v[^ ]*\)$/\1/p' "$src/go.mod")
 goversion=$(sed -n 's/^go //p' "$src/go.mod")
 printf 'module github.com/alecthomas/chroma/v2\n\ngo %s\n\nrequire github.com/dlclark/regexp2 %s\n' "$goversion" "$regexp2" >"$dest/go.mod"
+gofmt -w "$dest" # formatted like the rest of the tree; the patch applies to that
 (cd "$here/.." && git apply third_party/chroma.patch) || {
 	echo "chroma.patch does not apply to $version: apply it by hand, then regenerate it with git diff" >&2; exit 1; }
 grep "github.com/dlclark/regexp2 $regexp2" "$here/../go.sum" >"$dest/go.sum" || true

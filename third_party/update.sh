@@ -32,6 +32,9 @@ mkdir -p "$dest"
 	! -path './internal/generate-style-json/*' ! -path './styles/examples/*' ! -path './styles/gallery/*') |
 	while read -r f; do mkdir -p "$dest/$(dirname "$f")"; cp "$src/$f" "$dest/$f"; done
 chmod -R u+w "$dest"
+# The copies are gofmt-formatted like the rest of the tree (goldmark's
+# generated tables are not, upstream); the patches apply to that.
+gofmt -w "$dest"
 (cd "$here/.." && git apply "third_party/$name.patch") || {
 	echo "$name.patch does not apply to $version: apply it by hand, then regenerate it with git diff" >&2; exit 1; }
 (cd "$here/.." && go mod edit -require "$module@$version" && go mod tidy)
