@@ -92,12 +92,12 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
-
-replace github.com/microcosm-cc/bluemonday => ./third_party/bluemonday
-
-replace github.com/gorilla/css => ./third_party/gorilla-css
-
-replace github.com/yuin/goldmark => ./third_party/goldmark
-
-replace github.com/charmbracelet/glamour => ./third_party/glamour
+// Patched copies that do at first use what their releases do at package
+// init (third_party/README.md).
+replace (
+	github.com/alecthomas/chroma/v2 => ./third_party/chroma
+	github.com/charmbracelet/glamour => ./third_party/glamour
+	github.com/gorilla/css => ./third_party/gorilla-css
+	github.com/microcosm-cc/bluemonday => ./third_party/bluemonday
+	github.com/yuin/goldmark => ./third_party/goldmark
+)

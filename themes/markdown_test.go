@@ -129,8 +129,8 @@ func TestQuantizeConvertsEveryHexColourOnce(t *testing.T) {
 	}
 }
 
-// The patched goldmark and bluemonday compile their expressions on first
-// use (third_party/README.md): what those expressions recognise must
+// The patched goldmark, bluemonday and glamour compile their expressions
+// on first use (third_party/README.md): what those expressions recognise must
 // still render as it did, from the first reply on.
 func TestMarkdownThatNeedsTheLazyExpressions(t *testing.T) {
 	withProfile(t, termenv.Ascii)

@@ -18,6 +18,7 @@ import (
 	"github.com/creack/pty"
 
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+	"github.com/jarvis-workbench/jarvis/internal/jarvisbin"
 )
 
 // These tests run the built jarvis the way a person does: in a terminal
@@ -33,41 +34,18 @@ const hostileReply = "Safe start. \x1b[2J\x1b[Htitle\x1b]0;pwned\a clip\x1b]52;c
 // hostileVisible is what a terminal must show of it.
 const hostileVisible = "Safe start. title clip c131m overXX safe end."
 
-var jarvisBinary struct {
-	sync.Once
-	dir, path string
-	err       error
-	out       []byte
-}
-
-// buildJarvis builds the binary once per test run, into a directory that
-// TestMain removes.
+// buildJarvis builds the binary once per test run (not in -short).
 func buildJarvis(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	jarvisBinary.Do(func() {
-		jarvisBinary.dir, jarvisBinary.err = os.MkdirTemp("", "jarvis-cli-")
-		if jarvisBinary.err != nil {
-			return
-		}
-		jarvisBinary.path = filepath.Join(jarvisBinary.dir, "jarvis")
-		cmd := exec.Command("go", "build", "-o", jarvisBinary.path, "github.com/jarvis-workbench/jarvis")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
-		jarvisBinary.out, jarvisBinary.err = cmd.CombinedOutput()
-	})
-	if jarvisBinary.err != nil {
-		t.Fatalf("building jarvis: %v\n%s", jarvisBinary.err, jarvisBinary.out)
-	}
-	return jarvisBinary.path
+	return jarvisbin.Path(t)
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if jarvisBinary.dir != "" {
-		os.RemoveAll(jarvisBinary.dir)
-	}
+	jarvisbin.Remove()
 	os.Exit(code)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/app/config"
 	"github.com/jarvis-workbench/jarvis/engine"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/internal/jarvisbin"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
 )
@@ -26,7 +27,9 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 func TestMain(m *testing.M) {
 	// Golden files hold plain text: no colour codes, whatever the terminal.
 	lipgloss.SetColorProfile(termenv.Ascii)
-	os.Exit(m.Run())
+	code := m.Run()
+	jarvisbin.Remove()
+	os.Exit(code)
 }
 
 // stubEngine is an engine that is never reached: model-level tests feed

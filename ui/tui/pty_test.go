@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/engine"
 	et "github.com/jarvis-workbench/jarvis/engine/enginetest"
 	ot "github.com/jarvis-workbench/jarvis/engine/ollama/ollamatest"
+	"github.com/jarvis-workbench/jarvis/internal/jarvisbin"
 )
 
 // terminal is the built jarvis running in a pseudo-terminal, its output
@@ -33,32 +34,7 @@ type terminal struct {
 	bytes int
 }
 
-// buildJarvis builds the binary once per test run.
-var buildOnce struct {
-	sync.Once
-	path string
-	err  error
-	out  []byte
-}
-
-func buildJarvis(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "jarvis-e2e-")
-		if err != nil {
-			buildOnce.err = err
-			return
-		}
-		buildOnce.path = filepath.Join(dir, "jarvis")
-		cmd := exec.Command("go", "build", "-o", buildOnce.path, "github.com/jarvis-workbench/jarvis")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
-		buildOnce.out, buildOnce.err = cmd.CombinedOutput()
-	})
-	if buildOnce.err != nil {
-		t.Fatalf("building jarvis: %v\n%s", buildOnce.err, buildOnce.out)
-	}
-	return buildOnce.path
-}
+func buildJarvis(t testing.TB) string { return jarvisbin.Path(t) }
 
 func startTerminal(t testing.TB, cols, rows int, args ...string) *terminal {
 	t.Helper()
