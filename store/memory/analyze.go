@@ -59,7 +59,7 @@ func newAnalyzer() *analyzer { return &analyzer{} }
 // parts (at the same place, so it does not count). The string passed to fn
 // may be retained.
 func (a *analyzer) each(text string, fn func(term string, parts int)) {
-	v := a.takeVocab()
+	v := a.takeVocab(0)
 	defer a.putVocabs(v)
 	words(text, func(word []byte, latin bool, parts int) {
 		n := v.number(word, latin)

@@ -68,7 +68,7 @@ func applyStore(n storm.Node, data json.RawMessage) error {
 		return err
 	}
 	p.id, p.embedErr = op.ID, op.EmbedError
-	v := s.an.takeVocab()
+	v := s.an.takeVocab(int64(len(p.in.Content)))
 	s.analyse(p, v)
 	defer s.an.putVocabs(v)
 	if len(op.Vectors) == len(p.spans) {
@@ -95,7 +95,7 @@ func (s *Store) AddQueued(ctx context.Context, in Input) (Added, error) {
 	if err != nil {
 		return Added{}, err
 	}
-	s.analyse(p, s.an.takeVocab())
+	s.analyse(p, s.an.takeVocab(int64(len(p.in.Content))))
 	s.an.putVocabs(p.v)
 	if s.Semantic() {
 		s.embedAll(ctx, []*prepared{p})

@@ -129,7 +129,7 @@ func (s *Store) rebuildStep() (done bool, err error) {
 	}
 	// Analysed outside the transaction, so the file is held only for the
 	// writes.
-	v := s.an.takeVocab()
+	v := s.an.takeVocab(int64(rebuildStepBytes))
 	defer s.an.putVocabs(v)
 	var tfs []termFreq
 	for i := range chunks {

@@ -24,8 +24,13 @@ type dict struct {
 // 400,000), and memory stays bounded on odd corpora.
 const dictMaxWords = 1 << 19
 
-func newDict() *dict {
-	return &dict{byWord: make(map[string]uint32, 4096), byTerm: make(map[string]uint32, 4096)}
+// newDict returns an empty dict sized for the words of about textBytes of
+// text: a batch of files meets thousands of new words a megabyte, and a
+// map that grows to them one doubling at a time spends more time moving
+// its entries than finding them (an index build's tenth of its CPU).
+func newDict(textBytes int64) *dict {
+	n := int(min(max(textBytes/16, 4096), 1<<16))
+	return &dict{byWord: make(map[string]uint32, n), byTerm: make(map[string]uint32, n)}
 }
 
 // number returns the number of a folded word's term, stemming it the
@@ -69,23 +74,24 @@ func (d *dict) full() bool {
 	return len(d.byWord) >= dictMaxWords
 }
 
-// A vocab is one goroutine's view of a dict: the words it met, so that it
-// rarely takes the dict's lock, and the counts of the text being
+// A vocab is one goroutine's view of a dict: the words it met last, so
+// that it rarely takes the dict's lock, and the counts of the text being
 // analysed, by term number, so that counting a chunk's terms indexes an
 // array rather than hashing strings. Analysis is most of what indexing
 // costs. A vocab is not safe for concurrent use.
 type vocab struct {
 	d      *dict
-	byWord map[string]uint32
 	counts []uint32 // occurrences in the text being counted, by number
 	seen   []uint32 // the numbers counted so far, in order
-	// recent is a direct-mapped cache in front of byWord, small enough
-	// for the processor's cache: a few hundred words make most of a
-	// text, and a large map's lookups miss the processor's cache.
+	// recent is a direct-mapped cache in front of the dict, small enough
+	// for the processor's cache: a few thousand words make most of a
+	// text (16,384 slots find 93% of the standard library's words, 4,096
+	// slots 88%), and a large map's lookups miss the processor's cache
+	// and, shared, take a lock.
 	recent *[recentSlots]recentWord
 }
 
-const recentSlots = 4096
+const recentSlots = 16384
 
 type recentWord struct {
 	n    uint32 // term number + 1; 0: empty
@@ -97,11 +103,10 @@ type recentWord struct {
 // often the chunk holds it.
 type termFreq struct{ term, tf uint32 }
 
-// vocabMaxWords bounds the words an idle vocab keeps for the next batch.
-const vocabMaxWords = 1 << 18
-
-// takeVocab returns a vocab of an earlier batch, or a new one.
-func (a *analyzer) takeVocab() *vocab {
+// takeVocab returns a vocab of an earlier batch, or a new one. A new dict
+// it starts is sized for about textBytes of text (0: a query, or too
+// little to matter).
+func (a *analyzer) takeVocab(textBytes int64) *vocab {
 	a.vocabMu.Lock()
 	defer a.vocabMu.Unlock()
 	if n := len(a.idle); n > 0 {
@@ -110,18 +115,18 @@ func (a *analyzer) takeVocab() *vocab {
 		return v
 	}
 	if a.dict == nil || a.dict.full() {
-		a.dict, a.idle = newDict(), nil
+		a.dict, a.idle = newDict(textBytes), nil
 	}
-	return &vocab{d: a.dict, byWord: make(map[string]uint32, 1024)}
+	return &vocab{d: a.dict}
 }
 
 // putVocabs keeps vocabs for the next batch once the writer is done with
-// them, but those that have grown too large or whose dict is full.
+// them, but those whose dict is full.
 func (a *analyzer) putVocabs(vs ...*vocab) {
 	a.vocabMu.Lock()
 	defer a.vocabMu.Unlock()
 	for _, v := range vs {
-		if v != nil && v.d == a.dict && !v.d.full() && len(v.byWord) <= vocabMaxWords && !slices.Contains(a.idle, v) {
+		if v != nil && v.d == a.dict && !v.d.full() && !slices.Contains(a.idle, v) {
 			a.idle = append(a.idle, v)
 		}
 	}
@@ -143,11 +148,7 @@ func (v *vocab) number(word []byte, latin bool) uint32 {
 			return slot.n - 1
 		}
 	}
-	n, ok := v.byWord[string(word)] // no allocation for the lookup
-	if !ok {
-		n = v.d.number(word, latin)
-		v.byWord[string(word)] = n
-	}
+	n := v.d.number(word, latin)
 	if slot != nil {
 		slot.n, slot.len = n+1, uint8(copy(slot.word[:], word))
 	}
@@ -184,7 +185,7 @@ func (v *vocab) count(text string, dst []termFreq) ([]termFreq, int) {
 // frequencies counts the terms of text by their text, for the checks that
 // compare an index with what its chunks say.
 func (a *analyzer) frequencies(text string) (map[string]uint32, int) {
-	v := a.takeVocab()
+	v := a.takeVocab(int64(len(text)))
 	defer a.putVocabs(v)
 	tfs, dl := v.count(text, nil)
 	names := v.d.names()

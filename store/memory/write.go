@@ -272,7 +272,7 @@ func (s *Store) analyseAll(ctx context.Context, preps []*prepared) *analyses {
 	var next atomic.Int64
 	a.vocabs = make([]*vocab, min(runtime.GOMAXPROCS(0), len(work)))
 	for g := range a.vocabs {
-		v := s.an.takeVocab()
+		v := s.an.takeVocab(a.textBytes)
 		a.vocabs[g] = v
 		a.wg.Add(1)
 		go func() {
