@@ -201,6 +201,38 @@ func TestSameSourceTwiceInOneBatch(t *testing.T) {
 	checkIndex(t, db)
 }
 
+// TestATransactionOfTwoDicts writes a batch analysed with one dict while
+// the text it replaces is analysed with another (the first having filled
+// up in between): a term both texts hold must still be one term of the
+// transaction, its postings and dead count together.
+func TestATransactionOfTwoDicts(t *testing.T) {
+	s, db := openTest(t, Options{})
+	mustAdd(t, s, Input{Content: "shared quince words of the first version", Source: "f", Replace: true})
+	b, err := s.Prepare(ctx, []Input{{Content: "shared quince words, second version, with medlar", Source: "f", Replace: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.an.wait(0); err != nil {
+		t.Fatal(err)
+	}
+	old := s.an.dict
+	s.an.vocabMu.Lock()
+	s.an.dict, s.an.idle = newDict(0), nil
+	s.an.vocabMu.Unlock()
+	if _, err := b.Write(); err != nil {
+		t.Fatal(err)
+	}
+	if s.an.dict == old {
+		t.Fatal("the test did not give the writer a second dict")
+	}
+	for _, q := range []string{"quince", "medlar"} {
+		if h := mustSearch(t, s, q, 5); len(h) != 1 {
+			t.Errorf("%q: %d hits, want the second version only", q, len(h))
+		}
+	}
+	checkIndex(t, db)
+}
+
 // TestSegments makes merges run in tiny steps, so that additions and
 // deletions interleave with merges in progress, and forgotten texts leave
 // postings to drop and dead counts to keep, then checks the index against

@@ -24,7 +24,9 @@ type writer struct {
 	segsChanged bool
 
 	// The transaction's terms (by index: names, dead) and postings, in
-	// chunk order.
+	// chunk order. index finds a term by its text; it is built only once
+	// a second dict's terms arrive (see term), since one dict numbers
+	// distinct terms already and most transactions meet only one.
 	index map[string]uint32
 	names []string
 	dead  []int64
@@ -63,7 +65,7 @@ func newWriter(s *Store, k kv) (*writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &writer{s: s, k: k, st: st, segs: segs, index: map[string]uint32{}, dicts: map[*dict]*termMap{},
+	return &writer{s: s, k: k, st: st, segs: segs, dicts: map[*dict]*termMap{},
 		firstNew: st.NextChunk, lens: map[uint32][]byte{}, dirty: map[uint32]bool{}}, nil
 }
 
@@ -77,6 +79,12 @@ type termMap struct {
 func (w *writer) termMap(d *dict, n uint32) *termMap {
 	m := w.dicts[d]
 	if m == nil {
+		if len(w.dicts) == 1 && w.index == nil {
+			w.index = make(map[string]uint32, len(w.names))
+			for i, t := range w.names {
+				w.index[t] = uint32(i)
+			}
+		}
 		m = &termMap{}
 		w.dicts[d] = m
 	}
@@ -91,10 +99,12 @@ func (w *writer) termMap(d *dict, n uint32) *termMap {
 func (w *writer) term(m *termMap, n uint32) uint32 {
 	if m.index[n] == 0 {
 		t := m.names[n]
-		i, ok := w.index[t]
+		i, ok := w.index[t] // a nil index finds nothing
 		if !ok {
 			i = uint32(len(w.names))
-			w.index[t] = i
+			if w.index != nil {
+				w.index[t] = i
+			}
 			w.names = append(w.names, t)
 			w.dead = append(w.dead, 0)
 		}
@@ -119,7 +129,7 @@ func (w *writer) post(v *vocab, num uint32, tfs []termFreq) {
 // forgets.
 func (w *writer) vocab() *vocab {
 	if w.v == nil {
-		w.v = w.s.an.takeVocab()
+		w.v = w.s.an.takeVocab(0)
 	}
 	return w.v
 }
