@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -56,10 +56,10 @@ func ReActSystemPrompt(system string, executor *tools.Executor) string {
 }
 
 var (
-	finalRe  = regexp.MustCompile(`(?is)Final Answer\s*:\s*(.*)$`)
-	actionRe = regexp.MustCompile(`(?im)^\s*Action\s*:\s*(.+?)\s*$`)
-	inputRe  = regexp.MustCompile(`(?is)Action Input\s*:\s*(.*)$`)
-	obsRe    = regexp.MustCompile(`(?im)^\s*Observation\s*:`)
+	finalRe  = lazyregexp.New(`(?is)Final Answer\s*:\s*(.*)$`)
+	actionRe = lazyregexp.New(`(?im)^\s*Action\s*:\s*(.+?)\s*$`)
+	inputRe  = lazyregexp.New(`(?is)Action Input\s*:\s*(.*)$`)
+	obsRe    = lazyregexp.New(`(?im)^\s*Observation\s*:`)
 )
 
 func (a *reactAgent) Run(ctx context.Context, conv *Conversation, input string) (*Result, error) {
@@ -96,7 +96,7 @@ func (a *reactAgent) steps(r *run) (*Result, error) {
 		text := resp.Message.Content
 		// A model that writes its own Observation is inventing a result:
 		// keep only what comes before it.
-		if loc := obsRe.FindStringIndex(text); loc != nil {
+		if loc := obsRe().FindStringIndex(text); loc != nil {
 			text = strings.TrimRight(text[:loc[0]], " \n")
 		}
 		step := parseReAct(text)
@@ -132,15 +132,15 @@ type reactStep struct {
 // action written after it; an Action without input gets "{}".
 func parseReAct(text string) reactStep {
 	var s reactStep
-	if m := finalRe.FindStringSubmatch(text); m != nil {
-		if a := actionRe.FindStringIndex(text); a == nil || a[0] > strings.Index(strings.ToLower(text), "final answer") {
+	if m := finalRe().FindStringSubmatch(text); m != nil {
+		if a := actionRe().FindStringIndex(text); a == nil || a[0] > strings.Index(strings.ToLower(text), "final answer") {
 			s.final = strings.TrimSpace(m[1])
 			return s
 		}
 	}
-	if m := actionRe.FindStringSubmatch(text); m != nil {
+	if m := actionRe().FindStringSubmatch(text); m != nil {
 		s.action = strings.Trim(strings.TrimSpace(m[1]), "`\"'[]")
-		if in := inputRe.FindStringSubmatch(text); in != nil {
+		if in := inputRe().FindStringSubmatch(text); in != nil {
 			s.input = strings.TrimSpace(in[1])
 		}
 	}

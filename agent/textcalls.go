@@ -3,10 +3,10 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 )
 
 // Some models, when their template misfires, write a tool call as text
@@ -15,13 +15,13 @@ import (
 // as the whole reply. Treating that as the answer is the reference bug "a
 // model announces a tool call but nothing runs"; the orchestrator runs such
 // calls when they name an offered tool.
-var toolCallTag = regexp.MustCompile(`(?s)<tool_call>\s*(.*?)\s*</tool_call>`)
+var toolCallTag = lazyregexp.New(`(?s)<tool_call>\s*(.*?)\s*</tool_call>`)
 
 // textToolCalls returns the tool calls written in content, for tools in
 // offered; none when content is an ordinary answer.
 func textToolCalls(content string, offered map[string]bool) []engine.ToolCall {
 	var raws []string
-	for _, m := range toolCallTag.FindAllStringSubmatch(content, -1) {
+	for _, m := range toolCallTag().FindAllStringSubmatch(content, -1) {
 		raws = append(raws, m[1])
 	}
 	if len(raws) == 0 {

@@ -1,48 +1,27 @@
 package themes
 
 import (
-	"os"
-	"os/exec"
-	"regexp"
-	"strconv"
-	"sync"
 	"testing"
-)
 
-// initBytes is what each package linked into this test binary allocated
-// at init, by import path, as GODEBUG=inittrace reports it. Every command
-// pays its packages' init before main runs, so what glamour needs only to
-// draw must not be built there.
-var initBytes = sync.OnceValues(func() (map[string]int, error) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return nil, err
-	}
-	bytes := map[string]int{}
-	for _, m := range regexp.MustCompile(`(?m)^init (\S+) @\S+ ms, \S+ ms clock, (\d+) bytes`).FindAllSubmatch(out, -1) {
-		bytes[string(m[1])], _ = strconv.Atoi(string(m[2]))
-	}
-	return bytes, nil
-})
+	"github.com/jarvis-workbench/jarvis/internal/inittrace"
+)
 
 // checkInit fails t for each of pkgs that allocates more than limit bytes
 // at init; why names the likely cause.
 func checkInit(t *testing.T, limit int, why string, pkgs ...string) {
 	t.Helper()
-	bytes, err := initBytes()
+	traced, err := inittrace.Packages()
 	if err != nil {
 		t.Fatalf("re-running the test binary with GODEBUG=inittrace=1: %v", err)
 	}
 	for _, pkg := range pkgs {
-		n, ok := bytes[pkg]
+		p, ok := traced[pkg]
 		if !ok {
 			t.Errorf("no init line for %s: is it still linked?", pkg)
 			continue
 		}
-		if n > limit {
-			t.Errorf("%s allocates %d bytes at init, over %d: %s", pkg, n, limit, why)
+		if p.Bytes > limit {
+			t.Errorf("%s allocates %d bytes at init, over %d: %s", pkg, p.Bytes, limit, why)
 		}
 	}
 }

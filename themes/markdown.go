@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/chroma/v2"
 	chromastyles "github.com/alecthomas/chroma/v2/styles"
@@ -26,14 +27,16 @@ const (
 	chromaHighContrastLight = "jarvis-high-contrast-light"
 )
 
-// Chroma's registry is a plain map, so the styles go in at init, before any
-// renderer can read it.
-func init() {
+// registerChromaStyles puts the styles in chroma's registry. Every
+// renderer's options come from MarkdownOptions, which calls it first, so
+// no renderer reads the registry before they are there; a command that
+// draws no markdown never builds them.
+var registerChromaStyles = sync.OnceFunc(func() {
 	chromastyles.Register(chromaStyle(chromaDark, glamourstyles.DarkStyleConfig.CodeBlock.Chroma))
 	chromastyles.Register(chromaStyle(chromaLight, glamourstyles.LightStyleConfig.CodeBlock.Chroma))
 	chromastyles.Register(chromaStyle(chromaHighContrastDark, hcDarkChroma))
 	chromastyles.Register(chromaStyle(chromaHighContrastLight, hcLightChroma))
-}
+})
 
 // MarkdownOptions returns the glamour options that render markdown in
 // theme t at width cells (0 means no wrapping), in the colour profile of
@@ -41,6 +44,7 @@ func init() {
 // profile: NO_COLOR gives plain text, and lipgloss.SetColorProfile fixes
 // both for tests. Create one renderer per (theme, width) and keep it.
 func MarkdownOptions(t Theme, width int) []glamour.TermRendererOption {
+	registerChromaStyles()
 	profile := lipgloss.ColorProfile()
 	cfg := t.Markdown
 	if profile == termenv.ANSI256 || profile == termenv.ANSI {

@@ -51,6 +51,7 @@ func TestEveryThemeSetsEveryColourAndStyle(t *testing.T) {
 		if md.Document.Color == nil || *md.Document.Color != string(th.Colors.Text) {
 			t.Errorf("%s: markdown text colour is not the theme's", th.Name)
 		}
+		MarkdownOptions(th, 80) // registers the code styles, as before any renderer
 		if _, ok := chromastyles.Registry[md.CodeBlock.Theme]; !ok || md.CodeBlock.Chroma != nil {
 			t.Errorf("%s: code blocks use %q (registered %v) and Chroma %v", th.Name, md.CodeBlock.Theme, ok, md.CodeBlock.Chroma)
 		}

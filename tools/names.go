@@ -2,8 +2,9 @@ package tools
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 )
 
 // toolName is what a tool that is not built in may be called: what models
@@ -12,7 +13,7 @@ import (
 // maxToolNameLen long. The length is checked apart: a counted repetition
 // compiles to one copy of the class per count, 60 KB that every command
 // built at start-up.
-var toolName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+var toolName = lazyregexp.New(`^[A-Za-z][A-Za-z0-9_-]*$`)
 
 const maxToolNameLen = 64
 
@@ -31,7 +32,7 @@ func CheckName(name string) error {
 		return fmt.Errorf("a tool needs a name")
 	case strings.Contains(name, mcpSeparator):
 		return fmt.Errorf("%q contains %q, which names the tools of MCP servers (SERVER__TOOL); choose a name without it", name, mcpSeparator)
-	case len(name) > maxToolNameLen || !toolName.MatchString(name):
+	case len(name) > maxToolNameLen || !toolName().MatchString(name):
 		return fmt.Errorf("%q cannot name a tool: use letters, digits, '_' and '-', starting with a letter, at most 64 characters (models accept no other function names)", name)
 	}
 	return nil

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/builtin"
 	"github.com/jarvis-workbench/jarvis/tools/channels"
@@ -308,10 +308,10 @@ func (c *Config) loadFile(path string, explicit bool, r *report) {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			p.Line, p.Key, p.Msg = pe.Position.Line, pe.LastKey, pe.Message
-		} else if m := lineInMsg.FindStringSubmatch(err.Error()); m != nil {
+		} else if m := lineInMsg().FindStringSubmatch(err.Error()); m != nil {
 			p.Line, _ = strconv.Atoi(m[1])
 		}
-		p.Msg = tomlPrefix.ReplaceAllString(p.Msg, "")
+		p.Msg = tomlPrefix().ReplaceAllString(p.Msg, "")
 		p.Fix = "this is not valid TOML (https://toml.io); nothing else in the file was read"
 		r.problems = append(r.problems, p)
 		return
@@ -321,7 +321,7 @@ func (c *Config) loadFile(path string, explicit bool, r *report) {
 	d.table(top, reflect.ValueOf(c).Elem(), "")
 }
 
-var lineInMsg = regexp.MustCompile(`line (\d+)`)
+var lineInMsg = lazyregexp.New(`line (\d+)`)
 
 func (c *Config) set(key, value, source string, dst *string) {
 	if value == "" {

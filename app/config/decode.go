@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -179,7 +179,7 @@ func sectionName(path string) string {
 
 // tomlPrefix is the location the decoder puts before its messages; the
 // problem carries its own.
-var tomlPrefix = regexp.MustCompile(`^toml: (line \d+ )?(\(last key "[^"]*"\): )?`)
+var tomlPrefix = lazyregexp.New(`^toml: (line \d+ )?(\(last key "[^"]*"\): )?`)
 
 // badType reports a value the setting's type cannot hold.
 func (d *decoder) badType(path string, t reflect.Type, err error) {
@@ -188,7 +188,7 @@ func (d *decoder) badType(path string, t reflect.Type, err error) {
 	if errors.As(err, &pe) {
 		msg = pe.Message
 	}
-	msg = tomlPrefix.ReplaceAllString(msg, "")
+	msg = tomlPrefix().ReplaceAllString(msg, "")
 	if strings.Contains(msg, "incompatible types") {
 		msg = "must be " + typeWords(t)
 	}

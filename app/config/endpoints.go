@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 	// The kinds of model server jarvis speaks to register their drivers:
 	// Ollama's native API, and the OpenAI API that llama.cpp, vLLM, LM
 	// Studio, Ollama's /v1 and hosted services offer.
@@ -73,7 +73,7 @@ func (e Endpoint) Line() int { return e.line }
 
 // endpointName is what a name may be: it is typed before a slash in model
 // names, so it holds no slash or colon.
-var endpointName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var endpointName = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // EngineName returns the engine kind of the default server: the one set,
 // else Ollama.
@@ -114,7 +114,7 @@ func checkEndpoints(c *Config, r *report) {
 		switch {
 		case ep.Name == "":
 			r.at(at+".name", "every endpoint needs a name", `add one, e.g. name = "lab" (its models are then lab/MODEL)`)
-		case !endpointName.MatchString(ep.Name):
+		case !endpointName().MatchString(ep.Name):
 			r.at(at+".name", fmt.Sprintf("%q cannot name an endpoint", ep.Name), "use letters, digits, '.', '_' and '-' (no '/' or ':', which separate it from the model)")
 		default:
 			if first, dup := seen[ep.Name]; dup {
@@ -241,14 +241,14 @@ func (e *KeyError) Error() string {
 	return fmt.Sprintf("the %s (config %s) is ${%s}, but %s is not set in the environment; export %s=..., or write the key in the config", e.Where, loc, e.Var, e.Var, e.Var)
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = lazyregexp.New(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expandKey replaces each ${VAR} of raw with the variable's value; an
 // unset or empty variable is a *KeyError.
 func expandKey(raw Secret, where, path string, line int) (string, error) {
 	var missing string
-	out := envRef.ReplaceAllStringFunc(raw.Reveal(), func(ref string) string {
-		name := envRef.FindStringSubmatch(ref)[1]
+	out := envRef().ReplaceAllStringFunc(raw.Reveal(), func(ref string) string {
+		name := envRef().FindStringSubmatch(ref)[1]
 		v := os.Getenv(name)
 		if v == "" && missing == "" {
 			missing = name

@@ -369,7 +369,7 @@ func hidden(raw string) string {
 	if raw == "" {
 		return "(none)"
 	}
-	if m := envRef.FindAllStringSubmatch(raw, -1); m != nil {
+	if m := envRef().FindAllStringSubmatch(raw, -1); m != nil {
 		var vars []string
 		for _, sub := range m {
 			state := "set"

@@ -3,9 +3,9 @@ package config
 import (
 	"fmt"
 	"reflect"
-	"regexp"
 	"strconv"
 
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/mcp"
 )
@@ -47,7 +47,7 @@ var zeroMeansUnset = map[string]string{
 }
 
 // entryIndex matches the index of a list's entry in a path.
-var entryIndex = regexp.MustCompile(`\[\d+\]`)
+var entryIndex = lazyregexp.New(`\[\d+\]`)
 
 // checkZero reports a 0 written at path for a setting where 0 means "not
 // set" (see zeroMeansUnset).
@@ -60,7 +60,7 @@ func (d *decoder) checkZero(path string, v reflect.Value) {
 	if !v.IsZero() {
 		return
 	}
-	pattern := entryIndex.ReplaceAllString(path, ".*")
+	pattern := entryIndex().ReplaceAllString(path, ".*")
 	unset, ok := zeroMeansUnset[pattern]
 	if !ok {
 		return

@@ -9,7 +9,6 @@ import (
 	"io"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -439,7 +439,7 @@ func (p *parser) overrides(field string, v any, among []string) map[string]Overr
 	return out
 }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var idPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 func (p *parser) parseCase(v any) Case {
 	m := p.object("", v, "id", "category", "prompt", "tools", "approve", "overrides", "files", "memories", "expect")
@@ -450,7 +450,7 @@ func (p *parser) parseCase(v any) Case {
 	if id, ok := m["id"]; ok {
 		c.ID = p.str("id", id)
 	}
-	if p.err == nil && !idPattern.MatchString(c.ID) {
+	if p.err == nil && !idPattern().MatchString(c.ID) {
 		if c.ID == "" {
 			p.fail("id", "missing; give each case a short id such as \"pct\"")
 		} else {

@@ -19,6 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 )
 
 // The advice the engine's typed errors give, in words for servers that
@@ -347,36 +348,36 @@ func isOverflow(a apiError, lower string) bool {
 // The figures servers put in their words when a request does not fit.
 var (
 	// OpenAI and vLLM: "This model's maximum context length is 4096 tokens."
-	reMaxContext = regexp.MustCompile(`maximum context length is (\d+)`)
+	reMaxContext = lazyregexp.New(`maximum context length is (\d+)`)
 	// vLLM: "However, you requested 4200 tokens (3000 in the messages, 1200
 	// in the completion)"; the messages part is the prompt.
-	reInMessages = regexp.MustCompile(`(\d+) in the messages`)
+	reInMessages = lazyregexp.New(`(\d+) in the messages`)
 	// OpenAI: "However, your messages resulted in 130532 tokens"; vLLM:
 	// "However, your request has 4176 input tokens".
-	rePromptSaid = regexp.MustCompile(`(?:resulted in|request has|you requested) (\d+)(?: input)? tokens`)
+	rePromptSaid = lazyregexp.New(`(?:resulted in|request has|you requested) (\d+)(?: input)? tokens`)
 	// llama.cpp: "request (4476 tokens) exceeds the available context size
 	// (4096 tokens)", older "input (4476 tokens) is larger than the max
 	// context size (4096 tokens)".
-	reLlamaPrompt = regexp.MustCompile(`(?:request|input) \((\d+) tokens\)`)
-	reLlamaWindow = regexp.MustCompile(`context size \((\d+) tokens\)`)
+	reLlamaPrompt = lazyregexp.New(`(?:request|input) \((\d+) tokens\)`)
+	reLlamaWindow = lazyregexp.New(`context size \((\d+) tokens\)`)
 	// LM Studio: "Trying to keep the first 5406 tokens when context the
 	// overflows. However, the model is loaded with context length of only
 	// 1056 tokens".
-	reLMStudioWindow = regexp.MustCompile(`context length of only (\d+) tokens`)
-	reLMStudioPrompt = regexp.MustCompile(`keep the first (\d+) tokens`)
+	reLMStudioWindow = lazyregexp.New(`context length of only (\d+) tokens`)
+	reLMStudioPrompt = lazyregexp.New(`keep the first (\d+) tokens`)
 )
 
 func overflowError(model string, a apiError) *engine.ContextOverflowError {
 	e := &engine.ContextOverflowError{Model: model, ServerMessage: a.Message, Fix: windowFix,
 		Window: a.NCtx, PromptTokens: a.NPromptTokens}
-	find := func(re *regexp.Regexp) int {
-		if m := re.FindStringSubmatch(a.Message); m != nil {
+	find := func(re func() *regexp.Regexp) int {
+		if m := re().FindStringSubmatch(a.Message); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			return n
 		}
 		return 0
 	}
-	for _, re := range []*regexp.Regexp{reMaxContext, reLlamaWindow, reLMStudioWindow} {
+	for _, re := range []func() *regexp.Regexp{reMaxContext, reLlamaWindow, reLMStudioWindow} {
 		if e.Window == 0 {
 			e.Window = find(re)
 		}
@@ -387,7 +388,7 @@ func overflowError(model string, a apiError) *engine.ContextOverflowError {
 		e.PromptTokens = 0
 		return e
 	}
-	for _, re := range []*regexp.Regexp{reInMessages, rePromptSaid, reLlamaPrompt, reLMStudioPrompt} {
+	for _, re := range []func() *regexp.Regexp{reInMessages, rePromptSaid, reLlamaPrompt, reLMStudioPrompt} {
 		if e.PromptTokens == 0 {
 			e.PromptTokens = find(re)
 		}
@@ -397,7 +398,7 @@ func overflowError(model string, a apiError) *engine.ContextOverflowError {
 
 // OpenAI writes the wait into its message: "Please try again in 20s",
 // "try again in 120ms".
-var reTryAgain = regexp.MustCompile(`try again in (\d+(?:\.\d+)?)(ms|s)\b`)
+var reTryAgain = lazyregexp.New(`try again in (\d+(?:\.\d+)?)(ms|s)\b`)
 
 // retryAfter reads how long a 429 asks to wait: retry-after-ms (OpenAI),
 // then retry-after in seconds or as an HTTP date, then the message.
@@ -415,7 +416,7 @@ func retryAfter(h http.Header, msg string, now time.Time) time.Duration {
 			return t.Sub(now)
 		}
 	}
-	if m := reTryAgain.FindStringSubmatch(strings.ToLower(msg)); m != nil {
+	if m := reTryAgain().FindStringSubmatch(strings.ToLower(msg)); m != nil {
 		n, _ := strconv.ParseFloat(m[1], 64)
 		if m[2] == "ms" {
 			return time.Duration(n * float64(time.Millisecond))

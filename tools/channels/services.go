@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 )
 
 // service is one kind of channel: how to send, how long a message may be,
@@ -446,7 +447,7 @@ type ntfy struct {
 // ntfyTopic is what ntfy takes as a topic, of at most maxNtfyTopicLen
 // characters (checked apart: a counted repetition compiles to one copy of
 // the class per count).
-var ntfyTopic = regexp.MustCompile(`^[-_A-Za-z0-9]+$`)
+var ntfyTopic = lazyregexp.New(`^[-_A-Za-z0-9]+$`)
 
 const maxNtfyTopicLen = 64
 
@@ -472,7 +473,7 @@ func newNtfy(ch Channel, red *redactor) (service, []string) {
 	switch {
 	case topic == "":
 		problems = append(problems, "topic is missing")
-	case len(topic) > maxNtfyTopicLen || !ntfyTopic.MatchString(topic):
+	case len(topic) > maxNtfyTopicLen || !ntfyTopic().MatchString(topic):
 		problems = append(problems, "topic must be 1-64 letters, digits, - or _")
 	default:
 		red.add(topic, "<ntfy topic>")

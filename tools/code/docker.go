@@ -223,7 +223,7 @@ func (t *Docker) dockerArgs(name string, start time.Time) []string {
 		"--env", "LANG=C.UTF-8",
 		"--env", "MPLBACKEND=Agg",
 		d.Image,
-		"python3", "-I", "-B", "-X", "utf8", "-c", driverSource, string(settings),
+		"python3", "-I", "-B", "-X", "utf8", "-c", driverSource(), string(settings),
 	}
 }
 

@@ -19,8 +19,9 @@ import (
 
 // driverSource is the Python program that confines the interpreter and runs
 // the code (confine.py, then driver.py, which calls it). It is passed with
-// -c, so there is no file for the code to read or change.
-var driverSource = confineSource + "\n\n" + driverMain
+// -c, so there is no file for the code to read or change. Joined when
+// first needed, not by every command at start.
+var driverSource = sync.OnceValue(func() string { return confineSource + "\n\n" + driverMain })
 
 var (
 	//go:embed confine.py
@@ -156,7 +157,7 @@ func (p *process) start(cfg Config, python, mode string) error {
 			settings["test_fault"] = driverFault
 		}
 		data, _ := json.Marshal(settings)
-		cmd := exec.Command(python, "-I", "-B", "-X", "utf8", "-c", driverSource, string(data))
+		cmd := exec.Command(python, "-I", "-B", "-X", "utf8", "-c", driverSource(), string(data))
 		cmd.Dir = p.workdir
 		cmd.Env = sandboxEnv(python, p.workdir)
 		cmd.Stdout, cmd.Stderr = outW, errW

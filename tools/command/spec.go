@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/tools/code"
 )
@@ -88,7 +88,7 @@ func specErr(key, format string, a ...any) error {
 }
 
 // paramName is what a parameter may be called: it is written {NAME}.
-var paramName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var paramName = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Command is a checked entry, ready to run.
 type Command struct {
@@ -199,7 +199,7 @@ var paramTypes = []string{"string", "integer", "number", "boolean"}
 
 func checkParam(name string, p Param) error {
 	key := "parameters." + name
-	if !paramName.MatchString(name) {
+	if !paramName().MatchString(name) {
 		return specErr(key, "%q cannot name a parameter: it is written {NAME} in argv, so use letters, digits and '_', starting with a letter or '_'", name)
 	}
 	typ := p.typ()

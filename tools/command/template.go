@@ -51,7 +51,7 @@ func parseElement(raw, home string) (element, error) {
 				return el, fmt.Errorf("the '{' at byte %d opens a placeholder that does not close before the element ends; a placeholder is {NAME} inside one element (write {{ for a literal '{')", i)
 			}
 			name := raw[i+1 : i+1+end]
-			if !paramName.MatchString(name) {
+			if !paramName().MatchString(name) {
 				return el, fmt.Errorf("{%s} is not a placeholder: write {NAME} with a parameter's name, or {{ and }} for literal braces", name)
 			}
 			flush()

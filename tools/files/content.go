@@ -5,6 +5,8 @@ import (
 	"os"
 	"regexp"
 	"sync"
+
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 )
 
 // A secret is refused by what it is, not only by where it lies: a private
@@ -28,7 +30,7 @@ var keyHeaders = []struct {
 
 // pemPrivate is a PEM block of any private key ("-----BEGIN RSA PRIVATE
 // KEY-----", "-----BEGIN ENCRYPTED PRIVATE KEY-----", ...).
-var pemPrivate = regexp.MustCompile(`^-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----`)
+var pemPrivate = lazyregexp.New(`^-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----`)
 
 // tokenPattern is a token of a known kind at the start of a line: the
 // prefixes services give their API tokens. It is compiled at its first
@@ -74,7 +76,7 @@ func SecretContent(data []byte) string {
 				return k.holds
 			}
 		}
-		if pemPrivate.Match(line) {
+		if pemPrivate().Match(line) {
 			return "holds a private key"
 		}
 		if tokenPattern().Match(line) {

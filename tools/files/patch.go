@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 	"github.com/jarvis-workbench/jarvis/internal/textdiff"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
@@ -348,7 +348,7 @@ func hunkFailure(n, of int, f *gitdiff.TextFragment, lines, pre []string, want i
 }
 
 // hunkHeader is "@@ -a[,b] +c[,d] @@ rest".
-var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$`)
+var hunkHeader = lazyregexp.New(`^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$`)
 
 // recount rewrites every hunk header's line counts from the lines that
 // follow it, taking an empty line inside a hunk as an empty context line
@@ -357,7 +357,7 @@ func recount(patch string) string {
 	lines := strings.Split(patch, "\n")
 	var out []string
 	for i := 0; i < len(lines); i++ {
-		m := hunkHeader.FindStringSubmatch(lines[i])
+		m := hunkHeader().FindStringSubmatch(lines[i])
 		if m == nil {
 			out = append(out, lines[i])
 			continue

@@ -6,9 +6,10 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 )
 
 // DefaultTimeoutSeconds bounds one call to an MCP tool when the server's
@@ -121,7 +122,7 @@ func (s ServerConfig) Target() string {
 	return strings.Join(parts, " ")
 }
 
-var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var serverNameRE = lazyregexp.New(`^[A-Za-z0-9_-]+$`)
 
 // Validate checks every server and returns all problems at once, each
 // naming the entry and what to change.
@@ -178,7 +179,7 @@ func (s ServerConfig) problems() []serverProblem {
 	switch {
 	case s.Name == "":
 		add("name", "name is required (it prefixes the server's tool names, as NAME__TOOL)")
-	case !serverNameRE.MatchString(s.Name):
+	case !serverNameRE().MatchString(s.Name):
 		add("name", "name %q may contain only letters, digits, '_' and '-' (it becomes part of tool names)", s.Name)
 	case strings.Contains(s.Name, "__") || strings.HasSuffix(s.Name, "_"):
 		add("name", "name %q must not contain \"__\" or end with '_': \"__\" separates server and tool in tool names", s.Name)
@@ -244,13 +245,13 @@ func (c Config) Names() []string {
 	return out
 }
 
-var envRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRefRE = lazyregexp.New(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expand replaces ${VAR} with the variable's value. An unset variable is an
 // error: sending "Bearer " to a server would fail later and less clearly.
 func expand(what, value string) (string, error) {
 	var missing []string
-	out := envRefRE.ReplaceAllStringFunc(value, func(ref string) string {
+	out := envRefRE().ReplaceAllStringFunc(value, func(ref string) string {
 		name := ref[2 : len(ref)-1]
 		v, ok := os.LookupEnv(name)
 		if !ok {

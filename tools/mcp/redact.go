@@ -53,7 +53,7 @@ func newScrubber(cfg ServerConfig) *scrubber {
 		}
 	}
 	refs := func(v string) {
-		for _, m := range envRefRE.FindAllStringSubmatch(v, -1) {
+		for _, m := range envRefRE().FindAllStringSubmatch(v, -1) {
 			if val, ok := os.LookupEnv(m[1]); ok {
 				secret(val)
 				secret(url.QueryEscape(val))

@@ -9,11 +9,11 @@
 package termtext
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
 
@@ -91,7 +91,7 @@ func PadRight(s string, w int) string {
 }
 
 // sgr matches a Select Graphic Rendition sequence: the styles of text.
-var sgr = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
+var sgr = lazyregexp.New(`\x1b\[[0-9;:]*m`)
 
 // Fit breaks a line of styled text (a rendered line) wider than width
 // into rows of width cells, keeping every character: renderers wrap at
@@ -118,7 +118,7 @@ func Fit(line string, width int) []string {
 	}
 	var styles strings.Builder // the style sequences since the last reset
 	for i, r := range rows {
-		seen := sgr.FindAllString(r, -1)
+		seen := sgr().FindAllString(r, -1)
 		if i > 0 && styles.Len() > 0 {
 			r = styles.String() + r
 		}

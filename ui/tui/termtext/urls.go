@@ -1,8 +1,9 @@
 package termtext
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 )
 
 // A URL is wrapped as one word. Wrappers break words at punctuation:
@@ -17,7 +18,7 @@ import (
 // urlPattern finds URLs: a scheme's or "www." up to a space or a
 // character no URL holds unescaped (quotes, angle brackets, backticks,
 // a table's bar). Sentence punctuation after it is left out (urlEnd).
-var urlPattern = regexp.MustCompile("(?i)\\b(?:https?|ftp|file)://[^\\s<>\"'`|]+|\\bwww\\.[^\\s<>\"'`|]+")
+var urlPattern = lazyregexp.New("(?i)\\b(?:https?|ftp|file)://[^\\s<>\"'`|]+|\\bwww\\.[^\\s<>\"'`|]+")
 
 // held maps the break characters to the private-use runes standing for
 // them, and back.
@@ -38,7 +39,7 @@ func HoldURLs(s string, around func(s string, i, j int) (before, after string)) 
 	if !strings.Contains(s, "://") && !strings.Contains(strings.ToLower(s), "www.") || strings.ContainsAny(s, heldRunes) {
 		return s, false
 	}
-	spans := urlPattern.FindAllStringIndex(s, -1)
+	spans := urlPattern().FindAllStringIndex(s, -1)
 	if len(spans) == 0 {
 		return s, false
 	}
