@@ -8,6 +8,7 @@ require (
 	github.com/NimbleMarkets/ntcharts v0.4.0
 	github.com/alecthomas/chroma/v2 v2.20.0
 	github.com/asdine/storm/v3 v3.2.1
+	github.com/atotto/clipboard v0.1.4
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1
 	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/bluekeyes/go-gitdiff v0.9.0
@@ -40,7 +41,6 @@ require (
 
 require (
 	github.com/agnivade/levenshtein v1.1.1 // indirect
-	github.com/atotto/clipboard v0.1.4 // indirect
 	github.com/aymerick/douceur v0.2.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.1 // indirect
@@ -96,6 +96,7 @@ require (
 // init (third_party/README.md).
 replace (
 	github.com/alecthomas/chroma/v2 => ./third_party/chroma
+	github.com/atotto/clipboard => ./third_party/clipboard
 	github.com/charmbracelet/glamour => ./third_party/glamour
 	github.com/gorilla/css => ./third_party/gorilla-css
 	github.com/microcosm-cc/bluemonday => ./third_party/bluemonday

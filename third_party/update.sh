@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Replaces the copy of a dependency in third_party (bluemonday, gorilla-css,
-# goldmark or glamour) with release VERSION from the module cache, its sources
-# without tests or test data, and re-applies NAME.patch, the change that
-# makes its regular expressions compile on first use. chroma has its own
-# script, update-chroma.sh.
+# goldmark, glamour or clipboard) with release VERSION from the module cache,
+# its sources without tests or test data, and re-applies NAME.patch, the
+# change that moves its start-up work (compiling regular expressions,
+# looking for clipboard programs) to first use. chroma has its own script,
+# update-chroma.sh.
 # Usage: third_party/update.sh goldmark v1.7.13; then build, run
 # `make test`, and update the version in README.md's dependency list.
 set -euo pipefail
-name=${1:?usage: $0 NAME VERSION (NAME: bluemonday, gorilla-css, goldmark or glamour)}
+name=${1:?usage: $0 NAME VERSION (NAME: bluemonday, gorilla-css, goldmark, glamour or clipboard)}
 version=${2:?usage: $0 NAME VERSION}
 case $name in
 bluemonday) module=github.com/microcosm-cc/bluemonday ;;
 gorilla-css) module=github.com/gorilla/css ;;
 goldmark) module=github.com/yuin/goldmark ;;
 glamour) module=github.com/charmbracelet/glamour ;;
-*) echo "$name: not a copy this script keeps (bluemonday, gorilla-css, goldmark or glamour)" >&2; exit 2 ;;
+clipboard) module=github.com/atotto/clipboard ;;
+*) echo "$name: not a copy this script keeps (bluemonday, gorilla-css, goldmark, glamour or clipboard)" >&2; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 dest=$here/$name

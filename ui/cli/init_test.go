@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atotto/clipboard"
+
 	"github.com/jarvis-workbench/jarvis/internal/inittrace"
 	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 )
@@ -52,5 +54,20 @@ func TestJarvisPackagesDoLittleAtInit(t *testing.T) {
 	sort.Strings(ours)
 	if len(ours) < 10 {
 		t.Fatalf("the trace shows only %d jarvis packages (%v): is inittrace still read right?", len(ours), ours)
+	}
+}
+
+// TestClipboardIsNotLookedForAtInit: the clipboard package (linked through
+// the workbench's text area) looked along $PATH for eight clipboard
+// programs at init, some 50 failed file lookups at every start. The copy
+// in third_party/clipboard looks at the first paste or copy.
+func TestClipboardIsNotLookedForAtInit(t *testing.T) {
+	traced, err := inittrace.Packages()
+	if err != nil {
+		t.Fatalf("re-running the test binary with GODEBUG=inittrace=1: %v", err)
+	}
+	_ = clipboard.Unsupported // linked, whatever the rest of the binary does
+	if p, ok := traced["github.com/atotto/clipboard"]; ok {
+		t.Errorf("github.com/atotto/clipboard does work at init (%d bytes, %d allocations): is its replace in go.mod gone?", p.Bytes, p.Allocs)
 	}
 }
