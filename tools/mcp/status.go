@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -129,7 +129,7 @@ func RenderStatus(w io.Writer, list []ServerStatus, now time.Time) error {
 		_, err := fmt.Fprintln(w, "No MCP servers configured. Add [[mcp.servers]] entries to the config file.")
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := table.New(w)
 	fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATUS\tTOOLS\tCONFIRM\tLAST ERROR")
 	for _, s := range list {
 		count := "-"

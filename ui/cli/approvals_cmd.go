@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/store/approvals"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
@@ -108,7 +108,7 @@ func (a *cmdline) approvalsListCommand() *cobra.Command {
 				fmt.Fprintln(a.io.Out, "Nothing is always allowed.")
 				return nil
 			}
-			w := tabwriter.NewWriter(a.io.Out, 0, 4, 2, ' ', 0)
+			w := table.New(a.io.Out)
 			fmt.Fprintln(w, "TOOL\tGRANT\tCOVERS\tAPPROVED\tFROM\tNOTE")
 			for _, r := range rows {
 				var notes []string

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/store/audit"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
@@ -66,7 +66,7 @@ URLs, after "Bearer") are redacted before they are written.`,
 				fmt.Fprintln(a.io.Out, "No decisions recorded"+describeFilter(f)+".")
 				return nil
 			}
-			w := tabwriter.NewWriter(a.io.Out, 0, 4, 2, ' ', 0)
+			w := table.New(a.io.Out)
 			fmt.Fprintln(w, "TIME\tTOOL\tDECISION\tBY\tSOURCE\tARGUMENTS\tREASON")
 			for _, e := range entries {
 				name := e.Tool

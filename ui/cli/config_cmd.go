@@ -3,11 +3,11 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/app/config"
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/themes"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
@@ -91,7 +91,7 @@ exit status is 2 when there are problems, as for any other wrong use.`,
 				file = "(none; would read " + config.DefaultPath() + ")"
 			}
 			fmt.Fprintf(a.io.Out, "config file: %s\n\n", file)
-			w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+			w := table.New(a.io.Out)
 			fmt.Fprintln(w, "KEY\tVALUE\tSOURCE")
 			for _, s := range settings {
 				fmt.Fprintf(w, "%s\t%s\t%s\n", s.Key, oneLine(s.Value), s.Source)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/charmbracelet/bubbles/progress"
@@ -16,6 +15,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/store/memory"
 	memorytools "github.com/jarvis-workbench/jarvis/tools/memory"
 	"github.com/jarvis-workbench/jarvis/ui/format"
@@ -255,7 +255,7 @@ func (a *cmdline) memListCommand() *cobra.Command {
 				}
 				return nil
 			}
-			w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+			w := table.New(a.io.Out)
 			fmt.Fprintln(w, "ID\tCREATED\tCHUNKS\tSIZE\tSOURCE")
 			for _, d := range docs {
 				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", d.ID, d.Created.Local().Format("2006-01-02 15:04"), d.Chunks, megabytes(int64(d.Bytes)), orDash(d.Source))
@@ -286,7 +286,7 @@ func (a *cmdline) memStatsCommand() *cobra.Command {
 			if asJSON {
 				return writeJSON(a.io.Out, st)
 			}
-			w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+			w := table.New(a.io.Out)
 			fmt.Fprintf(w, "Database:\t%s\n", st.Database)
 			fmt.Fprintf(w, "Documents:\t%d\n", st.Documents)
 			fmt.Fprintf(w, "Chunks:\t%d (%.0f indexed terms each on average)\n", st.Chunks, st.AvgChunkTokens)

@@ -6,13 +6,13 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
@@ -127,7 +127,7 @@ func (a *cmdline) printModels(env *environment, lists []serverList, models []lis
 		}
 		return nil
 	}
-	w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+	w := table.New(a.io.Out)
 	fmt.Fprintln(w, "NAME\tSIZE\tPARAMS\tQUANT\tMODIFIED\tCAPABILITIES")
 	for _, m := range models {
 		size := "-"

@@ -6,13 +6,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/app"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
 )
@@ -71,7 +71,7 @@ OpenAI-compatible servers do not say what they have loaded.`,
 			} else if len(loaded) == 0 {
 				fmt.Fprintf(a.io.Out, "No model is loaded on the server at %s; a model loads at its first request.\n", env.def.Engine.Host())
 			} else {
-				w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+				w := table.New(a.io.Out)
 				fmt.Fprintln(w, "NAME\tSIZE\tVRAM\tCONTEXT\tUNTIL")
 				now := time.Now()
 				for _, m := range loaded {
@@ -198,7 +198,7 @@ window it runs the model with, where the server tells).`,
 }
 
 func (a *cmdline) printShown(m shownModel, srv *app.Server) {
-	w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+	w := table.New(a.io.Out)
 	row := func(k, v string) {
 		if v != "" {
 			fmt.Fprintf(w, "%s\t%s\n", k, v)

@@ -5,11 +5,11 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/agent/scheduler"
 	"github.com/jarvis-workbench/jarvis/events"
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
@@ -20,7 +20,7 @@ import (
 const timeLayout = "2006-01-02 15:04:05 MST"
 
 func writeTaskTable(out io.Writer, list []tasks.Task, now time.Time) {
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	w := table.New(out)
 	fmt.Fprintln(w, "ID\tSTATUS\tSCHEDULE\tNEXT RUN\tLAST RUN\tSERVER\tPROMPT")
 	legacy := false
 	for _, t := range list {

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-workbench/jarvis/app/history"
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/store/sessions"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
@@ -115,7 +115,7 @@ func (a *cmdline) sessionsListCommand() *cobra.Command {
 			fmt.Fprintln(a.io.Err, "No saved sessions yet: the workbench saves each conversation, and ask --save starts one.")
 			return nil
 		}
-		w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+		w := table.New(a.io.Out)
 		fmt.Fprintln(w, "ID\tUPDATED\tMSGS\tMODEL\tCOST\tTITLE")
 		for _, s := range list {
 			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("Jan 02 15:04"), s.Messages,

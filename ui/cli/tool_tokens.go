@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jarvis-workbench/jarvis/agent"
 	"github.com/jarvis-workbench/jarvis/engine"
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/format"
 )
@@ -85,7 +85,7 @@ func (a *cmdline) countToolTokens(ctx context.Context, list []tools.Tool) (toolC
 }
 
 func printToolCosts(w io.Writer, c toolCosts) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := table.New(w)
 	fmt.Fprintln(tw, "TOOL\tAS SCHEMA (orchestrator)\tAS TEXT (react)")
 	schema, text := 0, 0
 	for _, t := range c.Tools {

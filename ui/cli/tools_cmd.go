@@ -9,12 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/jarvis-workbench/jarvis/app"
+	"github.com/jarvis-workbench/jarvis/internal/table"
 	"github.com/jarvis-workbench/jarvis/tools"
 )
 
@@ -77,7 +77,7 @@ func (a *cmdline) toolsListCommand() *cobra.Command {
 			if asJSON {
 				return writeJSON(a.io.Out, specs)
 			}
-			w := tabwriter.NewWriter(a.io.Out, 0, 0, 2, ' ', 0)
+			w := table.New(a.io.Out)
 			fmt.Fprintln(w, "NAME\tCATEGORY\tCONFIRM\tCOST\tLATENCY\tTIMEOUT\tDESCRIPTION")
 			for i, s := range specs {
 				confirm := "no"
