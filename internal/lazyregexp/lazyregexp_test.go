@@ -11,7 +11,8 @@ func TestCompilesOnceOnFirstUse(t *testing.T) {
 	if got := re().FindStringSubmatch("xabbbc"); len(got) != 2 || got[1] != "bbb" {
 		t.Errorf("match: %q", got)
 	}
-	if re() != re() {
+	first, second := re(), re()
+	if first != second {
 		t.Error("each call compiled the expression again")
 	}
 }
