@@ -61,7 +61,29 @@ func CheckChunking(size, overlap int) error {
 // mid-sentence only when no sentence starts there. Text without words gives
 // no chunks. size and overlap must satisfy CheckChunking.
 func chunkSpans(text string, size, overlap int) []span {
-	words := scanWords(text)
+	return chunkSpansWith(text, size, overlap, nil)
+}
+
+// maxScratchWords bounds the word list a vocab keeps between texts (2 MB):
+// a larger text's list is dropped after use.
+const maxScratchWords = 1 << 17
+
+// chunkSpansWith is chunkSpans with the word list scanned into *scratch
+// (when not nil), which is kept for the next text: an index build chunks
+// thousands of files, and a list per file was a tenth of its allocations.
+func chunkSpansWith(text string, size, overlap int, scratch *[]word) []span {
+	var buf []word
+	if scratch != nil {
+		buf = *scratch
+	}
+	words := scanWords(text, buf)
+	if scratch != nil {
+		if cap(words) <= maxScratchWords {
+			*scratch = words[:0]
+		} else {
+			*scratch = nil
+		}
+	}
 	n := len(words)
 	if n == 0 {
 		return nil
@@ -127,9 +149,13 @@ func bestBreak(words []word, lo, hi int) int {
 // scanWords finds the words of text and the kind of break after each. Text
 // is mostly ASCII, so bytes below utf8.RuneSelf are classified by a table
 // and a word's run of ASCII bytes is skipped in one loop; other runes take
-// the general path.
-func scanWords(text string) []word {
-	words := make([]word, 0, len(text)/6+1)
+// the general path. The words are appended to buf[:0], which grows as
+// needed.
+func scanWords(text string, buf []word) []word {
+	words := buf[:0]
+	if want := len(text)/6 + 1; cap(words) < want {
+		words = make([]word, 0, want)
+	}
 	inWord := false
 	newlines := 0
 	var last rune // the last rune that is not a closing quote or bracket

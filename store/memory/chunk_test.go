@@ -17,7 +17,7 @@ func sentence(tag string, n int) string {
 	return strings.Join(w, " ") + "."
 }
 
-func countWords(s string) int { return len(scanWords(s)) }
+func countWords(s string) int { return len(scanWords(s, nil)) }
 
 // checkSpans verifies the span invariants for any text and settings.
 func checkSpans(t *testing.T, text string, size, overlap int, spans []span) {

@@ -446,3 +446,15 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	checkIndex(t, db)
 }
+
+// TestContentHashIsTheTextsSHA256 holds the buffered hash to the plain
+// one at the buffer's edges: a stored document's hash is how an unchanged
+// file is recognised.
+func TestContentHashIsTheTextsSHA256(t *testing.T) {
+	for _, n := range []int{0, 1, 4095, 4096, 4097, 3*4096 + 17} {
+		text := strings.Repeat("ab€", n)[:n]
+		if got, want := contentHash(text), hashOf(text); got != want {
+			t.Errorf("%d bytes: %s, want %s", n, got, want)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func FuzzScanWordsMatchesRuneByRune(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if want, got := scanWordsByRune(s), scanWords(s); !slices.Equal(got, want) {
+		if want, got := scanWordsByRune(s), scanWords(s, nil); !slices.Equal(got, want) {
 			t.Fatalf("%q:\n got %v\nwant %v", s, got, want)
 		}
 	})
@@ -65,7 +65,7 @@ func FuzzScanWordsMatchesRuneByRune(f *testing.F) {
 // its comments, strings and punctuation.
 func TestScanWordsMatchesRuneByRuneOnGoSources(t *testing.T) {
 	for _, in := range goSources(t, "strconv", "unicode/utf8", "time") {
-		if want, got := scanWordsByRune(in.Content), scanWords(in.Content); !slices.Equal(got, want) {
+		if want, got := scanWordsByRune(in.Content), scanWords(in.Content, nil); !slices.Equal(got, want) {
 			for i := range min(len(got), len(want)) {
 				if got[i] != want[i] {
 					t.Fatalf("%s: word %d: got %v, want %v", in.Source, i, got[i], want[i])

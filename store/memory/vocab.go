@@ -83,6 +83,7 @@ type vocab struct {
 	d      *dict
 	counts []uint32 // occurrences in the text being counted, by number
 	seen   []uint32 // the numbers counted so far, in order
+	words  []word   // scratch for chunking (chunkSpansWith)
 	// recent is a direct-mapped cache in front of the dict, small enough
 	// for the processor's cache: a few thousand words make most of a
 	// text (16,384 slots find 93% of the standard library's words, 4,096
