@@ -122,7 +122,44 @@ func (in *inputBox) update(msg tea.Msg) tea.Cmd {
 	if in.shape() != before {
 		in.settle()
 	}
-	return cmd
+	return forInput(cmd)
+}
+
+// inputResult is what a command of the prompt's text area produced (the
+// text of ctrl+v, read from the system clipboard), on its way back to the
+// prompt. The text area's messages are of its own unexported types, so
+// the workbench cannot tell them from a side pane's; tagged, they reach
+// the prompt instead of being dropped.
+type inputResult struct{ msg tea.Msg }
+
+// forInput makes cmd's message an inputResult; a batch's commands are
+// tagged one by one, since Bubble Tea runs a batch only as its own type.
+func forInput(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		switch msg := cmd().(type) {
+		case nil:
+			return nil
+		case tea.BatchMsg:
+			out := make(tea.BatchMsg, len(msg))
+			for i, c := range msg {
+				out[i] = forInput(c)
+			}
+			return out
+		default:
+			return inputResult{msg}
+		}
+	}
+}
+
+// takeError returns what the text area last failed at (a paste with no
+// clipboard program to read from), once.
+func (in *inputBox) takeError() error {
+	err := in.ta.Err
+	in.ta.Err = nil
+	return err
 }
 
 // settle scrolls the prompt to its cursor. The textarea scrolls in

@@ -50,6 +50,7 @@ var keyHelp = [][2]string{
 	{"mouse wheel", "scroll"},
 	{"F2", "mouse capture on/off (off: select text with the mouse)"},
 	{"ctrl+y", "copy the last answer"},
+	{"ctrl+v", "paste the system clipboard (through xclip, xsel or wl-paste)"},
 	{"alt+↑ / alt+↓", "select a question or an answer: e edits, r asks again, f forks, esc ends"},
 	{"[ / ]", "earlier / later attempt of the last (or selected) answer; versions of a selected question"},
 	{"ctrl+x", "take off the last attached image"},

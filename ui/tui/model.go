@@ -456,6 +456,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case mcpChangedMsg:
 		return m, m.mcpChanged()
+	case inputResult:
+		cmd := m.input.update(msg.msg)
+		if err := m.input.takeError(); err != nil {
+			return m, tea.Batch(cmd, m.setStatus("Nothing pasted: "+err.Error()))
+		}
+		m.layout()
+		return m, cmd
 	}
 	if cmd, ok := m.convoMsg(msg); ok {
 		return m, cmd
