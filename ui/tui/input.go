@@ -8,6 +8,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jarvis-workbench/jarvis/ui/tui/routed"
 )
 
 // historySize bounds the prompt history kept in memory.
@@ -127,31 +129,12 @@ func (in *inputBox) update(msg tea.Msg) tea.Cmd {
 
 // inputResult is what a command of the prompt's text area produced (the
 // text of ctrl+v, read from the system clipboard), on its way back to the
-// prompt. The text area's messages are of its own unexported types, so
-// the workbench cannot tell them from a side pane's; tagged, they reach
-// the prompt instead of being dropped.
+// prompt: the text area's messages are of its own unexported types, and
+// untagged the side pane got them.
 type inputResult struct{ msg tea.Msg }
 
-// forInput makes cmd's message an inputResult; a batch's commands are
-// tagged one by one, since Bubble Tea runs a batch only as its own type.
 func forInput(cmd tea.Cmd) tea.Cmd {
-	if cmd == nil {
-		return nil
-	}
-	return func() tea.Msg {
-		switch msg := cmd().(type) {
-		case nil:
-			return nil
-		case tea.BatchMsg:
-			out := make(tea.BatchMsg, len(msg))
-			for i, c := range msg {
-				out[i] = forInput(c)
-			}
-			return out
-		default:
-			return inputResult{msg}
-		}
-	}
+	return routed.Tag(cmd, func(msg tea.Msg) tea.Msg { return inputResult{msg} })
 }
 
 // takeError returns what the text area last failed at (a paste with no

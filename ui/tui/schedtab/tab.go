@@ -24,6 +24,7 @@ import (
 	"github.com/jarvis-workbench/jarvis/events"
 	"github.com/jarvis-workbench/jarvis/store/tasks"
 	"github.com/jarvis-workbench/jarvis/ui/format"
+	"github.com/jarvis-workbench/jarvis/ui/tui/routed"
 )
 
 // Tab is the side pane's Scheduler tab: the task table with the
@@ -405,25 +406,7 @@ func firstLine(s, empty string) string {
 
 // wrapInput routes the form's text input commands back through the tab.
 func wrapInput(cmd tea.Cmd) tea.Cmd {
-	if cmd == nil {
-		return nil
-	}
-	return func() tea.Msg {
-		switch msg := cmd().(type) {
-		case nil:
-			return nil
-		case tea.BatchMsg:
-			out := make(tea.BatchMsg, 0, len(msg))
-			for _, c := range msg {
-				if c != nil {
-					out = append(out, wrapInput(c))
-				}
-			}
-			return out
-		default:
-			return schedInputMsg{msg: msg}
-		}
-	}
+	return routed.Tag(cmd, func(msg tea.Msg) tea.Msg { return schedInputMsg{msg: msg} })
 }
 
 // key handles a key: the open modal's, or the table's when the pane is
