@@ -3,8 +3,6 @@ package files
 import (
 	"bytes"
 	"os"
-	"regexp"
-	"sync"
 
 	"github.com/jarvis-workbench/jarvis/internal/lazyregexp"
 )
@@ -36,23 +34,21 @@ var pemPrivate = lazyregexp.New(`^-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----`)
 // prefixes services give their API tokens. It is compiled at its first
 // use, not when jarvis starts: every command would pay a millisecond for
 // it, and most never read a file.
-var tokenPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:` +
-		`hf_[A-Za-z0-9]{30,}` + // Hugging Face
-		`|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}` + // GitHub
-		`|glpat-[A-Za-z0-9_-]{20,}` + // GitLab
-		`|xox[abposr]-[A-Za-z0-9-]{10,}` + // Slack
-		`|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}` + // OpenAI, Anthropic
-		`|AKIA[0-9A-Z]{16}` + // AWS access key
-		`|AIza[0-9A-Za-z_-]{35}` + // Google API key
-		`|ya29\.[0-9A-Za-z_-]{20,}` + // Google OAuth
-		`|npm_[A-Za-z0-9]{36}` + // npm
-		`|pypi-[A-Za-z0-9_-]{50,}` + // PyPI
-		`|dop_v1_[a-f0-9]{64}` + // DigitalOcean
-		`|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}` + // SendGrid
-		`|r8_[A-Za-z0-9]{30,}` + // Replicate
-		`)`)
-})
+var tokenPattern = lazyregexp.New(`^(?:` +
+	`hf_[A-Za-z0-9]{30,}` + // Hugging Face
+	`|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}` + // GitHub
+	`|glpat-[A-Za-z0-9_-]{20,}` + // GitLab
+	`|xox[abposr]-[A-Za-z0-9-]{10,}` + // Slack
+	`|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}` + // OpenAI, Anthropic
+	`|AKIA[0-9A-Z]{16}` + // AWS access key
+	`|AIza[0-9A-Za-z_-]{35}` + // Google API key
+	`|ya29\.[0-9A-Za-z_-]{20,}` + // Google OAuth
+	`|npm_[A-Za-z0-9]{36}` + // npm
+	`|pypi-[A-Za-z0-9_-]{50,}` + // PyPI
+	`|dop_v1_[a-f0-9]{64}` + // DigitalOcean
+	`|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}` + // SendGrid
+	`|r8_[A-Za-z0-9]{30,}` + // Replicate
+	`)`)
 
 // SecretContent says what a file is when its start (after blank lines and
 // comment lines) is a private key block or an API token; "" otherwise.

@@ -461,7 +461,6 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if err := m.input.takeError(); err != nil {
 			return m, tea.Batch(cmd, m.setStatus("Nothing pasted: "+err.Error()))
 		}
-		m.layout()
 		return m, cmd
 	}
 	if cmd, ok := m.convoMsg(msg); ok {
