@@ -417,7 +417,7 @@ func (m *model) serversUpdate(msg tea.Msg) (tea.Cmd, bool) {
 	case modelStateMsg:
 		return m.applyModelState(msg), true
 	case modelStateTickMsg:
-		return m.modelStateTick(msg), true
+		return m.modelStateTick(), true
 	case unloadedMsg:
 		return m.applyUnloaded(msg), true
 	case tea.FocusMsg:

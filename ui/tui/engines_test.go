@@ -309,11 +309,10 @@ func TestModelStateTimerFollowsFocus(t *testing.T) {
 	if cmd := m.armStateTimer(); cmd == nil {
 		t.Fatal("no timer while in front")
 	}
-	timer := m.mstate.timer
 	if _, cmd := m.Update(tea.BlurMsg{}); cmd != nil {
 		t.Fatal("a blur read the state")
 	}
-	if _, cmd := m.Update(modelStateTickMsg{timer: timer}); cmd != nil {
+	if _, cmd := m.Update(modelStateTickMsg{}); cmd != nil {
 		t.Fatal("the timer read the state in the background")
 	}
 	if cmd := m.armStateTimer(); cmd != nil {
@@ -325,6 +324,24 @@ func TestModelStateTimerFollowsFocus(t *testing.T) {
 	}
 	if msg, ok := cmd().(modelStateMsg); !ok || msg.err != nil {
 		t.Fatalf("focus read: %#v", msg)
+	}
+	// Reads between ticks (each run's end makes one) start no second
+	// tick: a tick cannot be stopped, so each would hold a goroutine for
+	// the whole period.
+	if cmd := m.armStateTimer(); cmd == nil {
+		t.Fatal("no timer once back in front")
+	}
+	for range 3 {
+		if _, cmd := m.Update(cmd().(modelStateMsg)); cmd != nil {
+			t.Fatal("a read while a tick is pending started another")
+		}
+	}
+	_, cmd = m.Update(modelStateTickMsg{})
+	if cmd == nil {
+		t.Fatal("the tick did not read the state")
+	}
+	if _, again := m.Update(cmd().(modelStateMsg)); again == nil {
+		t.Fatal("the read after a tick did not arm the next")
 	}
 	// A server that does not list its loaded models is never asked.
 	m.opts.Engine = stubEngine{}

@@ -45,10 +45,14 @@ type modelState struct {
 	// seq numbers the reads; a read answering for an older model or
 	// server is dropped.
 	seq int
-	// every is the timer's period (0: no timer, as in tests); timer
-	// numbers the timer so that only the latest one reads.
+	// every is the timer's period (0: no timer, as in tests).
 	every time.Duration
-	timer int
+	// ticking is set while a tick is on its way. Every read (each run's
+	// end makes one) re-arms the timer, and a bubbletea tick cannot be
+	// stopped: its goroutine waits out the whole period. So a read while
+	// a tick is pending starts none, and the workbench never waits on
+	// more than one; a session of quick turns held one per turn.
+	ticking bool
 	// blurred is set while the terminal says another window is in front.
 	blurred bool
 	// gone is the model /unload freed: the server may list it for a
@@ -70,7 +74,7 @@ type modelStateMsg struct {
 }
 
 // modelStateTickMsg is the slow timer.
-type modelStateTickMsg struct{ timer int }
+type modelStateTickMsg struct{}
 
 // refreshModelState reads the server's loaded models, when the server
 // lists them.
@@ -116,19 +120,22 @@ func (m *model) applyModelState(msg modelStateMsg) tea.Cmd {
 	return m.armStateTimer()
 }
 
-// armStateTimer starts the slow timer, while the workbench is in front.
+// armStateTimer starts the slow timer, while the workbench is in front
+// and no tick is pending.
 func (m *model) armStateTimer() tea.Cmd {
 	s := &m.mstate
-	if s.every <= 0 || s.blurred {
+	if s.every <= 0 || s.blurred || s.ticking {
 		return nil
 	}
-	s.timer++
-	timer := s.timer
-	return tea.Tick(s.every, func(time.Time) tea.Msg { return modelStateTickMsg{timer: timer} })
+	s.ticking = true
+	return tea.Tick(s.every, func(time.Time) tea.Msg { return modelStateTickMsg{} })
 }
 
-func (m *model) modelStateTick(msg modelStateTickMsg) tea.Cmd {
-	if msg.timer != m.mstate.timer || m.mstate.blurred {
+// modelStateTick reads the state, unless another window is in front: the
+// timer then stops until the focus comes back.
+func (m *model) modelStateTick() tea.Cmd {
+	m.mstate.ticking = false
+	if m.mstate.blurred {
 		return nil
 	}
 	return m.refreshModelState()
@@ -143,8 +150,7 @@ func (m *model) focusChanged(focused bool) tea.Cmd {
 	}
 	s.blurred = !focused
 	if !focused {
-		s.timer++ // the pending tick finds itself outdated
-		return nil
+		return nil // the pending tick finds the workbench blurred
 	}
 	return m.refreshModelState()
 }
