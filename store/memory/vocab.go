@@ -84,15 +84,19 @@ type vocab struct {
 	counts []uint32 // occurrences in the text being counted, by number
 	seen   []uint32 // the numbers counted so far, in order
 	words  []word   // scratch for chunking (chunkSpansWith)
-	// recent is a direct-mapped cache in front of the dict, small enough
-	// for the processor's cache: a few thousand words make most of a
-	// text (16,384 slots find 93% of the standard library's words, 4,096
-	// slots 88%), and a large map's lookups miss the processor's cache
-	// and, shared, take a lock.
-	recent *[recentSlots]recentWord
+	// recent is a cache in front of the dict, small enough for the
+	// processor's cache: a few thousand words make most of a text, and a
+	// large map's lookups miss the processor's cache and, shared, take a
+	// lock. It is two-way set-associative, a set to a cache line: a
+	// lookup reads one line either way, and two words whose hashes
+	// collide no longer evict each other. Of the 18 million words of
+	// every .go file of the Go distribution in 128-word chunks, it finds
+	// 95.4%, where a direct-mapped cache of the same 16,384 slots found
+	// 94.2%: a fifth fewer dict lookups (839,000; 392,000 are of new words).
+	recent *[recentSets][2]recentWord
 }
 
-const recentSlots = 16384
+const recentSets = 8192
 
 type recentWord struct {
 	n    uint32 // term number + 1; 0: empty
@@ -142,18 +146,28 @@ func (v *vocab) number(word []byte, latin bool) uint32 {
 			h = (h ^ uint32(c)) * 16777619
 		}
 		if v.recent == nil {
-			v.recent = new([recentSlots]recentWord)
+			v.recent = new([recentSets][2]recentWord)
 		}
-		slot = &v.recent[h%recentSlots]
-		if slot.n != 0 && int(slot.len) == len(word) && string(slot.word[:slot.len]) == string(word) {
-			return slot.n - 1
+		set := &v.recent[h%recentSets]
+		if set[0].holds(word) {
+			return set[0].n - 1
 		}
+		if set[1].holds(word) {
+			set[0], set[1] = set[1], set[0] // the most recent first
+			return set[0].n - 1
+		}
+		set[1] = set[0]
+		slot = &set[0]
 	}
 	n := v.d.number(word, latin)
 	if slot != nil {
 		slot.n, slot.len = n+1, uint8(copy(slot.word[:], word))
 	}
 	return n
+}
+
+func (r *recentWord) holds(word []byte) bool {
+	return r.n != 0 && int(r.len) == len(word) && string(r.word[:r.len]) == string(word)
 }
 
 // count appends text's distinct terms with their frequencies to dst and
