@@ -47,11 +47,11 @@ func (d *dict) number(word []byte, latin bool) uint32 {
 	if latin && !english.IsStopWord(w) {
 		t = english.Stem(w, true)
 	}
+	// Another goroutine may have numbered the word since the lookup: it
+	// found or made the same term's number, which is set again here.
+	// Looking the word up again would cost a lookup of every new word.
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if n, ok := d.byWord[w]; ok { // another goroutine was first
-		return n
-	}
 	if n, ok = d.byTerm[t]; !ok {
 		n = uint32(len(d.terms))
 		d.terms = append(d.terms, t)

@@ -44,11 +44,11 @@ type writer struct {
 	// source stored twice in one batch): their postings are not written.
 	freedNew map[uint32]bool
 
-	lens map[uint32][]byte // lens blocks read or written in this transaction
-	// The block read last: merges ask about every posting.
-	lastBlk  uint32
-	lastLens []byte
-	dirty    map[uint32]bool
+	// lens are the lens blocks read or written in this transaction, by
+	// block number (nil: not read yet). Merges ask about every posting, so
+	// finding a block is an index, not a map lookup.
+	lens  [][]byte
+	dirty map[uint32]bool
 	v        *vocab // analyses the chunks of forgotten texts
 	// merged is what the transaction's merges have read so far.
 	merged int64
@@ -66,7 +66,7 @@ func newWriter(s *Store, k kv) (*writer, error) {
 		return nil, err
 	}
 	return &writer{s: s, k: k, st: st, segs: segs, dicts: map[*dict]*termMap{},
-		firstNew: st.NextChunk, lens: map[uint32][]byte{}, dirty: map[uint32]bool{}}, nil
+		firstNew: st.NextChunk, dirty: map[uint32]bool{}}, nil
 }
 
 // termMap maps a dict's term numbers to the transaction's term indexes.
@@ -333,11 +333,11 @@ func (w *writer) putDoc(rec docRecord) error {
 // lensBlock returns the block of lengths holding chunk num.
 func (w *writer) lensBlock(num uint32) ([]byte, int, error) {
 	blk := num / lensPerBlock
-	if w.lastLens != nil && w.lastBlk == blk {
-		return w.lastLens, int(num%lensPerBlock) * 2, nil
+	if int(blk) >= len(w.lens) {
+		w.lens = append(w.lens, make([][]byte, int(blk)+1-len(w.lens))...)
 	}
-	b, ok := w.lens[blk]
-	if !ok {
+	b := w.lens[blk]
+	if b == nil {
 		raw, err := w.k.get(bucketLens, u32key(blk))
 		if err != nil {
 			return nil, 0, err
@@ -346,7 +346,6 @@ func (w *writer) lensBlock(num uint32) ([]byte, int, error) {
 		copy(b, raw)
 		w.lens[blk] = b
 	}
-	w.lastBlk, w.lastLens = blk, b
 	return b, int(num%lensPerBlock) * 2, nil
 }
 
