@@ -49,6 +49,9 @@ type analyzer struct {
 	vocabMu sync.Mutex
 	dict    *dict
 	idle    []*vocab // see takeVocab
+	// turn is closed once the batch prepared last has taken all its
+	// inputs (see analyses).
+	turn chan struct{}
 }
 
 func newAnalyzer() *analyzer { return &analyzer{} }

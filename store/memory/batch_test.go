@@ -83,3 +83,49 @@ func TestCancelledBatch(t *testing.T) {
 	}
 	checkIndex(t, db)
 }
+
+// A batch's analysis starts once the batch prepared before it has taken
+// all its inputs: the earlier one is what its transaction waits for, and
+// sharing the processors with the next batch held it up.
+func TestBatchesAreAnalysedInTurn(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	var big []Input
+	for i := range 200 {
+		big = append(big, Input{Source: fmt.Sprintf("big/%d.txt", i), Content: strings.Repeat(fmt.Sprintf("word%d parseDuration café ", i), 300)})
+	}
+	first, err := s.Prepare(ctx, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Discard()
+	second, err := s.Prepare(ctx, []Input{{Source: "small.txt", Content: "one small text"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Discard()
+	if err := second.an.wait(0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.an.taken:
+	default:
+		t.Fatal("the second batch was analysed before the first had taken its inputs")
+	}
+
+	// A batch discarded before its turn does not hold up the ones after it.
+	third, err := s.Prepare(ctx, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third.Discard()
+	fourth, err := s.Prepare(ctx, []Input{{Source: "after.txt", Content: "after the discarded batch"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fourth.Write(); err != nil {
+		t.Fatal(err)
+	}
+	if hits := mustSearch(t, s, "discarded", 3); len(hits) != 1 {
+		t.Fatalf("the batch after a discarded one: %+v", hits)
+	}
+}

@@ -125,6 +125,16 @@ func (a *analyzer) takeVocab(textBytes int64) *vocab {
 	return &vocab{d: a.dict}
 }
 
+// takeTurn makes taken the channel the next batch's analysis waits for,
+// and returns the one this batch waits for: closed once the batch
+// prepared before it has taken all its inputs (nil: none is under way).
+func (a *analyzer) takeTurn(taken chan struct{}) (before chan struct{}) {
+	a.vocabMu.Lock()
+	defer a.vocabMu.Unlock()
+	before, a.turn = a.turn, taken
+	return before
+}
+
 // putVocabs keeps vocabs for the next batch once the writer is done with
 // them, but those whose dict is full.
 func (a *analyzer) putVocabs(vs ...*vocab) {

@@ -260,7 +260,12 @@ func (s *Store) markUnchanged(preps []*prepared) error {
 
 // analyses is the analysis of a batch's inputs under way: goroutines on
 // every CPU take the inputs in order, so that they are done about in the
-// order the transaction stores them.
+// order the transaction stores them. A batch's goroutines start taking
+// inputs once the batch prepared before it has taken all of its own (see
+// analyzer.turn): `memory index` prepares a batch while the one before
+// it is written, and analysing both at once gave the earlier one, which
+// its transaction waits for, half the processors. Its transaction then
+// spent a third of its time waiting for it.
 type analyses struct {
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -271,7 +276,13 @@ type analyses struct {
 	textBytes int64
 	s         *Store
 	once      sync.Once
+	// taken is closed once every input has been taken by a goroutine,
+	// or the analysis stopped: the next batch's may start.
+	taken     chan struct{}
+	takenOnce sync.Once
 }
+
+func (a *analyses) allTaken() { a.takenOnce.Do(func() { close(a.taken) }) }
 
 // analyseAll starts chunking and analysing the inputs to write.
 func (s *Store) analyseAll(ctx context.Context, preps []*prepared) *analyses {
@@ -287,6 +298,11 @@ func (s *Store) analyseAll(ctx context.Context, preps []*prepared) *analyses {
 			a.textBytes += int64(len(p.in.Content))
 		}
 	}
+	if len(work) == 0 {
+		return a
+	}
+	a.taken = make(chan struct{})
+	before := s.an.takeTurn(a.taken)
 	var next atomic.Int64
 	a.vocabs = make([]*vocab, min(runtime.GOMAXPROCS(0), len(work)))
 	for g := range a.vocabs {
@@ -295,9 +311,18 @@ func (s *Store) analyseAll(ctx context.Context, preps []*prepared) *analyses {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
+			defer a.allTaken() // also when stopped
+			if before != nil {
+				select {
+				case <-before:
+				case <-a.ctx.Done():
+					return
+				}
+			}
 			for a.ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= len(work) {
+					a.allTaken()
 					break
 				}
 				s.analyse(preps[work[i]], v)

@@ -49,7 +49,7 @@ type writer struct {
 	// finding a block is an index, not a map lookup.
 	lens  [][]byte
 	dirty map[uint32]bool
-	v        *vocab // analyses the chunks of forgotten texts
+	v     *vocab // analyses the chunks of forgotten texts
 	// merged is what the transaction's merges have read so far.
 	merged int64
 }
