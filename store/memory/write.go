@@ -263,9 +263,8 @@ func (s *Store) markUnchanged(preps []*prepared) error {
 // order the transaction stores them. A batch's goroutines start taking
 // inputs once the batch prepared before it has taken all of its own (see
 // analyzer.turn): `memory index` prepares a batch while the one before
-// it is written, and analysing both at once gave the earlier one, which
-// its transaction waits for, half the processors. Its transaction then
-// spent a third of its time waiting for it.
+// it is written, and analysing both at once split the processors between
+// them, though the transaction waits only for the earlier one.
 type analyses struct {
 	ctx    context.Context
 	cancel context.CancelFunc
