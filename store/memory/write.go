@@ -310,7 +310,7 @@ func (s *Store) analyseAll(ctx context.Context, preps []*prepared) *analyses {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			defer a.allTaken() // also when stopped
+			defer a.allTaken() // the inputs are all taken, or it stopped
 			if before != nil {
 				select {
 				case <-before:
@@ -321,7 +321,6 @@ func (s *Store) analyseAll(ctx context.Context, preps []*prepared) *analyses {
 			for a.ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= len(work) {
-					a.allTaken()
 					break
 				}
 				s.analyse(preps[work[i]], v)
