@@ -12,11 +12,16 @@ import "sync"
 //
 // This file is not in the upstream release: jarvis's copy adds it (see
 // third_party/README.md).
-func NewLazyLexer(build func() Lexer) Lexer {
-	return &lazyLexer{build: build}
+//
+// name is the Name in the Config of the lexer build returns: a lazy
+// registry with an index (SetIndex) finds the lexer by it without
+// building it.
+func NewLazyLexer(name string, build func() Lexer) Lexer {
+	return &lazyLexer{name: name, build: build}
 }
 
 type lazyLexer struct {
+	name     string
 	once     sync.Once
 	build    func() Lexer
 	lexer    Lexer
@@ -27,6 +32,9 @@ type lazyLexer struct {
 func (l *lazyLexer) get() Lexer {
 	l.once.Do(func() {
 		lexer := l.build()
+		if got := lexer.Config().Name; got != l.name {
+			panic("chroma: NewLazyLexer(" + l.name + ") built a lexer named " + got)
+		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if l.registry != nil {

@@ -323,8 +323,14 @@ func (r *RegexLexer) Rules() (Rules, error) {
 }
 
 // SetRegistry the lexer will use to lookup other lexers if necessary.
+//
+// Setting the registry it already has writes nothing, so that a lazy
+// registry registering a lexer its index handed out earlier does not race
+// with that lexer tokenising on another goroutine.
 func (r *RegexLexer) SetRegistry(registry *LexerRegistry) Lexer {
-	r.registry = registry
+	if r.registry != registry {
+		r.registry = registry
+	}
 	return r
 }
 

@@ -231,7 +231,7 @@ var (
 // Common Lisp lexer.
 // Built on first use (patched: upstream parses its XML and maps its words at
 // init).
-var CommonLisp = Register(NewLazyLexer(commonLisp))
+var CommonLisp = Register(NewLazyLexer("Common Lisp", commonLisp))
 
 func commonLisp() Lexer {
 	return TypeRemappingLexer(MustNewXMLLexer(

@@ -523,7 +523,7 @@ var (
 // EmacsLisp lexer.
 // Built on first use (patched: upstream parses its XML and maps its words at
 // init).
-var EmacsLisp = Register(NewLazyLexer(emacsLisp))
+var EmacsLisp = Register(NewLazyLexer("EmacsLisp", emacsLisp))
 
 func emacsLisp() Lexer {
 	return TypeRemappingLexer(MustNewXMLLexer(

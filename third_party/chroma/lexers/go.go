@@ -62,7 +62,7 @@ func goRules() Rules {
 
 // The Go template lexers are built on first use (patched: upstream parses
 // their XML at init).
-var GoHTMLTemplate = Register(NewLazyLexer(func() Lexer {
+var GoHTMLTemplate = Register(NewLazyLexer("Go HTML Template", func() Lexer {
 	return DelegatingLexer(HTML, MustNewXMLLexer(
 		embedded,
 		"embedded/go_template.xml",
@@ -74,7 +74,7 @@ var GoHTMLTemplate = Register(NewLazyLexer(func() Lexer {
 	))
 }))
 
-var GoTextTemplate = Register(NewLazyLexer(func() Lexer {
+var GoTextTemplate = Register(NewLazyLexer("Go Text Template", func() Lexer {
 	return MustNewXMLLexer(
 		embedded,
 		"embedded/go_template.xml",

@@ -5,4 +5,4 @@ import (
 )
 
 // HTML lexer, built on first use (patched: upstream parses its XML at init).
-var HTML = chroma.NewLazyLexer(func() chroma.Lexer { return chroma.MustNewXMLLexer(embedded, "embedded/html.xml") })
+var HTML = chroma.NewLazyLexer("HTML", func() chroma.Lexer { return chroma.MustNewXMLLexer(embedded, "embedded/html.xml") })

@@ -1,6 +1,7 @@
 package lexers_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/alecthomas/chroma/v2"
@@ -72,7 +73,7 @@ func TestEmbeddedLexersKeepTheirGoAnalysers(t *testing.T) {
 // registering one builds nothing, and once built it answers as upstream's.
 func TestLazyLexerIsBuiltOnFirstUse(t *testing.T) {
 	built := 0
-	lexer := chroma.NewLazyLexer(func() chroma.Lexer {
+	lexer := chroma.NewLazyLexer("Mine", func() chroma.Lexer {
 		built++
 		return chroma.MustNewLexer(&chroma.Config{Name: "Mine", Aliases: []string{"mine"}}, lexers.PlaintextRules)
 	})
@@ -117,5 +118,69 @@ func TestLazyLexerIsBuiltOnFirstUse(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no %v token in %q", name, want, text)
 		}
+	}
+}
+
+// With an index, a lazy registry finds a lexer by name or alias before
+// loading, building that lexer alone; once a program registers a lexer of
+// its own before load, the index no longer knows the answers and Get
+// loads everything as before.
+func TestIndexedRegistryBuildsOnlyWhatIsAskedFor(t *testing.T) {
+	var built []string
+	xmlLexer := map[string]chroma.Lexer{}
+	build := func(xml string) chroma.Lexer {
+		if xmlLexer[xml] == nil {
+			built = append(built, xml)
+			xmlLexer[xml] = chroma.MustNewLexer(&chroma.Config{Name: strings.ToUpper(xml), Aliases: []string{xml}}, lexers.PlaintextRules)
+		}
+		return xmlLexer[xml]
+	}
+	newRegistry := func(loads *int) *chroma.LexerRegistry {
+		reg := chroma.NewLazyLexerRegistry(func(r *chroma.LexerRegistry) {
+			*loads++
+			r.Register(build("a"))
+			r.Register(build("b"))
+		})
+		reg.SetIndex(&chroma.LexerIndex{
+			Entries: []chroma.LexerIndexEntry{
+				{Key: "A", Name: "A", XML: "a"},
+				{Key: "a", Name: "A", XML: "a"},
+				{Key: "lazy", Name: "Lazy"},
+			},
+			Early: 1,
+			Build: build,
+		})
+		return reg
+	}
+	lazyBuilt := 0
+	lazy := chroma.NewLazyLexer("Lazy", func() chroma.Lexer {
+		lazyBuilt++
+		return chroma.MustNewLexer(&chroma.Config{Name: "Lazy", Aliases: []string{"lazy"}}, lexers.PlaintextRules)
+	})
+
+	loads := 0
+	reg := newRegistry(&loads)
+	reg.Register(lazy)
+	a := reg.Get("a")
+	if a == nil || a.Config().Name != "A" || loads != 0 || len(built) != 1 {
+		t.Fatalf("Get(a) = %v after %d loads, building %v: want A from the index, nothing loaded, one lexer built", a, loads, built)
+	}
+	if got := reg.Get("lazy"); got != lazy || lazyBuilt != 0 || loads != 0 {
+		t.Fatalf("Get(lazy) = %v, built %d times, %d loads: want the lexer registered before load, found by its name without building it", got, lazyBuilt, loads)
+	}
+	if got := reg.Get("b"); got == nil || got.Config().Name != "B" || loads != 1 {
+		t.Fatalf("Get(b), a name the index does not hold, = %v after %d loads: want B from loading", got, loads)
+	}
+	if got := reg.Get("a"); got != a {
+		t.Errorf("after load Get(a) = %v, want the lexer the index handed out", got)
+	}
+
+	loads = 0
+	reg = newRegistry(&loads)
+	reg.Register(lazy)
+	mine := chroma.MustNewLexer(&chroma.Config{Name: "A"}, lexers.PlaintextRules)
+	reg.Register(mine)
+	if got := reg.Get("a"); got != mine || loads != 1 {
+		t.Errorf("with a lexer of the program's own replacing A, Get(a) = %v after %d loads: want that lexer, from loading", got, loads)
 	}
 }
