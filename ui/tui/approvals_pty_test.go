@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -260,4 +261,72 @@ func TestApprovalAlwaysAllowSurvivesARestartUntilRevoked(t *testing.T) {
 	term.typeText("d")
 	term.waitFor(10*time.Second, "The tool has answered.")
 	term.quit()
+}
+
+// ctrl+v in the dialog's reason and edit boxes pastes the system
+// clipboard there, as in the prompt: into the box that is open, without
+// its escape sequences, and never into the prompt behind the dialog.
+func TestCtrlVPastesIntoTheApprovalDialogsBoxes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	switch runtime.GOOS {
+	case "linux", "freebsd", "netbsd", "openbsd", "dragonfly":
+	default:
+		t.Skip("the clipboard programs are looked for on $PATH only on Linux and the BSDs")
+	}
+	h := newApprovalHome(t)
+	bin := t.TempDir()
+	clip := filepath.Join(bin, "clip")
+	setClipboard := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(clip, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "xclip"), []byte("#!/bin/sh\ncat '"+clip+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + bin + string(os.PathListSeparator) + "/bin:/usr/bin", "WAYLAND_DISPLAY="}
+	srv := calcServer(t)
+	srv.On(et.UserSays("sum")).Reply(et.ToolCall("calculator", `{"expression":"1+1"}`))
+	term := h.start(t, srv, env...)
+
+	term.typeText("please add\r")
+	term.waitFor(10*time.Second, "Allow calculator?")
+	pastGrace()
+	term.typeText("e")
+	term.waitFor(10*time.Second, "Arguments as JSON:", "[ctrl+s] check the edit")
+	setClipboard(`{"expression": "2*21"}`)
+	term.typeText(strings.Repeat("\x7f", 40) + "\x16") // ctrl+v
+	term.waitFor(10*time.Second, `{"expression": "2*21"}`)
+	term.typeText("\x13") // ctrl+s
+	term.waitFor(10*time.Second, "Run calculator with your edit?", "2*21")
+	pastGrace()
+	term.typeText("a")
+	term.waitFor(10*time.Second, "The tool has answered.")
+	if call, _ := lastToolExchange(t, srv); argsOf(t, call) != `{"expression":"2*21"}` {
+		t.Errorf("the call ran with %s, want the pasted arguments", argsOf(t, call))
+	}
+
+	term.typeText("one more sum\r")
+	term.waitFor(10*time.Second, "Allow calculator?", "[r] deny with a reason")
+	pastGrace()
+	term.typeText("r")
+	term.waitFor(10*time.Second, "Reason:", "[enter] deny with this reason")
+	setClipboard("use the \x1b[31mstaging numbers")
+	term.typeText("\x16")
+	s := term.waitFor(10*time.Second, "staging numbers")
+	if strings.Contains(s, "\x1b[31m") {
+		t.Errorf("the clipboard's escape sequence reached the screen:\n%q", s)
+	}
+	term.typeText("\r")
+	s = term.waitFor(10*time.Second, "Understood, I will not.", "Ask anything")
+	_, result := lastToolExchange(t, srv)
+	if !strings.HasPrefix(result.Content, "Denied by the user: use the") || !strings.Contains(result.Content, "staging numbers") || strings.Contains(result.Content, "\x1b") {
+		t.Errorf("the model read %q, want the pasted reason without its escape sequence", result.Content)
+	}
+	if strings.Count(s, "staging numbers") > 1 {
+		t.Errorf("the paste also reached the prompt:\n%s", s)
+	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jarvis-workbench/jarvis/tools"
 	"github.com/jarvis-workbench/jarvis/ui/safe"
+	"github.com/jarvis-workbench/jarvis/ui/tui/routed"
 )
 
 // The approval dialog lets the person steer a call, not only allow or
@@ -209,7 +210,7 @@ func (m *model) reasonKey(k tea.KeyMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	d.ed.reason, cmd = d.ed.reason.Update(k)
-	return cmd
+	return m.forDialogBox(cmd)
 }
 
 func (m *model) editKey(k tea.KeyMsg) tea.Cmd {
@@ -230,6 +231,47 @@ func (m *model) editKey(k tea.KeyMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	d.ed.editor, cmd = d.ed.editor.Update(k)
+	return m.forDialogBox(cmd)
+}
+
+// dialogBoxResult is what a command of the dialog's reason or edit box
+// produced (the text of ctrl+v, read from the system clipboard), on its
+// way back to that box: the text input and area answer with messages of
+// their own unexported types, which untagged went to the prompt.
+type dialogBoxResult struct {
+	callID string
+	mode   dialogMode
+	msg    tea.Msg
+}
+
+func (m *model) forDialogBox(cmd tea.Cmd) tea.Cmd {
+	d := &m.dialog
+	callID, mode := d.queue[0].req.Call.ID, d.ed.mode
+	return routed.Tag(cmd, func(msg tea.Msg) tea.Msg { return dialogBoxResult{callID: callID, mode: mode, msg: msg} })
+}
+
+// dialogBoxDone hands a box's result to the box, if it is still the one
+// open: a paste that arrives after the box was left, or its request
+// answered, is dropped rather than typed somewhere else.
+func (m *model) dialogBoxDone(r dialogBoxResult) tea.Cmd {
+	d := &m.dialog
+	if !d.open() || d.queue[0].req.Call.ID != r.callID || d.ed.mode != r.mode {
+		return nil
+	}
+	var cmd tea.Cmd
+	var err error
+	switch r.mode {
+	case modeReason:
+		d.ed.reason, cmd = d.ed.reason.Update(r.msg)
+		err, d.ed.reason.Err = d.ed.reason.Err, nil
+	case modeEdit:
+		d.ed.editor, cmd = d.ed.editor.Update(r.msg)
+		err, d.ed.editor.Err = d.ed.editor.Err, nil
+	}
+	cmd = m.forDialogBox(cmd)
+	if err != nil {
+		return tea.Batch(cmd, m.setStatus("Nothing pasted: "+err.Error()))
+	}
 	return cmd
 }
 

@@ -456,6 +456,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case mcpChangedMsg:
 		return m, m.mcpChanged()
+	case dialogBoxResult:
+		return m, m.dialogBoxDone(msg)
 	case inputResult:
 		cmd := m.input.update(msg.msg)
 		if err := m.input.takeError(); err != nil {
