@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/alecthomas/chroma/v2"
@@ -119,5 +120,48 @@ func writeIndex(t *testing.T, early int, entries []chroma.LexerIndexEntry) {
 	}
 	if err := os.WriteFile("index.go", src, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Lookups answered by the index may run while another goroutine's lookup
+// loads the registry: each gets the lexer the loaded registry has, and
+// tokenising with it does not race with load registering it.
+func TestIndexAndLoadRunConcurrently(t *testing.T) {
+	if os.Getenv(indexChildEnv) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestIndexAndLoadRunConcurrently$", "-test.v")
+		cmd.Env = append(os.Environ(), indexChildEnv+"=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the check in a fresh process failed: %v\n%s", err, out)
+		}
+		return
+	}
+	names := []string{"go", "python", "rust", "bash", "json", "yaml", "html", "go-html-template"}
+	got := make([]chroma.Lexer, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lexer := GlobalLexerRegistry.Get(name)
+			if lexer == nil {
+				t.Errorf("Get(%q) = nil", name)
+				return
+			}
+			if _, err := chroma.Tokenise(lexer, nil, "x = 1\n"); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			got[i] = lexer
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		GlobalLexerRegistry.Names(false) // loads
+	}()
+	wg.Wait()
+	for i, name := range names {
+		if got[i] != nil && GlobalLexerRegistry.Get(name) != got[i] {
+			t.Errorf("Get(%q) answered a lexer the loaded registry does not have", name)
+		}
 	}
 }
