@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -267,14 +266,7 @@ func TestApprovalAlwaysAllowSurvivesARestartUntilRevoked(t *testing.T) {
 // clipboard there, as in the prompt: into the box that is open, without
 // its escape sequences, and never into the prompt behind the dialog.
 func TestCtrlVPastesIntoTheApprovalDialogsBoxes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	switch runtime.GOOS {
-	case "linux", "freebsd", "netbsd", "openbsd", "dragonfly":
-	default:
-		t.Skip("the clipboard programs are looked for on $PATH only on Linux and the BSDs")
-	}
+	needPathClipboard(t)
 	h := newApprovalHome(t)
 	bin := t.TempDir()
 	clip := filepath.Join(bin, "clip")

@@ -37,11 +37,10 @@ func TestBracketedPasteShowsTheCursorInPseudoTerminal(t *testing.T) {
 	term.quit()
 }
 
-// ctrl+v pastes the system clipboard into the prompt, through the
-// clipboard program the text area finds on $PATH (here a stand-in xclip,
-// whose text carries an escape sequence the prompt must not keep); with
-// no clipboard program, the status bar says what to install.
-func TestCtrlVPastesTheClipboardInPseudoTerminal(t *testing.T) {
+// needPathClipboard skips a test that runs the binary with a stand-in
+// clipboard program on $PATH where the clipboard is not read that way.
+func needPathClipboard(t *testing.T) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -50,6 +49,14 @@ func TestCtrlVPastesTheClipboardInPseudoTerminal(t *testing.T) {
 	default:
 		t.Skip("the clipboard programs are looked for on $PATH only on Linux and the BSDs")
 	}
+}
+
+// ctrl+v pastes the system clipboard into the prompt, through the
+// clipboard program the text area finds on $PATH (here a stand-in xclip,
+// whose text carries an escape sequence the prompt must not keep); with
+// no clipboard program, the status bar says what to install.
+func TestCtrlVPastesTheClipboardInPseudoTerminal(t *testing.T) {
+	needPathClipboard(t)
 	srv := ot.New(t)
 	srv.Model("qwen3:8b", engine.CapCompletion, engine.CapTools)
 	bin := t.TempDir()
