@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,8 +50,80 @@ func TestBridgeCoalescesDeltasAndKeepsOrder(t *testing.T) {
 			t.Fatalf("event %d = %s %q, want %s %q", i, flat[i].Type, flat[i].Text, w.typ, w.text)
 		}
 	}
-	if len(batches) != 2 {
-		t.Fatalf("want 2 batches (flushed by the tool event, then by close), got %d", len(batches))
+}
+
+// An event that is not a delta goes out at once, with the deltas before
+// it, not at the end of the window.
+func TestBridgeSendsOtherEventsAtOnce(t *testing.T) {
+	bus := events.New()
+	defer bus.Close()
+	sub := bus.Subscribe(16)
+	got := make(chan eventsMsg, 4)
+	go bridge(sub, func(m any) { got <- m.(eventsMsg) }, time.Hour)
+	run := events.RunInfo{ID: "r"}
+	bus.Publish(events.Event{Type: events.Token, Run: run, Text: "a"})
+	bus.Publish(events.Event{Type: events.ToolCallStart, Run: run, Tool: &events.ToolPayload{Tool: "calculator"}})
+	var flat []events.Event
+	for len(flat) < 2 {
+		select {
+		case b := <-got:
+			flat = append(flat, b...)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("after an hour's window was opened, only %+v arrived: the tool event must flush at once", flat)
+		}
+	}
+	if flat[0].Text != "a" || flat[1].Type != events.ToolCallStart {
+		t.Fatalf("got %+v, want the delta then the tool event", flat)
+	}
+}
+
+// While the program is busy (send blocks), the bridge keeps draining the
+// subscription, so a one-event buffer drops nothing; what arrived
+// meanwhile goes out merged once the program takes messages again.
+func TestBridgeDrainsWhileTheProgramIsBusy(t *testing.T) {
+	bus := events.New()
+	defer bus.Close()
+	sub := bus.Subscribe(1)
+	busy, release := make(chan struct{}), make(chan struct{})
+	got := make(chan eventsMsg, 16)
+	first := true
+	go bridge(sub, func(m any) {
+		if first {
+			first = false
+			close(busy)
+			<-release
+		}
+		got <- m.(eventsMsg)
+	}, time.Millisecond)
+	run := events.RunInfo{ID: "r"}
+	bus.Publish(events.Event{Type: events.ToolCallStart, Run: run, Tool: &events.ToolPayload{Tool: "calculator"}})
+	<-busy
+	var want strings.Builder
+	for i := range 200 {
+		text := fmt.Sprintf("t%d ", i)
+		want.WriteString(text)
+		bus.Publish(events.Event{Type: events.Token, Run: run, Text: text})
+		for deadline := time.Now().Add(5 * time.Second); len(sub.C) > 0; time.Sleep(100 * time.Microsecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("delta %d was never taken from the subscription while the program was busy", i)
+			}
+		}
+	}
+	close(release)
+	var text strings.Builder
+	deadline := time.After(5 * time.Second)
+	for text.Len() < want.Len() {
+		select {
+		case b := <-got:
+			for _, e := range b {
+				text.WriteString(e.Text)
+			}
+		case <-deadline:
+			t.Fatalf("got %q of %q", text.String(), want.String())
+		}
+	}
+	if text.String() != want.String() || sub.Dropped() != 0 {
+		t.Errorf("got %q (%d dropped), want %q", text.String(), sub.Dropped(), want.String())
 	}
 }
 

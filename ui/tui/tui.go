@@ -102,7 +102,7 @@ func Run(ctx context.Context, opts Options) error {
 	m.send = p.Send
 	m.firstPaint = terminalOutput(opts.Out)
 	m.watchSaves()
-	sub := opts.Bus.Subscribe(4096)
+	sub := opts.Bus.Subscribe(eventBuffer)
 	go bridge(sub, func(m any) { p.Send(m) }, CoalesceWindow)
 	_, err = p.Run()
 	sub.Close()
