@@ -31,8 +31,8 @@ type eventsMsg []events.Event
 // out at once, so order is kept and terminal events are never delayed.
 //
 // The program takes a message only between two of its updates, so send
-// blocks while the screen is drawn. It runs on a goroutine of its own, and
-// what is flushed meanwhile waits here, deltas merged: the bridge keeps
+// blocks while the screen is drawn. send runs on a goroutine of its own,
+// and what is flushed meanwhile waits here, deltas merged: the bridge keeps
 // draining the subscription whatever the screen is doing, so a slow frame
 // drops no delta and the buffer is sized by how long the bridge may wait
 // for a CPU, not by how slow a frame may be (eventBuffer).

@@ -237,7 +237,8 @@ func (m *model) editKey(k tea.KeyMsg) tea.Cmd {
 // dialogBoxResult is what a command of the dialog's reason or edit box
 // produced (the text of ctrl+v, read from the system clipboard), on its
 // way back to that box: the text input and area answer with messages of
-// their own unexported types, which untagged went to the prompt.
+// their own unexported types, which untagged were handed to the side pane
+// and lost.
 type dialogBoxResult struct {
 	callID string
 	mode   dialogMode
