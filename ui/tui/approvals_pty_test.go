@@ -276,7 +276,9 @@ func TestCtrlVPastesIntoTheApprovalDialogsBoxes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(bin, "xclip"), []byte("#!/bin/sh\ncat '"+clip+"'\n"), 0o755); err != nil {
+	// With no clipboard file it fails as xclip does on an empty clipboard.
+	xclip := "#!/bin/sh\nif [ -f '" + clip + "' ]; then cat '" + clip + "'; else echo 'Error: target STRING not available' >&2; exit 1; fi\n"
+	if err := os.WriteFile(filepath.Join(bin, "xclip"), []byte(xclip), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"PATH=" + bin + string(os.PathListSeparator) + "/bin:/usr/bin", "WAYLAND_DISPLAY="}
@@ -306,11 +308,21 @@ func TestCtrlVPastesIntoTheApprovalDialogsBoxes(t *testing.T) {
 	pastGrace()
 	term.typeText("r")
 	term.waitFor(10*time.Second, "Reason:", "[enter] deny with this reason")
+	// The dialog says why nothing was pasted: the status bar, where the
+	// prompt says it, shows the wait for approval.
+	if err := os.Remove(clip); err != nil {
+		t.Fatal(err)
+	}
+	term.typeText("\x16")
+	term.waitFor(10*time.Second, "Nothing pasted: the clipboard program said: Error: target STRING not available")
 	setClipboard("use the \x1b[31mstaging numbers")
 	term.typeText("\x16")
 	s := term.waitFor(10*time.Second, "staging numbers")
 	if strings.Contains(s, "\x1b[31m") {
 		t.Errorf("the clipboard's escape sequence reached the screen:\n%q", s)
+	}
+	if strings.Contains(s, "Nothing pasted") {
+		t.Errorf("the note about the failed paste stayed after the next key:\n%s", s)
 	}
 	term.typeText("\r")
 	s = term.waitFor(10*time.Second, "Understood, I will not.", "Ask anything")

@@ -369,6 +369,15 @@ func TestImageRefusalsAndChipKeys(t *testing.T) {
 	if len(l.m.convo.images) != 1 || l.m.convo.images[0].Name != "b.png" || l.m.input.value() != "look:" {
 		t.Fatalf("after tab: %+v, prompt %q", l.m.convo.images, l.m.input.value())
 	}
+	// What ctrl+v reads from the clipboard is a paste as well.
+	l.update(inputResult{clipboardMsg{text: a}})
+	if s := l.screen(); !strings.Contains(s, "the pasted path is a") { // the chip line is full
+		t.Fatalf("no offer for a path pasted with ctrl+v:\n%s", s)
+	}
+	l.update(tea.KeyMsg{Type: tea.KeyTab})
+	if len(l.m.convo.images) != 2 || l.m.convo.images[1].Name != "a.png" || l.m.input.value() != "look:" {
+		t.Fatalf("after tab: %+v, prompt %q", l.m.convo.images, l.m.input.value())
+	}
 	// Tab completes a path for /image.
 	l.m.input.set("")
 	l.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/image " + filepath.Join(dir, "b."))})

@@ -214,6 +214,9 @@ func (d *dialog) layout(st *styles, width, height int) dialogLayout {
 	if d.ed.err != "" {
 		errs = wrapText(d.ed.err, inner)
 	}
+	if d.ed.pasteErr != "" {
+		errs = append(errs, wrapText(d.ed.pasteErr, inner)...)
+	}
 	l.hint = append(errs, wrapText(d.hint(req, name), inner)...)
 	l.errLines = len(errs)
 	d.ed.shape(&l, inner)

@@ -66,6 +66,10 @@ type dialogEdit struct {
 	back dialogMode
 	// err says what was wrong with the last edit.
 	err string
+	// pasteErr says why ctrl+v pasted nothing into the open box, until
+	// the next key there: the status bar, where the prompt says it, shows
+	// the wait for approval while the dialog is open.
+	pasteErr string
 	// external is set while $EDITOR runs.
 	external bool
 	// contents are the files' content as last edited (dialog_diff.go);
@@ -200,6 +204,7 @@ type editorDoneMsg struct {
 
 func (m *model) reasonKey(k tea.KeyMsg) tea.Cmd {
 	d := &m.dialog
+	d.ed.pasteErr = ""
 	switch k.String() {
 	case "enter":
 		d.answerFull(tools.Answer{Decision: tools.Deny, Reason: strings.TrimSpace(d.ed.reason.Value())}, m.now())
@@ -208,6 +213,9 @@ func (m *model) reasonKey(k tea.KeyMsg) tea.Cmd {
 		d.ed.mode = modeAsk
 		return nil
 	}
+	if k.String() == "ctrl+v" {
+		return m.forDialogBox(readClipboard)
+	}
 	var cmd tea.Cmd
 	d.ed.reason, cmd = d.ed.reason.Update(k)
 	return m.forDialogBox(cmd)
@@ -215,6 +223,7 @@ func (m *model) reasonKey(k tea.KeyMsg) tea.Cmd {
 
 func (m *model) editKey(k tea.KeyMsg) tea.Cmd {
 	d := &m.dialog
+	d.ed.pasteErr = ""
 	switch k.String() {
 	case "ctrl+s":
 		if d.ed.onContent {
@@ -229,16 +238,18 @@ func (m *model) editKey(k tea.KeyMsg) tea.Cmd {
 		d.ed.text, d.ed.mode = d.ed.editor.Value(), modeAsk
 		return nil
 	}
+	if k.String() == "ctrl+v" {
+		return m.forDialogBox(readClipboard)
+	}
 	var cmd tea.Cmd
 	d.ed.editor, cmd = d.ed.editor.Update(k)
 	return m.forDialogBox(cmd)
 }
 
 // dialogBoxResult is what a command of the dialog's reason or edit box
-// produced (the text of ctrl+v, read from the system clipboard), on its
-// way back to that box: the text input and area answer with messages of
-// their own unexported types, which untagged were handed to the side pane
-// and lost.
+// produced (the clipboard read for ctrl+v, or one of the box's own), on
+// its way back to that box: untagged, the side pane got it, and a paste
+// was lost.
 type dialogBoxResult struct {
 	callID string
 	mode   dialogMode
@@ -259,21 +270,22 @@ func (m *model) dialogBoxDone(r dialogBoxResult) tea.Cmd {
 	if !d.open() || d.queue[0].req.Call.ID != r.callID || d.ed.mode != r.mode {
 		return nil
 	}
+	msg := r.msg
+	if c, ok := msg.(clipboardMsg); ok {
+		if c.err != nil {
+			d.ed.pasteErr = nothingPasted(c.err)
+			return nil
+		}
+		msg = c.key()
+	}
 	var cmd tea.Cmd
-	var err error
 	switch r.mode {
 	case modeReason:
-		d.ed.reason, cmd = d.ed.reason.Update(r.msg)
-		err, d.ed.reason.Err = d.ed.reason.Err, nil
+		d.ed.reason, cmd = d.ed.reason.Update(msg)
 	case modeEdit:
-		d.ed.editor, cmd = d.ed.editor.Update(r.msg)
-		err, d.ed.editor.Err = d.ed.editor.Err, nil
+		d.ed.editor, cmd = d.ed.editor.Update(msg)
 	}
-	cmd = m.forDialogBox(cmd)
-	if err != nil {
-		return tea.Batch(cmd, m.setStatus("Nothing pasted: "+err.Error()))
-	}
-	return cmd
+	return m.forDialogBox(cmd)
 }
 
 // startEdit opens what the person edits: the files as they will be for a

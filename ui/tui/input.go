@@ -24,6 +24,8 @@ type inputBox struct {
 	history []string
 	histPos int    // len(history) when not browsing
 	draft   string // what was typed before browsing history
+	// pasteErr is why the last ctrl+v pasted nothing (takeError).
+	pasteErr error
 }
 
 func newInputBox() *inputBox { return &inputBox{ta: newTextarea()} }
@@ -118,6 +120,18 @@ func (in *inputBox) historyDown() bool {
 }
 
 func (in *inputBox) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		if msg.String() == "ctrl+v" {
+			return forInput(readClipboard)
+		}
+	case clipboardMsg:
+		if msg.err != nil {
+			in.pasteErr = msg.err
+			return nil
+		}
+		return in.update(msg.key())
+	}
 	var cmd tea.Cmd
 	before := in.shape()
 	in.ta, cmd = in.ta.Update(msg)
@@ -137,11 +151,10 @@ func forInput(cmd tea.Cmd) tea.Cmd {
 	return routed.Tag(cmd, func(msg tea.Msg) tea.Msg { return inputResult{msg} })
 }
 
-// takeError returns what the text area last failed at (a paste with no
-// clipboard program to read from), once.
+// takeError returns why the last ctrl+v pasted nothing, once.
 func (in *inputBox) takeError() error {
-	err := in.ta.Err
-	in.ta.Err = nil
+	err := in.pasteErr
+	in.pasteErr = nil
 	return err
 }
 

@@ -460,8 +460,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.dialogBoxDone(msg)
 	case inputResult:
 		cmd := m.input.update(msg.msg)
+		if c, ok := msg.msg.(clipboardMsg); ok && c.err == nil {
+			cmd = tea.Batch(cmd, m.pasted(c.text)) // as a terminal's paste: an image's path offers the image
+		}
 		if err := m.input.takeError(); err != nil {
-			return m, tea.Batch(cmd, m.setStatus("Nothing pasted: "+err.Error()))
+			return m, tea.Batch(cmd, m.setStatus(nothingPasted(err)))
 		}
 		return m, cmd
 	}
