@@ -24,8 +24,6 @@ type inputBox struct {
 	history []string
 	histPos int    // len(history) when not browsing
 	draft   string // what was typed before browsing history
-	// pasteErr is why the last ctrl+v pasted nothing (takeError).
-	pasteErr error
 }
 
 func newInputBox() *inputBox { return &inputBox{ta: newTextarea()} }
@@ -120,17 +118,8 @@ func (in *inputBox) historyDown() bool {
 }
 
 func (in *inputBox) update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case tea.KeyMsg:
-		if msg.String() == "ctrl+v" {
-			return forInput(readClipboard)
-		}
-	case clipboardMsg:
-		if msg.err != nil {
-			in.pasteErr = msg.err
-			return nil
-		}
-		return in.update(msg.key())
+	if k, ok := msg.(tea.KeyMsg); ok && k.String() == "ctrl+v" {
+		return forInput(readClipboard) // the model takes its result (clipboardMsg)
 	}
 	var cmd tea.Cmd
 	before := in.shape()
@@ -149,13 +138,6 @@ type inputResult struct{ msg tea.Msg }
 
 func forInput(cmd tea.Cmd) tea.Cmd {
 	return routed.Tag(cmd, func(msg tea.Msg) tea.Msg { return inputResult{msg} })
-}
-
-// takeError returns why the last ctrl+v pasted nothing, once.
-func (in *inputBox) takeError() error {
-	err := in.pasteErr
-	in.pasteErr = nil
-	return err
 }
 
 // settle scrolls the prompt to its cursor. The textarea scrolls in

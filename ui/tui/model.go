@@ -459,14 +459,14 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case dialogBoxResult:
 		return m, m.dialogBoxDone(msg)
 	case inputResult:
-		cmd := m.input.update(msg.msg)
-		if c, ok := msg.msg.(clipboardMsg); ok && c.err == nil {
-			cmd = tea.Batch(cmd, m.pasted(c.text)) // as a terminal's paste: an image's path offers the image
+		if c, ok := msg.msg.(clipboardMsg); ok {
+			if c.err != nil {
+				return m, m.setStatus(nothingPasted(c.err))
+			}
+			// As a terminal's paste: an image's path offers the image.
+			return m, tea.Batch(m.input.update(c.key()), m.pasted(c.text))
 		}
-		if err := m.input.takeError(); err != nil {
-			return m, tea.Batch(cmd, m.setStatus(nothingPasted(err)))
-		}
-		return m, cmd
+		return m, m.input.update(msg.msg)
 	}
 	if cmd, ok := m.convoMsg(msg); ok {
 		return m, cmd
